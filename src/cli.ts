@@ -1,0 +1,202 @@
+#!/usr/bin/env node
+// eoswatch command line: subcommand dispatch and exit codes (0 ok, 1 runtime failure, 2 usage or
+// configuration error, 3 a check found a violation).
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { loadConfig, redactConfig, validateConfig } from './config/load.js';
+import type { Config } from './config/types.js';
+import { EosError, ErrorCodes, ExitCodes, errorMessage, exitCodeFor } from './errors.js';
+import { createLogger, type Logger } from './log.js';
+import { createDaemon } from './services.js';
+import { VERSION } from './version.js';
+
+const MAIN_HELP = `eoswatch ${VERSION} — exactly-once watchdog for Kafka transactional pipelines
+
+Usage: eoswatch <command> [options]
+
+Commands:
+  run               run the daemon and exporter (services enabled in the config)
+  config validate   check a configuration file against the schema
+  demo              start a local 3-node Kafka cluster and run eoswatch against it
+
+Options:
+  -h, --help        show help (also after a command: eoswatch run --help)
+  -v, --version     print the version
+
+Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error,
+            3 a check ran and found a violation.
+`;
+
+const RUN_HELP = `Usage: eoswatch run [--config FILE]
+
+Starts the daemon: the HTTP server (/metrics, /healthz, /readyz) and every service the
+configuration enables. SIGTERM or SIGINT stops it within shutdown.gracePeriod.
+
+Options:
+  -c, --config FILE   YAML configuration (default: $EOSWATCH_CONFIG, else built-in defaults)
+  -h, --help          show this help
+`;
+
+const VALIDATE_HELP = `Usage: eoswatch config validate FILE [--print]
+
+Validates FILE against config/schema.json, expanding \${ENV_VAR} references. Prints every
+problem with file, line:column, key and what was expected; exit 2 when there is any.
+
+Options:
+  --print      print the effective configuration (defaults filled, secrets redacted) as JSON
+  -h, --help   show this help
+`;
+
+const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR]
+
+Starts a local Kafka cluster (fetched with Maven, run with java), then eoswatch against it,
+prints the URLs and runs until Ctrl-C, which stops everything it started.
+
+Options:
+  --port N             HTTP port of eoswatch (default 7395)
+  --nodes N            1 or 3 Kafka nodes (default 3)
+  --kafka-version V    Kafka version (default: the latest supported 4.x)
+  --dir DIR            cluster data and logs (default .eoswatch/demo)
+  -h, --help           show this help
+`;
+
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, allowPositionals: boolean) {
+  try {
+    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals, strict: true });
+  } catch (err) {
+    throw new EosError(ErrorCodes.USAGE, errorMessage(err));
+  }
+}
+
+function reportError(err: unknown): number {
+  if (err instanceof EosError) {
+    process.stderr.write(`eoswatch: ${err.message}\n`);
+    for (const d of err.details) process.stderr.write(`  ${d}\n`);
+    if (err.code === ErrorCodes.USAGE) process.stderr.write(`Run 'eoswatch --help' for usage.\n`);
+  } else {
+    process.stderr.write(`eoswatch: ${errorMessage(err)}\n`);
+  }
+  return exitCodeFor(err);
+}
+
+async function configFrom(file: string | undefined): Promise<Config> {
+  const path = file ?? process.env.EOSWATCH_CONFIG;
+  return path ? loadConfig(path) : validateConfig({}, '(defaults)');
+}
+
+/** Runs until SIGTERM/SIGINT or a fatal service error; a second signal exits at once. */
+export async function runUntilStopped(
+  start: () => Promise<{ stop: () => Promise<boolean>; fatal: Promise<Error> }>,
+  logger: Logger,
+): Promise<number> {
+  const { stop, fatal } = await start();
+  const reason = await new Promise<{ signal?: string; error?: Error }>((resolve) => {
+    const onSignal = (signal: string) => resolve({ signal });
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    void fatal.then((error) => resolve({ error }));
+  });
+  process.once('SIGTERM', () => process.exit(ExitCodes.RUNTIME));
+  process.once('SIGINT', () => process.exit(ExitCodes.RUNTIME));
+  if (reason.signal) logger.info({ signal: reason.signal }, 'shutting down');
+  else logger.error({ err: errorMessage(reason.error) }, 'fatal service error; shutting down');
+  const clean = await stop();
+  logger.info({ clean }, 'stopped');
+  return reason.error || !clean ? ExitCodes.RUNTIME : ExitCodes.OK;
+}
+
+async function cmdRun(args: string[]): Promise<number> {
+  const { values } = parse(args, { config: { type: 'string', short: 'c' } }, false);
+  if (values.help) {
+    process.stdout.write(RUN_HELP);
+    return ExitCodes.OK;
+  }
+  const config = await configFrom(values.config as string | undefined);
+  const logger = createLogger(config.log.level);
+  logger.info({ version: VERSION, config: redactConfig(config) }, 'eoswatch starting');
+  return runUntilStopped(async () => {
+    const { daemon, fatal } = createDaemon(config, logger);
+    await daemon.start();
+    return { stop: () => daemon.stop(), fatal };
+  }, logger);
+}
+
+async function cmdConfig(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    process.stdout.write(VALIDATE_HELP);
+    return sub === undefined ? ExitCodes.USAGE : ExitCodes.OK;
+  }
+  if (sub !== 'validate') throw new EosError(ErrorCodes.USAGE, `unknown config command "${sub}"; expected: validate`);
+  const { values, positionals } = parse(rest, { print: { type: 'boolean' } }, true);
+  if (values.help) {
+    process.stdout.write(VALIDATE_HELP);
+    return ExitCodes.OK;
+  }
+  if (positionals.length !== 1) throw new EosError(ErrorCodes.USAGE, 'config validate takes exactly one FILE');
+  const file = positionals[0]!;
+  const config = await loadConfig(file);
+  if (values.print) process.stdout.write(`${JSON.stringify(redactConfig(config), null, 2)}\n`);
+  else process.stdout.write(`${file}: valid\n`);
+  return ExitCodes.OK;
+}
+
+async function cmdDemo(args: string[]): Promise<number> {
+  const { values } = parse(
+    args,
+    {
+      port: { type: 'string' },
+      nodes: { type: 'string' },
+      'kafka-version': { type: 'string' },
+      dir: { type: 'string' },
+    },
+    false,
+  );
+  if (values.help) {
+    process.stdout.write(DEMO_HELP);
+    return ExitCodes.OK;
+  }
+  const port = values.port === undefined ? 7395 : Number(values.port);
+  const nodes = values.nodes === undefined ? 3 : Number(values.nodes);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new EosError(ErrorCodes.USAGE, `--port: expected 0-65535, found "${values.port}"`);
+  if (nodes !== 1 && nodes !== 3) throw new EosError(ErrorCodes.USAGE, `--nodes: expected 1 or 3, found "${values.nodes}"`);
+  const { runDemo } = await import('./demo.js');
+  return runDemo({ port, nodes, version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case undefined:
+        process.stderr.write(MAIN_HELP);
+        return ExitCodes.USAGE;
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(MAIN_HELP);
+        return ExitCodes.OK;
+      case '-v':
+      case '--version':
+        process.stdout.write(`${VERSION}\n`);
+        return ExitCodes.OK;
+      case 'run':
+        return await cmdRun(rest);
+      case 'config':
+        return await cmdConfig(rest);
+      case 'demo':
+        return await cmdDemo(rest);
+      default:
+        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, config validate, demo`);
+    }
+  } catch (err) {
+    return reportError(err);
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => process.exit(reportError(err)),
+  );
+}

@@ -1,0 +1,45 @@
+// The typed form of config/schema.json after loading: defaults filled, durations in milliseconds.
+// Keep it in step with the schema; test/unit/config.test.ts checks the example file against both.
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+
+export interface HttpConfig {
+  host: string;
+  port: number;
+}
+
+export interface SslConfig {
+  enabled: boolean;
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  passphrase?: string;
+  rejectUnauthorized: boolean;
+}
+
+export interface SaslConfig {
+  mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  username: string;
+  password: string;
+}
+
+export interface KafkaConfig {
+  brokers: string[];
+  clientId: string;
+  /** ms */
+  connectionTimeout: number;
+  /** ms */
+  requestTimeout: number;
+  /** ms */
+  healthCheckInterval: number;
+  ssl: SslConfig;
+  sasl?: SaslConfig;
+}
+
+export interface Config {
+  http: HttpConfig;
+  log: { level: LogLevel };
+  /** gracePeriod in ms */
+  shutdown: { gracePeriod: number };
+  kafka: KafkaConfig;
+}

@@ -1,0 +1,97 @@
+// The one place kafkajs clients are built: brokers, client id, timeouts, TLS and SASL from the
+// config, and kafkajs' own logging routed into pino. Key material is read from files here and
+// never appears in a log line or an error message.
+import { readFileSync } from 'node:fs';
+import { Kafka, logLevel as KafkaLogLevel, type KafkaConfig as KafkaJsConfig, type LogEntry, type SASLOptions } from 'kafkajs';
+import type { ConnectionOptions } from 'node:tls';
+import type { KafkaConfig } from '../config/types.js';
+import { EosError, ErrorCodes } from '../errors.js';
+import type { Logger } from '../log.js';
+
+// kafkajs prints a partitioner migration notice on every producer; eoswatch picks its partitioner explicitly.
+process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
+
+function readPem(file: string, key: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new EosError(ErrorCodes.CONFIG_INVALID, `kafka.ssl.${key}: cannot read ${file} (${code}); expected a readable PEM file`, {
+      cause: code,
+    });
+  }
+}
+
+export function tlsOptions(cfg: KafkaConfig): ConnectionOptions | undefined {
+  const ssl = cfg.ssl;
+  if (!ssl.enabled) return undefined;
+  const opts: ConnectionOptions = { rejectUnauthorized: ssl.rejectUnauthorized };
+  if (ssl.caFile) opts.ca = [readPem(ssl.caFile, 'caFile')];
+  if (ssl.certFile) opts.cert = readPem(ssl.certFile, 'certFile');
+  if (ssl.keyFile) opts.key = readPem(ssl.keyFile, 'keyFile');
+  if (ssl.passphrase) opts.passphrase = ssl.passphrase;
+  return opts;
+}
+
+export function saslOptions(cfg: KafkaConfig): SASLOptions | undefined {
+  const s = cfg.sasl;
+  if (!s) return undefined;
+  return { mechanism: s.mechanism, username: s.username, password: s.password } as SASLOptions;
+}
+
+/** pino level for a kafkajs entry. kafkajs logs every retriable protocol error of a connection at ERROR before retrying; those are warnings. */
+export function pinoLevelFor(level: number, namespace: string): 'error' | 'warn' | 'info' | 'debug' {
+  if (level === KafkaLogLevel.ERROR) return namespace === 'Connection' ? 'warn' : 'error';
+  if (level === KafkaLogLevel.WARN) return 'warn';
+  if (level === KafkaLogLevel.INFO) return 'info';
+  return 'debug';
+}
+
+export function kafkaLogLevelFor(logger: Logger): KafkaLogLevel {
+  switch (logger.level) {
+    case 'trace':
+    case 'debug':
+      return KafkaLogLevel.DEBUG;
+    case 'info':
+      return KafkaLogLevel.INFO;
+    case 'warn':
+      return KafkaLogLevel.WARN;
+    case 'silent':
+      return KafkaLogLevel.NOTHING;
+    default:
+      return KafkaLogLevel.ERROR;
+  }
+}
+
+export function kafkaLogCreator(logger: Logger): KafkaJsConfig['logCreator'] {
+  const child = logger.child({ component: 'kafkajs' });
+  return () =>
+    ({ namespace, level, log }: LogEntry) => {
+      const { message, timestamp: _ts, logger: _l, ...extra } = log as { message: string; timestamp?: string; logger?: string; [k: string]: unknown };
+      child[pinoLevelFor(level, namespace)]({ namespace, ...extra }, message);
+    };
+}
+
+export interface ClientOverrides {
+  clientId?: string;
+  /** kafkajs client-level retry; producers and consumers may set their own. */
+  retry?: KafkaJsConfig['retry'];
+}
+
+export function kafkaClientConfig(cfg: KafkaConfig, logger: Logger, overrides: ClientOverrides = {}): KafkaJsConfig {
+  return {
+    clientId: overrides.clientId ?? cfg.clientId,
+    brokers: cfg.brokers,
+    connectionTimeout: cfg.connectionTimeout,
+    requestTimeout: cfg.requestTimeout,
+    ssl: tlsOptions(cfg),
+    sasl: saslOptions(cfg),
+    logLevel: kafkaLogLevelFor(logger),
+    logCreator: kafkaLogCreator(logger),
+    ...(overrides.retry ? { retry: overrides.retry } : {}),
+  };
+}
+
+export function createKafka(cfg: KafkaConfig, logger: Logger, overrides: ClientOverrides = {}): Kafka {
+  return new Kafka(kafkaClientConfig(cfg, logger, overrides));
+}

@@ -1,0 +1,125 @@
+// `npm run kafka -- <command>`: the local cluster for people. `up` leaves the nodes running
+// (detached) until `down`; the other commands act on the nodes recorded in the state file.
+import { parseArgs } from 'node:util';
+import { LocalCluster } from './cluster.js';
+import { DEFAULT_KAFKA_VERSION } from './kafka-dist.js';
+
+const HELP = `Usage: npm run kafka -- <command> [options]
+
+Commands:
+  up [--nodes 1|3] [--kafka-version V] [--port BASE] [--set key=value ...]
+                   start a cluster (default 3 nodes, Kafka ${DEFAULT_KAFKA_VERSION}) and print its bootstrap servers
+  down [--keep]    kill every node of the cluster and remove its data (--keep: keep data and logs)
+  status           each node: pid, ports, running | paused | stopped
+  kill N           SIGKILL node N          stop N      SIGTERM node N (controlled shutdown)
+  pause N          SIGSTOP node N          resume N    SIGCONT node N
+  start N          start a stopped node    restart N   stop then start node N
+  logs N           tail of node N's log
+
+Options:
+  --dir DIR        cluster directory (default .eoswatch/cluster); data, logs and cluster.json live there
+`;
+
+export async function kafkaCli(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      dir: { type: 'string', default: '.eoswatch/cluster' },
+      nodes: { type: 'string', default: '3' },
+      'kafka-version': { type: 'string' },
+      port: { type: 'string' },
+      set: { type: 'string', multiple: true },
+      keep: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [cmd, arg] = positionals;
+  if (values.help || !cmd) {
+    process.stdout.write(HELP);
+    return cmd || values.help ? 0 : 2;
+  }
+  const dir = values.dir!;
+  const nodeId = (): number => {
+    const n = Number(arg);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${cmd} needs a node id (1, 2, 3), found "${arg ?? ''}"`);
+    return n;
+  };
+  switch (cmd) {
+    case 'up': {
+      const nodes = Number(values.nodes);
+      if (nodes !== 1 && nodes !== 3) throw new Error(`--nodes: expected 1 or 3, found "${values.nodes}"`);
+      const overrides: Record<string, string> = {};
+      for (const kv of values.set ?? []) {
+        const i = kv.indexOf('=');
+        if (i <= 0) throw new Error(`--set: expected key=value, found "${kv}"`);
+        overrides[kv.slice(0, i)] = kv.slice(i + 1);
+      }
+      const t0 = Date.now();
+      const c = await LocalCluster.start({
+        nodes,
+        version: values['kafka-version'],
+        dir,
+        overrides,
+        basePort: values.port ? Number(values.port) : undefined,
+        killOnExit: false,
+      });
+      process.stdout.write(`Kafka ${c.version} cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${nodes} node${nodes > 1 ? 's' : ''}, dir ${c.dir})\n`);
+      process.stdout.write(`bootstrap servers: ${c.bootstrapServers}\n`);
+      return 0;
+    }
+    case 'down': {
+      const c = await LocalCluster.load(dir);
+      await c.down({ keepData: values.keep });
+      process.stdout.write(`cluster in ${c.dir} stopped${values.keep ? ' (data kept)' : ' and removed'}\n`);
+      return 0;
+    }
+    case 'status': {
+      const c = await LocalCluster.load(dir);
+      process.stdout.write(`Kafka ${c.version}, bootstrap servers ${c.bootstrapServers}\n`);
+      for (const n of c.nodes) {
+        process.stdout.write(`node ${n.id}: ${c.status(n.id).padEnd(7)} pid ${n.pid ?? '-'}  broker 127.0.0.1:${n.brokerPort}  controller 127.0.0.1:${n.controllerPort}  log ${n.logFile}\n`);
+      }
+      return 0;
+    }
+    case 'kill':
+    case 'stop':
+    case 'start':
+    case 'restart': {
+      const c = await LocalCluster.load(dir);
+      const id = nodeId();
+      if (cmd === 'kill') await c.kill(id);
+      else if (cmd === 'stop') await c.stop(id);
+      else if (cmd === 'start') await c.start(id);
+      else await c.restart(id);
+      process.stdout.write(`node ${id}: ${c.status(id)}\n`);
+      return 0;
+    }
+    case 'pause':
+    case 'resume': {
+      const c = await LocalCluster.load(dir);
+      const id = nodeId();
+      if (cmd === 'pause') c.pause(id);
+      else c.resume(id);
+      process.stdout.write(`node ${id}: ${c.status(id)}\n`);
+      return 0;
+    }
+    case 'logs': {
+      const c = await LocalCluster.load(dir);
+      const { tailFile } = await import('./cluster.js');
+      process.stdout.write(`${tailFile(c.node(nodeId()).logFile, 60)}\n`);
+      return 0;
+    }
+    default:
+      process.stderr.write(`unknown command "${cmd}"\n${HELP}`);
+      return 2;
+  }
+}
+
+kafkaCli(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    process.stderr.write(`kafka: ${err.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,481 @@
+// A real Kafka cluster on loopback, for tests, the demo and benchmarks: KRaft combined
+// broker+controller nodes started with plain `java` from the jars Maven fetched. Every process
+// is tracked by pid in a state file next to the data, so another process (the CLI) can kill,
+// pause or restart a node, and nothing but the processes we started is ever signalled.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { DEFAULT_KAFKA_VERSION, ensureKafka, isKafka4 } from './kafka-dist.js';
+
+const execFileP = promisify(execFile);
+
+export interface ClusterOptions {
+  /** 1 node (every replication factor and min ISR 1) or 3 nodes (transaction log RF 3, min ISR 2). */
+  nodes?: 1 | 3;
+  version?: string;
+  /** Broker config applied to every node after the defaults, e.g. to build a deliberately unsafe cluster. */
+  overrides?: Record<string, string>;
+  /** Where data, logs and the state file go; a fresh temporary directory by default. */
+  dir?: string;
+  /** First port; node i uses base+2i (broker) and base+2i+1 (controller). Free ports are picked by default. */
+  basePort?: number;
+  heap?: string;
+  startTimeoutMs?: number;
+  /** Kill the nodes when this process exits (tests). The CLI's `up` turns it off. */
+  killOnExit?: boolean;
+}
+
+export interface NodeState {
+  id: number;
+  brokerPort: number;
+  controllerPort: number;
+  dir: string;
+  propsFile: string;
+  logFile: string;
+  pid: number | null;
+}
+
+export interface ClusterState {
+  version: string;
+  clusterId: string;
+  libs: string;
+  dir: string;
+  heap: string;
+  overrides: Record<string, string>;
+  nodes: NodeState[];
+}
+
+export type NodeStatus = 'running' | 'paused' | 'stopped';
+
+const STATE_FILE = 'cluster.json';
+
+export function brokerDefaults(nodes: number): Record<string, string> {
+  const rf = String(Math.min(nodes, 3));
+  const minIsr = nodes >= 3 ? '2' : '1';
+  return {
+    'offsets.topic.replication.factor': rf,
+    'offsets.topic.num.partitions': '10',
+    'transaction.state.log.replication.factor': rf,
+    'transaction.state.log.min.isr': minIsr,
+    'transaction.state.log.num.partitions': '10',
+    'default.replication.factor': rf,
+    'min.insync.replicas': minIsr,
+    'num.partitions': '1',
+    'auto.create.topics.enable': 'false',
+    'unclean.leader.election.enable': 'false',
+    'group.initial.rebalance.delay.ms': '0',
+    'share.coordinator.state.topic.replication.factor': rf,
+    'share.coordinator.state.topic.min.isr': minIsr,
+    'log.segment.bytes': String(64 * 1024 * 1024),
+  };
+}
+
+export function nodeProperties(state: ClusterState, node: NodeState): string {
+  const voters = state.nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
+  const props: Record<string, string> = {
+    'process.roles': 'broker,controller',
+    'node.id': String(node.id),
+    'controller.quorum.voters': voters,
+    listeners: `PLAINTEXT://127.0.0.1:${node.brokerPort},CONTROLLER://127.0.0.1:${node.controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://127.0.0.1:${node.brokerPort}`,
+    'controller.listener.names': 'CONTROLLER',
+    'inter.broker.listener.name': 'PLAINTEXT',
+    'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    'log.dirs': join(node.dir, 'data'),
+    ...brokerDefaults(state.nodes.length),
+    ...state.overrides,
+  };
+  if (!isKafka4(state.version)) {
+    // Share groups do not exist before 4.0; 3.9 warns about unknown keys but a stray key is noise.
+    delete props['share.coordinator.state.topic.replication.factor'];
+    delete props['share.coordinator.state.topic.min.isr'];
+  }
+  return Object.entries(props)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n')
+    .concat('\n');
+}
+
+function loggingConfig(version: string): { file: string; text: string; flag: string } {
+  if (isKafka4(version)) {
+    return {
+      file: 'log4j2.properties',
+      flag: '-Dlog4j2.configurationFile=',
+      text: [
+        'status = warn',
+        'appender.out.type = Console',
+        'appender.out.name = OUT',
+        'appender.out.layout.type = PatternLayout',
+        'appender.out.layout.pattern = [%d] %p %m (%c)%n',
+        'rootLogger.level = INFO',
+        'rootLogger.appenderRef.out.ref = OUT',
+        'logger.kafka.name = kafka',
+        'logger.kafka.level = INFO',
+        'logger.request.name = kafka.request.logger',
+        'logger.request.level = WARN',
+        '',
+      ].join('\n'),
+    };
+  }
+  return {
+    file: 'log4j.properties',
+    flag: '-Dlog4j.configuration=file:',
+    text: [
+      'log4j.rootLogger=INFO, out',
+      'log4j.appender.out=org.apache.log4j.ConsoleAppender',
+      'log4j.appender.out.layout=org.apache.log4j.PatternLayout',
+      'log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n',
+      'log4j.logger.kafka.request.logger=WARN',
+      '',
+    ].join('\n'),
+  };
+}
+
+/** 16 random bytes as base64url; a leading '-' would be read as an option by StorageTool. */
+export function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => res(port));
+    });
+  });
+}
+
+/** Process state from /proc: R/S/D… running, T stopped (paused), Z zombie, or gone. */
+function procState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
+  } catch {
+    return null;
+  }
+}
+
+/** True only when pid is alive and is the java process started with this node's properties. */
+function isOurProcess(node: NodeState): boolean {
+  if (node.pid === null) return false;
+  const st = procState(node.pid);
+  if (st === null || st === 'Z' || st === 'X') return false;
+  try {
+    return readFileSync(`/proc/${node.pid}/cmdline`, 'utf8').includes(node.propsFile);
+  } catch {
+    return false;
+  }
+}
+
+export function tailFile(file: string, lines = 40): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return `(no log at ${file})`;
+  }
+}
+
+const liveClusters = new Set<LocalCluster>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const c of liveClusters) c.killAllSync();
+  });
+}
+
+export class LocalCluster {
+  private constructor(
+    readonly state: ClusterState,
+    private readonly killOnExit: boolean,
+  ) {}
+
+  get dir(): string {
+    return this.state.dir;
+  }
+
+  get version(): string {
+    return this.state.version;
+  }
+
+  get nodes(): readonly NodeState[] {
+    return this.state.nodes;
+  }
+
+  get brokers(): string[] {
+    return this.state.nodes.map((n) => `127.0.0.1:${n.brokerPort}`);
+  }
+
+  get bootstrapServers(): string {
+    return this.brokers.join(',');
+  }
+
+  node(id: number): NodeState {
+    const n = this.state.nodes.find((x) => x.id === id);
+    if (!n) throw new Error(`no node ${id} in this cluster (nodes: ${this.state.nodes.map((x) => x.id).join(', ')})`);
+    return n;
+  }
+
+  static async start(opts: ClusterOptions = {}): Promise<LocalCluster> {
+    const count = opts.nodes ?? 3;
+    const version = opts.version ?? process.env.EOSWATCH_KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION;
+    const libs = await ensureKafka(version);
+    const dir = resolve(opts.dir ?? (await mkdtemp(join(tmpdir(), 'eoswatch-kafka-'))));
+    if (existsSync(join(dir, STATE_FILE))) {
+      const prev = await LocalCluster.load(dir);
+      if (prev.state.nodes.some(isOurProcess)) {
+        throw new Error(`a cluster is already running in ${dir} (${prev.bootstrapServers}); stop it first with 'down'`);
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const nodes: NodeState[] = [];
+    for (let i = 0; i < count; i++) {
+      const id = i + 1;
+      const ndir = join(dir, `node-${id}`);
+      await mkdir(ndir, { recursive: true });
+      nodes.push({
+        id,
+        brokerPort: opts.basePort ? opts.basePort + 2 * i : await freePort(),
+        controllerPort: opts.basePort ? opts.basePort + 2 * i + 1 : await freePort(),
+        dir: ndir,
+        propsFile: join(ndir, 'server.properties'),
+        logFile: join(ndir, 'server.log'),
+        pid: null,
+      });
+    }
+    const state: ClusterState = {
+      version,
+      clusterId: newClusterId(),
+      libs,
+      dir,
+      heap: opts.heap ?? '512m',
+      overrides: opts.overrides ?? {},
+      nodes,
+    };
+    const cluster = new LocalCluster(state, opts.killOnExit ?? true);
+    const log = loggingConfig(version);
+    await writeFile(join(dir, log.file), log.text);
+    for (const n of nodes) {
+      await writeFile(n.propsFile, nodeProperties(state, n));
+      await cluster.format(n);
+    }
+    // All nodes at once: a broker blocks until the controller quorum is up.
+    for (const n of nodes) cluster.spawnNode(n);
+    await cluster.save();
+    try {
+      await cluster.waitReady(nodes.map((n) => n.id), opts.startTimeoutMs ?? 120_000);
+    } catch (err) {
+      await cluster.down({ keepData: true });
+      throw err;
+    }
+    return cluster;
+  }
+
+  /** Attach to a cluster started by another process (the CLI). */
+  static async load(dir: string, killOnExit = false): Promise<LocalCluster> {
+    const file = join(resolve(dir), STATE_FILE);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch {
+      throw new Error(`no cluster state at ${file}: start one with 'up'`);
+    }
+    return new LocalCluster(JSON.parse(text) as ClusterState, killOnExit);
+  }
+
+  private async save(): Promise<void> {
+    await writeFile(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
+  }
+
+  private javaArgs(n: NodeState): string[] {
+    const log = loggingConfig(this.state.version);
+    return [
+      `-Xms256m`,
+      `-Xmx${this.state.heap}`,
+      '-XX:+UseG1GC',
+      '-Djava.awt.headless=true',
+      `${log.flag}${join(this.state.dir, log.file)}`,
+      '-cp',
+      `${this.state.libs}/*`,
+    ];
+  }
+
+  private async format(n: NodeState): Promise<void> {
+    try {
+      await execFileP('java', [
+        ...this.javaArgs(n),
+        'kafka.tools.StorageTool',
+        'format',
+        '-t',
+        this.state.clusterId,
+        '-c',
+        n.propsFile,
+      ]);
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string };
+      throw new Error(`formatting storage of node ${n.id} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+    }
+  }
+
+  private spawnNode(n: NodeState): void {
+    const fd = openSync(n.logFile, 'a');
+    const child = spawn('java', [...this.javaArgs(n), 'kafka.Kafka', n.propsFile], {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+    });
+    closeSync(fd);
+    child.on('error', () => undefined);
+    if (!this.killOnExit) child.unref();
+    n.pid = child.pid ?? null;
+    if (n.pid === null) throw new Error(`could not start java for node ${n.id}`);
+    liveClusters.add(this);
+    if (this.killOnExit) installExitHook();
+  }
+
+  status(id: number): NodeStatus {
+    const n = this.node(id);
+    if (!isOurProcess(n)) return 'stopped';
+    return procState(n.pid!) === 'T' ? 'paused' : 'running';
+  }
+
+  private admin() {
+    return new Kafka({
+      clientId: 'eoswatch-harness',
+      brokers: this.brokers,
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 2000,
+      requestTimeout: 5000,
+      retry: { retries: 0 },
+    }).admin();
+  }
+
+  /** Waits until the admin client sees every listed node, failing early with the broker log tail if one dies. */
+  async waitReady(ids: number[], timeoutMs = 120_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let lastErr = '';
+    while (Date.now() < deadline) {
+      for (const id of ids) {
+        const n = this.node(id);
+        if (!isOurProcess(n)) {
+          throw new Error(`Kafka node ${id} exited during start-up. Tail of ${n.logFile}:\n${tailFile(n.logFile)}`);
+        }
+      }
+      const admin = this.admin();
+      try {
+        await admin.connect();
+        const { brokers } = await admin.describeCluster();
+        const seen = new Set(brokers.map((b) => b.nodeId));
+        if (ids.every((id) => seen.has(id))) return;
+        lastErr = `admin sees nodes [${[...seen].join(', ')}]`;
+      } catch (err) {
+        lastErr = (err as Error).message;
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const tails = ids.map((id) => `--- node ${id} (${this.node(id).logFile}):\n${tailFile(this.node(id).logFile, 20)}`).join('\n');
+    throw new Error(`Kafka cluster not ready after ${timeoutMs} ms (last: ${lastErr}).\n${tails}`);
+  }
+
+  private async waitExit(n: NodeState, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!isOurProcess(n)) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return !isOurProcess(n);
+  }
+
+  private signal(n: NodeState, sig: NodeJS.Signals): boolean {
+    if (!isOurProcess(n)) return false;
+    try {
+      process.kill(n.pid!, sig);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** SIGKILL: the node dies without any shutdown. */
+  async kill(id: number): Promise<void> {
+    const n = this.node(id);
+    if (this.signal(n, 'SIGKILL')) await this.waitExit(n, 10_000);
+    n.pid = null;
+    await this.save();
+  }
+
+  /** SIGTERM: controlled shutdown; SIGKILL if it has not exited after timeoutMs. */
+  async stop(id: number, timeoutMs = 30_000): Promise<void> {
+    const n = this.node(id);
+    if (procState(n.pid ?? -1) === 'T') this.signal(n, 'SIGCONT');
+    if (this.signal(n, 'SIGTERM') && !(await this.waitExit(n, timeoutMs))) {
+      this.signal(n, 'SIGKILL');
+      await this.waitExit(n, 10_000);
+    }
+    n.pid = null;
+    await this.save();
+  }
+
+  pause(id: number): void {
+    if (!this.signal(this.node(id), 'SIGSTOP')) throw new Error(`node ${id} is not running`);
+  }
+
+  resume(id: number): void {
+    if (!this.signal(this.node(id), 'SIGCONT')) throw new Error(`node ${id} is not running`);
+  }
+
+  /** Starts a stopped node (after kill or stop) and waits until the cluster sees it again. */
+  async start(id: number, timeoutMs = 120_000): Promise<void> {
+    const n = this.node(id);
+    if (isOurProcess(n)) throw new Error(`node ${id} is already running (pid ${n.pid})`);
+    this.spawnNode(n);
+    await this.save();
+    await this.waitReady([id], timeoutMs);
+  }
+
+  async restart(id: number, timeoutMs = 120_000): Promise<void> {
+    await this.stop(id);
+    await this.start(id, timeoutMs);
+  }
+
+  /** Leader of the transaction coordinator partition for a transactional id is found by the caller; this maps node ids to pids. */
+  pids(): Record<number, number | null> {
+    return Object.fromEntries(this.state.nodes.map((n) => [n.id, isOurProcess(n) ? n.pid : null]));
+  }
+
+  killAllSync(): void {
+    for (const n of this.state.nodes) {
+      if (procState(n.pid ?? -1) === 'T') this.signal(n, 'SIGCONT');
+      this.signal(n, 'SIGKILL');
+    }
+  }
+
+  /** Kills every node this cluster started and, unless keepData, removes its directory. */
+  async down(opts: { keepData?: boolean } = {}): Promise<void> {
+    this.killAllSync();
+    await Promise.all(this.state.nodes.map((n) => this.waitExit(n, 10_000)));
+    const alive = this.state.nodes.filter(isOurProcess);
+    if (alive.length) throw new Error(`nodes ${alive.map((n) => n.id).join(', ')} did not exit after SIGKILL`);
+    for (const n of this.state.nodes) n.pid = null;
+    liveClusters.delete(this);
+    if (opts.keepData) await this.save();
+    else await rm(this.state.dir, { recursive: true, force: true });
+  }
+}
