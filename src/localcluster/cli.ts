@@ -99,8 +99,8 @@ export async function kafkaCli(argv: string[]): Promise<number> {
     case 'resume': {
       const c = await LocalCluster.load(dir);
       const id = nodeId();
-      if (cmd === 'pause') c.pause(id);
-      else c.resume(id);
+      if (cmd === 'pause') await c.pause(id);
+      else await c.resume(id);
       process.stdout.write(`node ${id}: ${c.status(id)}\n`);
       return 0;
     }

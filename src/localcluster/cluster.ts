@@ -181,6 +181,22 @@ function isOurProcess(node: NodeState): boolean {
   }
 }
 
+/** The first error lines of a broker log and its tail: the cause usually sits before the shutdown noise. */
+export function explainLog(file: string): string {
+  let lines: string[];
+  try {
+    lines = readFileSync(file, 'utf8').split('\n');
+  } catch {
+    return `(no log at ${file})`;
+  }
+  const errors = lines.filter((l) => / (ERROR|FATAL) |^\S*Exception|Exception: /.test(l)).slice(0, 8);
+  return [
+    ...(errors.length ? [`First errors in ${file}:`, ...errors] : []),
+    `Tail of ${file}:`,
+    ...lines.slice(-12),
+  ].join('\n');
+}
+
 export function tailFile(file: string, lines = 40): string {
   try {
     return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
@@ -373,7 +389,7 @@ export class LocalCluster {
       for (const id of ids) {
         const n = this.node(id);
         if (!isOurProcess(n)) {
-          throw new Error(`Kafka node ${id} exited during start-up. Tail of ${n.logFile}:\n${tailFile(n.logFile)}`);
+          throw new Error(`Kafka node ${id} exited during start-up.\n${explainLog(n.logFile)}`);
         }
       }
       const admin = this.admin();
@@ -390,8 +406,27 @@ export class LocalCluster {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    const tails = ids.map((id) => `--- node ${id} (${this.node(id).logFile}):\n${tailFile(this.node(id).logFile, 20)}`).join('\n');
+    const tails = ids.map((id) => `--- node ${id}:\n${explainLog(this.node(id).logFile)}`).join('\n');
     throw new Error(`Kafka cluster not ready after ${timeoutMs} ms (last: ${lastErr}).\n${tails}`);
+  }
+
+  /** Waits until the controller has fenced a dead node, so metadata no longer routes to it. */
+  async waitFenced(id: number, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const admin = this.admin();
+      try {
+        await admin.connect();
+        const { brokers } = await admin.describeCluster();
+        if (!brokers.some((b) => b.nodeId === id)) return;
+      } catch {
+        /* a live node will answer on the next try */
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`node ${id} still visible to the admin client after ${timeoutMs} ms`);
   }
 
   private async waitExit(n: NodeState, timeoutMs: number): Promise<boolean> {
@@ -433,12 +468,22 @@ export class LocalCluster {
     await this.save();
   }
 
-  pause(id: number): void {
-    if (!this.signal(this.node(id), 'SIGSTOP')) throw new Error(`node ${id} is not running`);
+  /** SIGSTOP: the node freezes (no heartbeats, no replies) until resumed. Resolves once it is stopped. */
+  async pause(id: number): Promise<void> {
+    const n = this.node(id);
+    if (!this.signal(n, 'SIGSTOP')) throw new Error(`node ${id} is not running`);
+    await this.waitState(n, (st) => st === 'T');
   }
 
-  resume(id: number): void {
-    if (!this.signal(this.node(id), 'SIGCONT')) throw new Error(`node ${id} is not running`);
+  /** SIGCONT: a paused node runs again. */
+  async resume(id: number): Promise<void> {
+    const n = this.node(id);
+    if (!this.signal(n, 'SIGCONT')) throw new Error(`node ${id} is not running`);
+    await this.waitState(n, (st) => st !== 'T');
+  }
+
+  private async waitState(n: NodeState, ok: (state: string | null) => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !ok(procState(n.pid ?? -1)); i++) await new Promise((r) => setTimeout(r, 10));
   }
 
   /** Starts a stopped node (after kill or stop) and waits until the cluster sees it again. */

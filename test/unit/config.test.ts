@@ -1,0 +1,149 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, parseConfigText, redactConfig, schema, validateConfig } from '../../src/config/load.js';
+import { parseDuration, formatDuration } from '../../src/config/duration.js';
+import { expandEnv } from '../../src/config/env.js';
+import { EosError, ErrorCodes, exitCodeFor } from '../../src/errors.js';
+
+function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfigText(text, 'bad.yaml', env);
+  } catch (err) {
+    assert.ok(err instanceof EosError, `expected EosError, got ${err}`);
+    assert.equal(err.code, ErrorCodes.CONFIG_INVALID);
+    assert.equal(exitCodeFor(err), 2);
+    return err.details.length ? err.details : [err.message];
+  }
+  assert.fail('expected the config to be rejected');
+}
+
+describe('config', () => {
+  test('the example file validates and holds every schema option', async () => {
+    const cfg = await loadConfig('config/eoswatch.example.yaml', {});
+    assert.equal(cfg.http.port, 7395);
+    assert.deepEqual(cfg.kafka.brokers, ['127.0.0.1:9092']);
+    // Every documented top-level section and key of the schema appears in the example.
+    const text = (await import('node:fs')).readFileSync('config/eoswatch.example.yaml', 'utf8');
+    const walk = (s: { properties?: Record<string, unknown> }, path: string): void => {
+      for (const [k, sub] of Object.entries(s.properties ?? {})) {
+        assert.match(text, new RegExp(`^\\s*#?\\s*${k}:`, 'm'), `example lacks ${path}${k}`);
+        walk(sub as { properties?: Record<string, unknown> }, `${path}${k}.`);
+      }
+    };
+    walk(schema as never, '');
+  });
+
+  test('every schema property has a description', () => {
+    const missing: string[] = [];
+    const walk = (s: Record<string, unknown>, path: string): void => {
+      for (const [k, sub] of Object.entries((s.properties as Record<string, Record<string, unknown>>) ?? {})) {
+        if (typeof sub.description !== 'string' || sub.description.length < 5) missing.push(path + k);
+        walk(sub, `${path}${k}.`);
+      }
+    };
+    walk(schema as never, '');
+    assert.deepEqual(missing, []);
+  });
+
+  test('defaults are filled and durations become milliseconds', () => {
+    const cfg = validateConfig({}, 'empty.yaml', {});
+    assert.deepEqual(cfg.http, { host: '0.0.0.0', port: 7395 });
+    assert.equal(cfg.log.level, 'info');
+    assert.equal(cfg.shutdown.gracePeriod, 20_000);
+    assert.equal(cfg.kafka.requestTimeout, 30_000);
+    assert.equal(cfg.kafka.healthCheckInterval, 15_000);
+    assert.equal(cfg.kafka.ssl.enabled, false);
+    assert.equal(cfg.kafka.sasl, undefined);
+    const c2 = parseConfigText('shutdown:\n  gracePeriod: 1m30s\nkafka:\n  requestTimeout: 2500\n', 'x.yaml', {});
+    assert.equal(c2.shutdown.gracePeriod, 90_000);
+    assert.equal(c2.kafka.requestTimeout, 2500);
+  });
+
+  test('a comma-separated broker string becomes a list', () => {
+    const cfg = parseConfigText('kafka:\n  brokers: "a:9092, b:9093"\n', 'x.yaml', {});
+    assert.deepEqual(cfg.kafka.brokers, ['a:9092', 'b:9093']);
+  });
+
+  test('${ENV} references are expanded, with defaults, and a number from the environment is coerced', () => {
+    const text = 'http:\n  port: ${PORT}\nkafka:\n  brokers: ["${HOST:-localhost}:9092"]\n  sasl:\n    mechanism: plain\n    username: u\n    password: ${PW}\n';
+    const cfg = parseConfigText(text, 'x.yaml', { PORT: '8123', PW: 's3cret' });
+    assert.equal(cfg.http.port, 8123);
+    assert.deepEqual(cfg.kafka.brokers, ['localhost:9092']);
+    assert.equal(cfg.kafka.sasl?.password, 's3cret');
+  });
+
+  test('$${VAR} stays literal and expansion never changes the YAML structure', () => {
+    const { value } = expandEnv({ a: 'x$${Y}', b: '${Y}' }, { Y: 'a: b\nc: d' });
+    assert.deepEqual(value, { a: 'x${Y}', b: 'a: b\nc: d' });
+  });
+
+  const bad: [string, string, RegExp][] = [
+    ['unknown top-level key', 'htp:\n  port: 1\n', /bad\.yaml:1:1: \/htp: unknown key "htp"; expected one of: http, log, shutdown, kafka/],
+    ['unknown nested key', 'http:\n  prot: 1\n', /bad\.yaml:2:3: \/http\/prot: unknown key "prot"; expected one of: host, port/],
+    ['port not a number', 'http:\n  port: eighty\n', /bad\.yaml:2:9: \/http\/port: found "eighty", expected integer/],
+    ['port out of range', 'http:\n  port: 70000\n', /\/http\/port: found 70000, expected a number <= 65535/],
+    ['bad duration', 'shutdown:\n  gracePeriod: 10 seconds\n', /bad\.yaml:2:16: \/shutdown\/gracePeriod: found "10 seconds", expected a duration/],
+    ['bad log level', 'log:\n  level: loud\n', /\/log\/level: found "loud", expected one of: trace, debug, info, warn, error, fatal, silent/],
+    ['broker without port', 'kafka:\n  brokers: [localhost]\n', /\/kafka\/brokers\/0: found "localhost", expected a string matching/],
+    ['empty broker list', 'kafka:\n  brokers: []\n', /\/kafka\/brokers: found \[\], expected at least 1 item/],
+    ['sasl without password', 'kafka:\n  sasl:\n    mechanism: plain\n    username: u\n', /\/kafka\/sasl\/password: missing required key "password"/],
+    ['unknown sasl mechanism', 'kafka:\n  sasl: {mechanism: gssapi, username: u, password: p}\n', /\/kafka\/sasl\/mechanism: found "gssapi", expected one of: plain, scram-sha-256, scram-sha-512/],
+    ['unset env var', 'kafka:\n  clientId: ${NOT_SET_ANYWHERE}\n', /bad\.yaml:2:13: \/kafka\/clientId: environment variable NOT_SET_ANYWHERE is not set/],
+    ['YAML syntax error', 'http:\n  port: [1,\n', /bad\.yaml:\d+:\d+: YAML syntax error/],
+    ['duplicate key', 'http:\n  port: 1\n  port: 2\n', /bad\.yaml:3:3: YAML syntax error: Map keys must be unique/],
+    ['top level is a list', '- a\n- b\n', /expected a mapping of settings at the top level/],
+  ];
+  for (const [name, text, expected] of bad) {
+    test(`rejects: ${name}`, () => {
+      const problems = problemsOf(text);
+      assert.ok(problems.some((p) => expected.test(p)), `no problem matches ${expected}:\n${problems.join('\n')}`);
+    });
+  }
+
+  test('every problem of a file is reported at once', () => {
+    const problems = problemsOf('http:\n  port: x\n  hots: y\nlog:\n  level: loud\n');
+    assert.equal(problems.length, 3, problems.join('\n'));
+  });
+
+  test('a missing file is a config error naming the file', async () => {
+    await assert.rejects(loadConfig('/nonexistent/eoswatch.yaml'), (err: EosError) => {
+      assert.equal(err.code, ErrorCodes.CONFIG_NOT_FOUND);
+      assert.match(err.message, /\/nonexistent\/eoswatch\.yaml: cannot read configuration file: no such file/);
+      assert.equal(exitCodeFor(err), 2);
+      return true;
+    });
+  });
+
+  test('loadConfig reads a file and reports its path in problems', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cfg-'));
+    const file = join(dir, 'c.yaml');
+    await writeFile(file, 'http:\n  port: -1\n');
+    await assert.rejects(loadConfig(file, {}), (err: EosError) => err.details.some((d) => d.startsWith(`${file}:2:9: /http/port`)));
+  });
+
+  test('redactConfig hides the SASL password and TLS passphrase', () => {
+    const cfg = parseConfigText('kafka:\n  ssl: {enabled: true, passphrase: pp}\n  sasl: {mechanism: plain, username: u, password: hunter2}\n', 'x.yaml', {});
+    const shown = JSON.stringify(redactConfig(cfg));
+    assert.doesNotMatch(shown, /hunter2|"pp"/);
+    assert.equal(cfg.kafka.sasl?.password, 'hunter2', 'the original is untouched');
+  });
+});
+
+describe('durations', () => {
+  const ok: [string | number, number][] = [
+    ['250ms', 250], ['10s', 10_000], ['5m', 300_000], ['1h', 3_600_000], ['1h30m', 5_400_000], ['1.5s', 1500], ['2d', 172_800_000], [1234, 1234], ['42', 42],
+  ];
+  for (const [input, ms] of ok) test(`${JSON.stringify(input)} = ${ms} ms`, () => assert.equal(parseDuration(input), ms));
+  for (const input of ['', 's', '10 s', '5x', '1h-2m', '-5s']) {
+    test(`rejects ${JSON.stringify(input)}`, () => assert.throws(() => parseDuration(input), /invalid duration/));
+  }
+  test('formatDuration picks the largest whole unit', () => {
+    assert.equal(formatDuration(3_600_000), '1h');
+    assert.equal(formatDuration(90_000), '90s');
+    assert.equal(formatDuration(120_000), '2m');
+    assert.equal(formatDuration(250), '250ms');
+  });
+});
