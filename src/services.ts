@@ -6,6 +6,7 @@ import { createKafka } from './kafka/client.js';
 import { KafkaHealthService } from './kafka/health.js';
 import type { Logger } from './log.js';
 import { createRegistry } from './metrics/registry.js';
+import { PipelineService } from './pipeline/pipeline-service.js';
 import type { Service, ServiceContext } from './service.js';
 
 export interface BuiltDaemon {
@@ -29,6 +30,14 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
 
   const health = context('kafka-health');
   services.push(new KafkaHealthService(createKafka(config.kafka, health.logger, { retry: { retries: 0 } }), config.kafka.healthCheckInterval, health));
+
+  if (config.pipeline.enabled) {
+    const ctx = context('pipeline');
+    // Short first retries: after a commit, the next transaction's AddPartitionsToTxn meets
+    // CONCURRENT_TRANSACTIONS until the markers are written (a few ms), and kafkajs retries with this.
+    const kafka = createKafka(config.kafka, ctx.logger, { retry: { initialRetryTime: 20, maxRetryTime: 2000, retries: 12 } });
+    services.push(new PipelineService(config.pipeline, kafka, ctx));
+  }
 
   return { daemon: new Daemon({ config, logger, registry, services }), fatal };
 }

@@ -24,7 +24,7 @@ interface JsonSchema {
   [k: string]: unknown;
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: 'array', verbose: true, strict: true });
+const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: 'array', verbose: true, strict: true, strictRequired: false });
 const validate = ajv.compile(schema);
 
 type Path = (string | number)[];
@@ -103,6 +103,8 @@ export function formatSchemaErrors(errors: ErrorObject[], file: string, doc?: Do
   const lines: string[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
+    // "must match then": the errors of the then-branch itself say what is missing.
+    if (e.keyword === 'if') continue;
     const underOneOf = e.keyword !== 'oneOf' && e.keyword !== 'anyOf' && /\/(oneOf|anyOf)\/\d+\//.test(e.schemaPath);
     if (underOneOf && oneOfPaths.has(e.instancePath)) continue;
     const d = describeError(e);
@@ -176,7 +178,31 @@ export function validateConfig(
       details: problems,
     });
   }
-  return normalizeDurations(value, schema) as Config;
+  const config = normalizeDurations(value, schema) as Config;
+  const semantic = crossFieldProblems(config).map((p) => `${file}${positionOf(doc, lc, p.path) ? `:${positionOf(doc, lc, p.path)}` : ''}: ${pointer(p.path)}: ${p.text}`);
+  if (semantic.length) {
+    throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: ${semantic.length} configuration problem${semantic.length > 1 ? 's' : ''}`, { details: semantic });
+  }
+  return config;
+}
+
+/** Rules between keys that a JSON schema cannot say. */
+export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
+  const out: { path: Path; text: string }[] = [];
+  const p = c.pipeline;
+  if (p.enabled) {
+    if (p.checkpoint.timeout >= p.transactionTimeout) {
+      out.push({
+        path: ['pipeline', 'checkpoint', 'timeout'],
+        text: `found ${p.checkpoint.timeout} ms, expected less than pipeline.transactionTimeout (${p.transactionTimeout} ms): the broker would abort a transaction the checkpoint still waits for`,
+      });
+    }
+    if (p.heartbeatInterval * 3 > p.sessionTimeout) {
+      out.push({ path: ['pipeline', 'heartbeatInterval'], text: `found ${p.heartbeatInterval} ms, expected at most a third of pipeline.sessionTimeout (${p.sessionTimeout} ms)` });
+    }
+    if (p.sourceTopic === p.sinkTopic) out.push({ path: ['pipeline', 'sinkTopic'], text: `found "${p.sinkTopic}", expected a topic other than sourceTopic` });
+  }
+  return out;
 }
 
 export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): Config {

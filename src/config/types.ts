@@ -42,4 +42,28 @@ export interface Config {
   /** gracePeriod in ms */
   shutdown: { gracePeriod: number };
   kafka: KafkaConfig;
+  pipeline: PipelineConfig;
+}
+
+export interface PipelineConfig {
+  enabled: boolean;
+  name: string;
+  sourceTopic: string;
+  sinkTopic: string;
+  deadLetterTopic?: string;
+  groupId: string;
+  transactionalIdPrefix: string;
+  mode: 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
+  startFrom: 'none' | 'earliest' | 'latest';
+  transform: 'increment' | 'identity';
+  transformModule?: string;
+  partitioning: 'input' | 'key';
+  /** durations in ms */
+  checkpoint: { interval: number; timeout: number; minPause: number; tolerableFailedCheckpoints: number };
+  transactionTimeout: number;
+  sessionTimeout: number;
+  heartbeatInterval: number;
+  lsoPollInterval: number;
+  onFailure: 'exit' | 'keep-serving';
+  faultInjection: { commitDelay: number };
 }

@@ -1,0 +1,87 @@
+// Offsets the pipeline and the LSO poller need: a group's committed offsets, and each
+// partition's high watermark and last stable offset (LSO).
+import type { Admin, Kafka } from 'kafkajs';
+
+/** Committed offset per partition of `topic` for `groupId`; null where the group has none. */
+export async function fetchCommittedOffsets(admin: Admin, groupId: string, topic: string): Promise<Map<number, bigint | null>> {
+  const res = await admin.fetchOffsets({ groupId, topics: [topic] });
+  const out = new Map<number, bigint | null>();
+  for (const t of res) {
+    for (const p of t.partitions) out.set(p.partition, p.offset === '-1' || p.offset === '' ? null : BigInt(p.offset));
+  }
+  return out;
+}
+
+export interface PartitionEnds {
+  partition: number;
+  /** High watermark: end of the log, including records of open transactions. */
+  high: bigint;
+  /** Last stable offset: end of what read_committed consumers may read. */
+  lso: bigint;
+}
+
+interface OffsetCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  addTargetTopic(topic: string): Promise<void>;
+  refreshMetadataIfNecessary(): Promise<void>;
+  findTopicPartitionMetadata(topic: string): { partitionId: number }[];
+  fetchTopicsOffset(
+    topics: { topic: string; fromBeginning: boolean; partitions: { partition: number }[] }[],
+  ): Promise<{ topic: string; partitions: { partition: number; offset: string }[] }[]>;
+}
+
+const READ_UNCOMMITTED = 0;
+const READ_COMMITTED = 1;
+
+/**
+ * kafkajs' admin lists offsets with isolation level READ_UNCOMMITTED, which answers the high
+ * watermark; the LSO needs ListOffsets with READ_COMMITTED. kafkajs builds clusters with an
+ * isolation level only for consumers, through a factory it keeps under a private symbol; the
+ * offset reader uses that factory directly. kafkajs 2.2.4 is in maintenance, so this inner
+ * API does not move; test/integration/offsets.test.ts checks the answers against real Kafka.
+ */
+function createCluster(kafka: Kafka, isolationLevel: number): OffsetCluster {
+  const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
+  const factory = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
+  if (typeof factory !== 'function') throw new Error('this kafkajs version has no cluster factory; LSO reading needs kafkajs 2.x');
+  return (factory as (o: { isolationLevel: number }) => OffsetCluster)({ isolationLevel });
+}
+
+/** Reads high watermark and LSO of every partition of the given topics, one connection pair per call site. */
+export class EndOffsetReader {
+  private readonly committed: OffsetCluster;
+  private readonly uncommitted: OffsetCluster;
+  private connected = false;
+
+  constructor(kafka: Kafka) {
+    this.committed = createCluster(kafka, READ_COMMITTED);
+    this.uncommitted = createCluster(kafka, READ_UNCOMMITTED);
+  }
+
+  private async ensureConnected(): Promise<void> {
+    if (this.connected) return;
+    await Promise.all([this.committed.connect(), this.uncommitted.connect()]);
+    this.connected = true;
+  }
+
+  async read(topic: string): Promise<PartitionEnds[]> {
+    await this.ensureConnected();
+    const list = async (cluster: OffsetCluster) => {
+      await cluster.addTargetTopic(topic);
+      await cluster.refreshMetadataIfNecessary();
+      const partitions = cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId }));
+      const [res] = await cluster.fetchTopicsOffset([{ topic, fromBeginning: false, partitions }]);
+      return new Map((res?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+    };
+    const [high, lso] = await Promise.all([list(this.uncommitted), list(this.committed)]);
+    return [...high.entries()]
+      .map(([partition, h]) => ({ partition, high: h, lso: lso.get(partition) ?? h }))
+      .sort((a, b) => a.partition - b.partition);
+  }
+
+  async close(): Promise<void> {
+    this.connected = false;
+    await Promise.all([this.committed.disconnect().catch(() => undefined), this.uncommitted.disconnect().catch(() => undefined)]);
+  }
+}

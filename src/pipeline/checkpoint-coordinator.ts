@@ -1,0 +1,151 @@
+// The checkpoint state machine of one pipeline instance, after Flink's CheckpointCoordinator
+// and TwoPhaseCommitSinkFunction, with no I/O: the pipeline service drives it with a clock.
+//
+//   IDLE ──trigger(n)──▶ BARRIER ──barrierReached──▶ PRE_COMMIT ──preCommitted──▶ COMMITTING
+//     ▲                                                                         │
+//     └──────────── complete(n) ◀──────────────────────────────────────────────┘
+//     └──────────── abort(n) ◀── any phase (error or timeout) ── consecutive failures
+//                                  > tolerable ──▶ FAILED (terminal)
+//
+// At most one checkpoint is pending: per-partition commits must be ordered, or a committed
+// offset could go backwards.
+
+export type CheckpointMode = 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
+export type Phase = 'IDLE' | 'BARRIER' | 'PRE_COMMIT' | 'COMMITTING' | 'FAILED';
+export type AbortOutcome = 'failed' | 'timeout';
+
+export interface CoordinatorConfig {
+  intervalMs: number;
+  timeoutMs: number;
+  minPauseMs: number;
+  tolerableFailedCheckpoints: number;
+  mode: CheckpointMode;
+}
+
+export interface PendingCheckpoint {
+  id: number;
+  triggeredAt: number;
+  phase: Exclude<Phase, 'IDLE' | 'FAILED'>;
+}
+
+export interface CheckpointResult {
+  id: number;
+  durationMs: number;
+  outcome: 'completed' | AbortOutcome;
+  /** Set when this abort made the pipeline FAILED. */
+  failed?: boolean;
+  reason?: string;
+}
+
+export class IllegalTransition extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IllegalTransition';
+  }
+}
+
+export class CheckpointCoordinator {
+  private pending: PendingCheckpoint | null = null;
+  private lastTriggerAt = -Infinity;
+  private lastCompletionAt = -Infinity;
+  private nextId = 1;
+  private failedReason: string | null = null;
+  consecutiveFailures = 0;
+  lastCompletedId = 0;
+  lastCompletedAtMs: number | null = null;
+
+  constructor(readonly config: CoordinatorConfig) {
+    if (config.intervalMs <= 0) throw new RangeError('checkpoint interval must be > 0');
+    if (config.timeoutMs <= 0) throw new RangeError('checkpoint timeout must be > 0');
+    if (config.minPauseMs < 0) throw new RangeError('min pause must be >= 0');
+    if (!Number.isInteger(config.tolerableFailedCheckpoints) || config.tolerableFailedCheckpoints < 0) {
+      throw new RangeError('tolerable failed checkpoints must be an integer >= 0');
+    }
+  }
+
+  get phase(): Phase {
+    if (this.failedReason !== null) return 'FAILED';
+    return this.pending?.phase ?? 'IDLE';
+  }
+
+  get current(): PendingCheckpoint | null {
+    return this.pending;
+  }
+
+  /** Checkpoints triggered and not yet completed or aborted: 0 or 1. */
+  get pendingCount(): number {
+    return this.pending ? 1 : 0;
+  }
+
+  get failureReason(): string | null {
+    return this.failedReason;
+  }
+
+  /** When the next checkpoint may be triggered (ms), or null while one is pending or the pipeline FAILED. */
+  nextTriggerAt(): number | null {
+    if (this.failedReason !== null || this.pending) return null;
+    return Math.max(this.lastTriggerAt + this.config.intervalMs, this.lastCompletionAt + this.config.minPauseMs);
+  }
+
+  shouldTrigger(now: number): boolean {
+    const at = this.nextTriggerAt();
+    return at !== null && now >= at;
+  }
+
+  /** Starts checkpoint n: every task must stop adding records to its transaction n. */
+  trigger(now: number): PendingCheckpoint {
+    if (this.failedReason !== null) throw new IllegalTransition(`pipeline is FAILED: ${this.failedReason}`);
+    if (this.pending) throw new IllegalTransition(`checkpoint ${this.pending.id} is still pending (max concurrent checkpoints is 1)`);
+    this.pending = { id: this.nextId++, triggeredAt: now, phase: 'BARRIER' };
+    this.lastTriggerAt = now;
+    return { ...this.pending };
+  }
+
+  private expect(id: number, phase: PendingCheckpoint['phase']): PendingCheckpoint {
+    const p = this.pending;
+    if (!p || p.id !== id) throw new IllegalTransition(`checkpoint ${id} is not pending (pending: ${p?.id ?? 'none'})`);
+    if (p.phase !== phase) throw new IllegalTransition(`checkpoint ${id} is in ${p.phase}, expected ${phase}`);
+    return p;
+  }
+
+  /** Every task stopped adding records: pre-commit (flush, send offsets) may start. */
+  barrierReached(id: number): void {
+    this.expect(id, 'BARRIER').phase = 'PRE_COMMIT';
+  }
+
+  /** Every task pre-committed: the transactions may be committed. */
+  preCommitted(id: number): void {
+    this.expect(id, 'PRE_COMMIT').phase = 'COMMITTING';
+  }
+
+  complete(id: number, now: number): CheckpointResult {
+    const p = this.expect(id, 'COMMITTING');
+    this.pending = null;
+    this.lastCompletionAt = now;
+    this.lastCompletedId = id;
+    this.lastCompletedAtMs = now;
+    this.consecutiveFailures = 0;
+    return { id, durationMs: now - p.triggeredAt, outcome: 'completed' };
+  }
+
+  /** True when the pending checkpoint has run longer than the timeout. */
+  isTimedOut(now: number): boolean {
+    return this.pending !== null && now - this.pending.triggeredAt >= this.config.timeoutMs;
+  }
+
+  /** The pending checkpoint is aborted (in any phase). Too many consecutive failures make the pipeline FAILED. */
+  abort(id: number, now: number, outcome: AbortOutcome, reason: string): CheckpointResult {
+    const p = this.pending;
+    if (!p || p.id !== id) throw new IllegalTransition(`checkpoint ${id} is not pending (pending: ${p?.id ?? 'none'})`);
+    this.pending = null;
+    // An aborted checkpoint also counts as "the last attempt" for min pause: retrying at once would hammer a sick cluster.
+    this.lastCompletionAt = now;
+    this.consecutiveFailures++;
+    const result: CheckpointResult = { id, durationMs: now - p.triggeredAt, outcome, reason };
+    if (this.consecutiveFailures > this.config.tolerableFailedCheckpoints) {
+      this.failedReason = `${this.consecutiveFailures} consecutive failed checkpoint${this.consecutiveFailures > 1 ? 's' : ''} (tolerable: ${this.config.tolerableFailedCheckpoints}); last: ${reason}`;
+      result.failed = true;
+    }
+    return result;
+  }
+}

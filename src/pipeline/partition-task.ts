@@ -1,0 +1,448 @@
+// One input partition of the pipeline: its transactional producer (transactional.id
+// <prefix>-<topic>-<partition>), the transaction of the current checkpoint, and the offsets.
+//
+// Invariants:
+// - the producer is initialised (fencing any zombie of the same id and completing or aborting
+//   its open transaction) before the committed offset is read from the broker;
+// - a record is processed only if its offset >= nextOffset, so re-delivered records after a
+//   seek or a rebalance never enter a transaction twice;
+// - committedOffset is local truth while this producer's commits are observed; after a commit
+//   or abort with an unknown outcome the producer is thrown away, re-initialised, and the
+//   committed offset re-read (KAFKA-17754);
+// - once a barrier is set, nothing is added to the transaction until the checkpoint ends.
+import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
+import { Partitioners } from 'kafkajs';
+import type { PipelineConfig } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { RejectedRecord, type InputRecord, type OutputRecord, type TransformFn } from './transforms/index.js';
+
+export type TaskState = 'new' | 'ready' | 'fenced' | 'closed';
+
+export interface TaskContext {
+  kafka: Kafka;
+  config: PipelineConfig;
+  transform: TransformFn;
+  sinkPartitions: number;
+  dlqTopic: string;
+  dlqPartitions: number;
+  logger: Logger;
+  /** Called when a producer of this task was fenced by a newer epoch. */
+  onFenced(task: PartitionTask): void;
+}
+
+export interface BatchRecord {
+  offset: string;
+  timestamp: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+}
+
+export interface PendingCounts {
+  in: number;
+  out: number;
+  dlq: number;
+}
+
+const FENCED_TYPES = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);
+
+export function isFencedError(err: unknown): boolean {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    const type = (e as { type?: string }).type;
+    if (type && FENCED_TYPES.has(type)) return true;
+    if (/fenced|INVALID_PRODUCER_EPOCH/i.test((e as Error).message ?? '')) return true;
+  }
+  return false;
+}
+
+class Lock {
+  private tail: Promise<unknown> = Promise.resolve();
+  private held = 0;
+  get busy(): boolean {
+    return this.held > 0;
+  }
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(async () => {
+      this.held++;
+      try {
+        return await fn();
+      } finally {
+        this.held--;
+      }
+    });
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** Result of transforming a batch: sink and dead-letter messages. */
+export function transformBatch(
+  records: BatchRecord[],
+  source: { topic: string; partition: number },
+  transform: TransformFn,
+): { out: OutputRecord[]; dlq: { record: BatchRecord; reason: string }[] } {
+  const out: OutputRecord[] = [];
+  const dlq: { record: BatchRecord; reason: string }[] = [];
+  for (const r of records) {
+    const input: InputRecord = { ...source, offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value, headers: r.headers ?? {} };
+    try {
+      const res = transform(input);
+      if (res === null || res === undefined) continue;
+      if (Array.isArray(res)) out.push(...res);
+      else out.push(res);
+    } catch (err) {
+      dlq.push({ record: r, reason: err instanceof RejectedRecord ? err.message : `transform threw: ${(err as Error).message ?? String(err)}` });
+    }
+  }
+  return { out, dlq };
+}
+
+export class PartitionTask {
+  readonly transactionalId: string;
+  state: TaskState = 'new';
+  /** Offset of the next record to process; what preCommit sends as the committed offset. */
+  nextOffset: bigint | null = null;
+  /** Last offset known committed (for this group) by this task's producer. */
+  committedOffset: bigint | null = null;
+  /** A send failed: the checkpoint must abort this transaction. */
+  error: Error | null = null;
+  readonly pending: PendingCounts = { in: 0, out: 0, dlq: 0 };
+
+  private producer: Producer | null = null;
+  private txn: Transaction | null = null;
+  private readonly lock = new Lock();
+  private barrier: { id: number; released: Promise<void>; release: () => void } | null = null;
+  private generation = 0;
+  private readonly logger: Logger;
+  private readonly exactlyOnce: boolean;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    private readonly ctx: TaskContext,
+  ) {
+    this.transactionalId = `${ctx.config.transactionalIdPrefix}-${topic}-${partition}`;
+    this.logger = ctx.logger.child({ partition, transactionalId: this.transactionalId });
+    this.exactlyOnce = ctx.config.mode === 'EXACTLY_ONCE';
+  }
+
+  get hasOpenTransaction(): boolean {
+    return this.txn !== null;
+  }
+
+  get busy(): boolean {
+    return this.lock.busy;
+  }
+
+  private newProducer(): Producer {
+    const c = this.ctx.config;
+    return this.exactlyOnce
+      ? this.ctx.kafka.producer({
+          transactionalId: this.transactionalId,
+          idempotent: true,
+          maxInFlightRequests: 1,
+          transactionTimeout: c.transactionTimeout,
+          allowAutoTopicCreation: false,
+          createPartitioner: Partitioners.DefaultPartitioner,
+        })
+      : this.ctx.kafka.producer({
+          idempotent: true,
+          maxInFlightRequests: 1,
+          allowAutoTopicCreation: false,
+          createPartitioner: Partitioners.DefaultPartitioner,
+        });
+  }
+
+  /** Initialises the producer: InitProducerId bumps the epoch, fencing any zombie of this transactional id. */
+  async initProducer(): Promise<void> {
+    const p = this.newProducer();
+    try {
+      await p.connect();
+    } catch (err) {
+      await p.disconnect().catch(() => undefined);
+      throw err;
+    }
+    this.producer = p;
+    this.generation++;
+  }
+
+  /** First use after assignment: fence, then take the committed offset the caller read after fencing. */
+  async init(readCommitted: () => Promise<bigint | null>): Promise<bigint | null> {
+    return this.lock.run(async () => {
+      await this.initProducer();
+      const committed = await readCommitted();
+      this.committedOffset = committed;
+      this.nextOffset = committed;
+      this.state = 'ready';
+      return committed;
+    });
+  }
+
+  /** Position where processing starts when the group had no committed offset (startFrom earliest/latest). */
+  bootstrapAt(offset: bigint): void {
+    this.committedOffset = offset;
+    this.nextOffset = offset;
+  }
+
+  /** Blocks while a checkpoint barrier is up. */
+  async waitForBarrier(): Promise<void> {
+    while (this.barrier) await this.barrier.released;
+  }
+
+  /**
+   * Processes records of one fetched batch into the current transaction. Returns false when
+   * the batch was not used (stale, barrier raced, task not ready): the caller must not treat
+   * it as consumed.
+   */
+  async process(records: BatchRecord[], isStale: () => boolean): Promise<boolean> {
+    await this.waitForBarrier();
+    return this.lock.run(async () => {
+      if (this.barrier || this.state !== 'ready' || this.error || isStale() || this.nextOffset === null) return false;
+      const floor = this.nextOffset;
+      const fresh = records.filter((r) => BigInt(r.offset) >= floor);
+      if (fresh.length === 0) return true;
+      const { out, dlq } = transformBatch(fresh, { topic: this.topic, partition: this.partition }, this.ctx.transform);
+      const topicMessages = this.messagesFor(out, dlq);
+      const gen = this.generation;
+      try {
+        if (topicMessages.length) {
+          if (this.exactlyOnce) {
+            this.txn ??= await this.producer!.transaction();
+            await this.txn.sendBatch({ topicMessages, acks: -1 });
+          } else {
+            await this.producer!.sendBatch({ topicMessages, acks: -1 });
+          }
+        }
+      } catch (err) {
+        if (gen === this.generation) this.fail(err as Error);
+        return false;
+      }
+      if (gen !== this.generation) return false;
+      this.nextOffset = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
+      this.pending.in += fresh.length;
+      this.pending.out += out.length;
+      this.pending.dlq += dlq.length;
+      return true;
+    });
+  }
+
+  private messagesFor(out: OutputRecord[], dlq: { record: BatchRecord; reason: string }[]) {
+    const c = this.ctx.config;
+    const topicMessages: { topic: string; messages: Message[] }[] = [];
+    if (out.length) {
+      const partition = c.partitioning === 'input' ? this.partition % this.ctx.sinkPartitions : undefined;
+      topicMessages.push({
+        topic: c.sinkTopic,
+        messages: out.map((o) => ({ key: o.key ?? null, value: o.value, headers: o.headers, ...(partition === undefined ? {} : { partition }) })),
+      });
+    }
+    if (dlq.length) {
+      topicMessages.push({
+        topic: this.ctx.dlqTopic,
+        messages: dlq.map(({ record, reason }) => ({
+          key: record.key,
+          value: record.value,
+          partition: this.partition % this.ctx.dlqPartitions,
+          headers: {
+            ...flatHeaders(record.headers),
+            'eos.dlq.reason': reason,
+            'eos.dlq.source.topic': this.topic,
+            'eos.dlq.source.partition': String(this.partition),
+            'eos.dlq.source.offset': record.offset,
+            'eos.dlq.pipeline': c.name,
+          },
+        })),
+      });
+    }
+    return topicMessages;
+  }
+
+  private fail(err: Error): void {
+    this.error = err;
+    if (isFencedError(err)) this.markFenced(err);
+    else this.logger.warn({ err: err.message }, 'send failed; the checkpoint will abort this transaction');
+  }
+
+  private markFenced(err: Error): void {
+    if (this.state === 'fenced') return;
+    this.state = 'fenced';
+    this.logger.error({ err: err.message }, 'producer fenced by a newer epoch of its transactional id: another instance owns this partition now');
+    this.ctx.onFenced(this);
+  }
+
+  setBarrier(id: number): void {
+    if (this.barrier) return;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    this.barrier = { id, released, release };
+  }
+
+  releaseBarrier(): void {
+    const b = this.barrier;
+    this.barrier = null;
+    b?.release();
+  }
+
+  /** Waits until no process() is running (all sends of records before the barrier are acknowledged). */
+  async drain(): Promise<void> {
+    await this.lock.run(async () => undefined);
+  }
+
+  /**
+   * preCommit: sends the next offset into the transaction. Returns true when there is a
+   * transaction (or, at-least-once, offsets) to commit.
+   */
+  async preCommit(groupId: string): Promise<boolean> {
+    return this.lock.run(async () => {
+      if (this.error) throw this.error;
+      if (this.state !== 'ready') return false;
+      if (!this.exactlyOnce) return this.nextOffset !== null && this.nextOffset !== this.committedOffset;
+      if (!this.txn) return false;
+      const gen = this.generation;
+      try {
+        await this.txn.sendOffsets({
+          consumerGroupId: groupId,
+          topics: [{ topic: this.topic, partitions: [{ partition: this.partition, offset: String(this.nextOffset) }] }],
+        });
+      } catch (err) {
+        if (gen === this.generation) this.fail(err as Error);
+        throw err;
+      }
+      return true;
+    });
+  }
+
+  /** Commits the transaction of this checkpoint; returns the commit latency in ms. */
+  async commit(commitOffsets?: (offset: bigint) => Promise<void>): Promise<number> {
+    return this.lock.run(async () => {
+      const gen = this.generation;
+      const t0 = performance.now();
+      try {
+        if (this.exactlyOnce) await this.txn!.commit();
+        else await commitOffsets!(this.nextOffset!);
+      } catch (err) {
+        if (gen === this.generation) this.fail(err as Error);
+        throw err;
+      }
+      const ms = performance.now() - t0;
+      if (gen === this.generation) {
+        this.txn = null;
+        this.committedOffset = this.nextOffset;
+      }
+      return ms;
+    });
+  }
+
+  /** Counts of the records committed by the last commit; resets them. */
+  takePending(): PendingCounts {
+    const p = { ...this.pending };
+    this.pending.in = this.pending.out = this.pending.dlq = 0;
+    return p;
+  }
+
+  /**
+   * Aborts the open transaction. When the task is stuck in an operation (a commit that timed
+   * out) or the abort itself fails, the producer is discarded and a new one initialised, which
+   * completes or aborts whatever the broker holds for this transactional id; the committed
+   * offset is then re-read from the broker. Returns the offset processing must resume from.
+   */
+  async abort(readCommitted: () => Promise<bigint | null>, timeoutMs: number): Promise<bigint | null> {
+    this.pending.in = this.pending.out = this.pending.dlq = 0;
+    if (this.state === 'fenced' || this.state === 'closed') return this.committedOffset;
+    if (!this.exactlyOnce) {
+      // No transaction: sent records stay (at-least-once); processing resumes at the committed offset.
+      await this.drain();
+      this.error = null;
+      this.nextOffset = this.committedOffset;
+      return this.committedOffset;
+    }
+    const soft = !this.lock.busy && !this.error;
+    if (soft) {
+      try {
+        await withTimeout(
+          this.lock.run(async () => {
+            if (this.txn) await this.txn.abort();
+            this.txn = null;
+          }),
+          timeoutMs,
+          'abort',
+        );
+        this.nextOffset = this.committedOffset;
+        return this.committedOffset;
+      } catch (err) {
+        if (isFencedError(err)) {
+          this.markFenced(err as Error);
+          return this.committedOffset;
+        }
+        this.logger.warn({ err: (err as Error).message }, 'abort failed; re-initialising the producer');
+      }
+    }
+    return this.reinit(readCommitted);
+  }
+
+  /** Throws the producer away (outcome of its last operation unknown) and fences it with a new one. */
+  private async reinit(readCommitted: () => Promise<bigint | null>): Promise<bigint | null> {
+    this.generation++;
+    const old = this.producer;
+    this.producer = null;
+    this.txn = null;
+    void old?.disconnect().catch(() => undefined);
+    try {
+      await this.initProducer();
+    } catch (err) {
+      if (isFencedError(err)) this.markFenced(err as Error);
+      throw err;
+    }
+    const committed = await readCommitted();
+    this.committedOffset = committed;
+    this.nextOffset = committed;
+    this.error = null;
+    this.logger.info({ committed: committed?.toString() }, 'producer re-initialised; resuming from the committed offset');
+    return committed;
+  }
+
+  /** Revoked or shutting down: aborts any open transaction and closes the producer. */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const wasReady = this.state === 'ready';
+    this.state = 'closed';
+    this.generation++;
+    const p = this.producer;
+    this.producer = null;
+    const txn = this.txn;
+    this.txn = null;
+    this.releaseBarrier();
+    if (wasReady && txn && !this.lock.busy) await txn.abort().catch(() => undefined);
+    await p?.disconnect().catch(() => undefined);
+  }
+}
+
+function flatHeaders(h: BatchRecord['headers']): Record<string, Buffer | string> {
+  const out: Record<string, Buffer | string> = {};
+  for (const [k, v] of Object.entries(h ?? {})) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? v[v.length - 1]! : v;
+  }
+  return out;
+}
+
+export async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new TimeoutError(`${what} did not finish within ${ms} ms`)), Math.max(0, ms));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class TimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TimeoutError';
+  }
+}

@@ -1,0 +1,415 @@
+// The pipeline service: a read_committed consumer in a group, one PartitionTask per assigned
+// partition, and the checkpoint loop that drives two-phase commit across them through the
+// CheckpointCoordinator. See DESIGN.md "The pipeline's semantic model".
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { PipelineConfig } from '../config/types.js';
+import { EosError, ErrorCodes, errorMessage } from '../errors.js';
+import { fetchCommittedOffsets, EndOffsetReader } from '../kafka/offsets.js';
+import type { Logger } from '../log.js';
+import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
+import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import { CheckpointCoordinator, type AbortOutcome } from './checkpoint-coordinator.js';
+import { PartitionTask, TimeoutError, withTimeout } from './partition-task.js';
+import { resolveTransform, type TransformFn } from './transforms/index.js';
+
+export type PipelineState = 'STARTING' | 'RUNNING' | 'FAILED' | 'STOPPING' | 'STOPPED';
+
+export class PipelineService implements Service {
+  readonly name = 'pipeline';
+  state: PipelineState = 'STARTING';
+  readonly coordinator: CheckpointCoordinator;
+  private readonly metrics: PipelineMetrics;
+  private readonly labels: { pipeline: string };
+  private readonly logger: Logger;
+  private readonly tasks = new Map<number, PartitionTask>();
+  private consumer: Consumer | undefined;
+  private admin: Admin | undefined;
+  private offsets: EndOffsetReader | undefined;
+  private transform: TransformFn | undefined;
+  private sinkPartitions = 0;
+  private dlqPartitions = 0;
+  private readonly dlqTopic: string;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private lsoTimer: NodeJS.Timeout | undefined;
+  private failure: string | undefined;
+  private control: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly config: PipelineConfig,
+    private readonly kafka: Kafka,
+    private readonly ctx: ServiceContext,
+  ) {
+    this.logger = ctx.logger;
+    this.labels = { pipeline: config.name };
+    this.dlqTopic = config.deadLetterTopic ?? `${config.sinkTopic}.dlq`;
+    this.coordinator = new CheckpointCoordinator({
+      intervalMs: config.checkpoint.interval,
+      timeoutMs: config.checkpoint.timeout,
+      minPauseMs: config.checkpoint.minPause,
+      tolerableFailedCheckpoints: config.checkpoint.tolerableFailedCheckpoints,
+      mode: config.mode,
+    });
+    this.metrics = pipelineMetrics(ctx.registry);
+    const m = this.metrics;
+    m.up.set(this.labels, 0);
+    m.checkpointsPending.set(this.labels, 0);
+    m.consecutiveFailures.set(this.labels, 0);
+    m.tolerableFailures.set(this.labels, config.checkpoint.tolerableFailedCheckpoints);
+    m.checkpointInterval.set(this.labels, config.checkpoint.interval / 1000);
+    m.assignedPartitions.set(this.labels, 0);
+    m.fenced.inc(this.labels, 0);
+    for (const outcome of ['completed', 'failed', 'timeout']) m.checkpoints.inc({ ...this.labels, outcome }, 0);
+    for (const outcome of ['committed', 'aborted']) m.transactions.inc({ ...this.labels, outcome }, 0);
+    for (const direction of ['in', 'out', 'dlq']) m.records.inc({ ...this.labels, direction }, 0);
+  }
+
+  ready(): ServiceHealth {
+    if (this.state === 'RUNNING') return { ready: true, detail: `RUNNING, ${this.tasks.size} partition(s), last checkpoint ${this.coordinator.lastCompletedId}` };
+    if (this.state === 'FAILED') return { ready: false, detail: `FAILED: ${this.failure}` };
+    return { ready: false, detail: this.state };
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.prepare();
+    } catch (err) {
+      this.state = 'FAILED';
+      this.failure = errorMessage(err);
+      await this.releaseClients();
+      if (this.config.onFailure === 'exit') this.ctx.fatal(err as Error);
+      throw err;
+    }
+  }
+
+  private async prepare(): Promise<void> {
+    const c = this.config;
+    this.transform = await resolveTransform(c.transform, c.transformModule);
+    this.admin = this.kafka.admin();
+    await this.admin.connect();
+    const meta = await this.admin.fetchTopicMetadata({ topics: [] });
+    const partitionsOf = (topic: string): number => meta.topics.find((t) => t.name === topic)?.partitions.length ?? 0;
+    const missing = [c.sourceTopic, c.sinkTopic, this.dlqTopic].filter((t) => partitionsOf(t) === 0);
+    if (missing.length) {
+      throw new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline: topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not found; create ${missing.length > 1 ? 'them' : 'it'} first (eoswatch never auto-creates topics)`);
+    }
+    this.sinkPartitions = partitionsOf(c.sinkTopic);
+    this.dlqPartitions = partitionsOf(this.dlqTopic);
+
+    const committed = await fetchCommittedOffsets(this.admin, c.groupId, c.sourceTopic);
+    const without = [...committed.entries()].filter(([, o]) => o === null).map(([p]) => p);
+    if (without.length && c.startFrom === 'none') {
+      throw new EosError(
+        ErrorCodes.SERVICE_START_FAILED,
+        `pipeline: consumer group "${c.groupId}" has no committed offset for ${c.sourceTopic} partition${without.length > 1 ? 's' : ''} ${without.join(', ')}; ` +
+          `refusing to start (auto.offset.reset=none). To bootstrap, set pipeline.startFrom: earliest (or latest) for one run, ` +
+          `or commit offsets with kafka-consumer-groups.sh --group ${c.groupId} --topic ${c.sourceTopic} --reset-offsets --to-earliest --execute`,
+      );
+    }
+    if (without.length) {
+      this.logger.warn({ partitions: without, startFrom: c.startFrom }, `no committed offset for some partitions: starting them from ${c.startFrom} (pipeline.startFrom)`);
+    }
+
+    this.offsets = new EndOffsetReader(this.kafka);
+    const consumer = this.kafka.consumer({
+      groupId: c.groupId,
+      readUncommitted: false,
+      sessionTimeout: c.sessionTimeout,
+      heartbeatInterval: c.heartbeatInterval,
+      rebalanceTimeout: Math.max(c.sessionTimeout, c.checkpoint.timeout + 10_000),
+      maxWaitTimeInMs: 250,
+      allowAutoTopicCreation: false,
+      retry: { retries: 10 },
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      const assigned = new Set(payload.memberAssignment[c.sourceTopic] ?? []);
+      void this.serialized(() => this.onAssignment(assigned));
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) void this.fail(`consumer crashed: ${payload.error.message}`);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [c.sourceTopic], fromBeginning: c.startFrom === 'earliest' });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: true,
+      partitionsConsumedConcurrently: 64,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+    this.state = 'RUNNING';
+    this.metrics.up.set(this.labels, 1);
+    this.loop = this.checkpointLoop();
+    this.scheduleLsoPoll(0);
+    this.logger.info({ source: c.sourceTopic, sink: c.sinkTopic, dlq: this.dlqTopic, mode: c.mode, groupId: c.groupId }, 'pipeline running');
+  }
+
+  /** Control operations (checkpoints, rebalances, shutdown) never interleave. */
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.control.then(fn);
+    this.control = next.catch(() => undefined);
+    return next;
+  }
+
+  private async readCommitted(partition: number): Promise<bigint | null> {
+    const offsets = await fetchCommittedOffsets(this.admin!, this.config.groupId, this.config.sourceTopic);
+    return offsets.get(partition) ?? null;
+  }
+
+  private taskFor(partition: number): PartitionTask {
+    let t = this.tasks.get(partition);
+    if (!t) {
+      t = new PartitionTask(this.config.sourceTopic, partition, {
+        kafka: this.kafka,
+        config: this.config,
+        transform: this.transform!,
+        sinkPartitions: this.sinkPartitions,
+        dlqTopic: this.dlqTopic,
+        dlqPartitions: this.dlqPartitions,
+        logger: this.logger,
+        onFenced: () => this.metrics.fenced.inc(this.labels),
+      });
+      this.tasks.set(partition, t);
+      this.metrics.assignedPartitions.set(this.labels, this.tasks.size);
+    }
+    return t;
+  }
+
+  private async onAssignment(assigned: Set<number>): Promise<void> {
+    const revoked = [...this.tasks.keys()].filter((p) => !assigned.has(p));
+    for (const p of revoked) {
+      const t = this.tasks.get(p)!;
+      this.tasks.delete(p);
+      await t.close();
+    }
+    // Fenced tasks of partitions we own again start over: their next batch re-initialises them.
+    for (const [p, t] of this.tasks) {
+      if (t.state === 'fenced') {
+        this.tasks.delete(p);
+        await t.close();
+      }
+    }
+    this.metrics.assignedPartitions.set(this.labels, this.tasks.size);
+    this.logger.info({ assigned: [...assigned].sort((a, b) => a - b), revoked }, 'partitions assigned');
+  }
+
+  private async onBatch({ batch, isStale, isRunning }: EachBatchPayload): Promise<void> {
+    if (this.state !== 'RUNNING' || !isRunning() || isStale()) return;
+    // kafkajs' Batch carries the offset the fetch was issued from, but its typings omit it.
+    const fetchedOffset = String((batch as unknown as { fetchedOffset: string }).fetchedOffset);
+    let task = this.tasks.get(batch.partition);
+    if (!task || task.state === 'new') {
+      task = this.taskFor(batch.partition);
+      await task.waitForBarrier();
+      if (task.state === 'new') {
+        try {
+          await this.initTask(task, BigInt(fetchedOffset));
+        } catch (err) {
+          this.logger.warn({ partition: batch.partition, err: errorMessage(err) }, 'task initialisation failed; will retry on the next batch');
+          this.tasks.delete(batch.partition);
+          await task.close();
+          await new Promise((r) => setTimeout(r, 500));
+          this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: fetchedOffset });
+          return;
+        }
+        // The batch was fetched from kafkajs' idea of the position; continue only from ours.
+        if (task.nextOffset !== BigInt(fetchedOffset)) {
+          this.consumer!.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
+          return;
+        }
+      }
+    }
+    if (task.state !== 'ready') return;
+    const used = await task.process(batch.messages, isStale);
+    if (!used && task.error) this.wake?.(); // abort now, not at the next interval
+  }
+
+  private async initTask(task: PartitionTask, fetchedOffset: bigint): Promise<void> {
+    const committed = await task.init(() => this.readCommitted(task.partition));
+    if (committed === null) {
+      if (this.config.startFrom === 'none') {
+        void this.fail(`no committed offset for ${task.topic}-${task.partition} and pipeline.startFrom is none`);
+        throw new Error('no committed offset');
+      }
+      task.bootstrapAt(fetchedOffset);
+      this.logger.warn({ partition: task.partition, offset: fetchedOffset.toString(), startFrom: this.config.startFrom }, 'no committed offset: bootstrapping');
+    }
+    this.logger.info({ partition: task.partition, committed: task.committedOffset?.toString(), transactionalId: task.transactionalId }, 'partition task initialised (producer fenced any zombie)');
+  }
+
+  private async checkpointLoop(): Promise<void> {
+    while (this.state === 'RUNNING') {
+      const at = this.coordinator.nextTriggerAt();
+      const delay = at === null ? 100 : Math.max(0, at - Date.now());
+      const errored = this.hasErroredTask();
+      if (delay > 0 && !errored) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+      if (this.state !== 'RUNNING') break;
+      if (this.coordinator.shouldTrigger(Date.now()) || this.hasErroredTask()) {
+        await this.serialized(() => this.runCheckpoint()).catch((err) => this.fail(`checkpoint loop: ${errorMessage(err)}`));
+      }
+    }
+  }
+
+  private hasErroredTask(): boolean {
+    for (const t of this.tasks.values()) if (t.error && t.state === 'ready') return true;
+    return false;
+  }
+
+  /** One checkpoint: barrier → preCommit → commit, or abort on error/timeout. */
+  async runCheckpoint(): Promise<boolean> {
+    if (this.state !== 'RUNNING' && this.state !== 'STOPPING') return false;
+    const now = Date.now();
+    const cp = this.coordinator.trigger(now);
+    const m = this.metrics;
+    m.checkpointsPending.set(this.labels, 1);
+    const tasks = [...this.tasks.values()].filter((t) => t.state === 'ready');
+    const deadline = cp.triggeredAt + this.config.checkpoint.timeout;
+    const left = () => deadline - Date.now();
+    const committed: PartitionTask[] = [];
+    try {
+      for (const t of tasks) t.setBarrier(cp.id);
+      await withTimeout(Promise.all(tasks.map((t) => t.drain())), left(), `checkpoint ${cp.id} barrier`);
+      this.coordinator.barrierReached(cp.id);
+      const flags = await withTimeout(Promise.all(tasks.map((t) => t.preCommit(this.config.groupId))), left(), `checkpoint ${cp.id} preCommit`);
+      const toCommit = tasks.filter((_, i) => flags[i]);
+      this.coordinator.preCommitted(cp.id);
+      if (this.config.faultInjection.commitDelay > 0 && toCommit.length) {
+        this.logger.warn({ checkpoint: cp.id, delayMs: this.config.faultInjection.commitDelay, transactions: toCommit.length }, 'fault injection: pre-committed, waiting before commit');
+        await new Promise((r) => setTimeout(r, this.config.faultInjection.commitDelay));
+      }
+      const commitOffsets = (t: PartitionTask) => (offset: bigint) =>
+        this.consumer!.commitOffsets([{ topic: t.topic, partition: t.partition, offset: String(offset) }]);
+      const latencies = await withTimeout(
+        Promise.all(
+          toCommit.map(async (t) => {
+            const ms = await t.commit(commitOffsets(t));
+            committed.push(t);
+            return ms;
+          }),
+        ),
+        left(),
+        `checkpoint ${cp.id} commit`,
+      );
+      for (const ms of latencies) m.commitLatency.observe(this.labels, ms / 1000);
+      for (const t of toCommit) {
+        const p = t.takePending();
+        m.records.inc({ ...this.labels, direction: 'in' }, p.in);
+        m.records.inc({ ...this.labels, direction: 'out' }, p.out);
+        m.records.inc({ ...this.labels, direction: 'dlq' }, p.dlq);
+      }
+      if (this.config.mode === 'EXACTLY_ONCE') m.transactions.inc({ ...this.labels, outcome: 'committed' }, toCommit.length);
+      const r = this.coordinator.complete(cp.id, Date.now());
+      m.checkpoints.inc({ ...this.labels, outcome: 'completed' });
+      m.checkpointDuration.observe({ ...this.labels, outcome: 'completed' }, r.durationMs / 1000);
+      m.lastCompleted.set(this.labels, Date.now() / 1000);
+      m.consecutiveFailures.set(this.labels, 0);
+      this.logger.debug({ checkpoint: cp.id, transactions: toCommit.length, ms: r.durationMs }, 'checkpoint completed');
+      return true;
+    } catch (err) {
+      const outcome: AbortOutcome = err instanceof TimeoutError ? 'timeout' : 'failed';
+      await this.abortCheckpoint(cp.id, tasks, committed, outcome, errorMessage(err));
+      return false;
+    } finally {
+      for (const t of tasks) t.releaseBarrier();
+      m.checkpointsPending.set(this.labels, this.coordinator.pendingCount);
+    }
+  }
+
+  private async abortCheckpoint(id: number, tasks: PartitionTask[], committed: PartitionTask[], outcome: AbortOutcome, reason: string): Promise<void> {
+    const m = this.metrics;
+    const toAbort = tasks.filter((t) => !committed.includes(t));
+    const aborted = toAbort.filter((t) => t.hasOpenTransaction || t.error).length;
+    this.logger.warn({ checkpoint: id, outcome, reason, transactions: aborted }, 'checkpoint aborted; rewinding to the committed offsets');
+    const abortTimeout = Math.max(5_000, this.config.checkpoint.timeout);
+    await Promise.all(
+      toAbort.map(async (t) => {
+        try {
+          const resume = await t.abort(() => this.readCommitted(t.partition), abortTimeout);
+          if (resume !== null && t.state === 'ready') this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(resume) });
+        } catch (err) {
+          // The next batch of this partition initialises a fresh task.
+          this.logger.error({ partition: t.partition, err: errorMessage(err) }, 'could not abort or re-initialise the partition task; starting it over');
+          this.tasks.delete(t.partition);
+          await t.close();
+        }
+      }),
+    );
+    for (const t of committed) {
+      const p = t.takePending();
+      m.records.inc({ ...this.labels, direction: 'in' }, p.in);
+      m.records.inc({ ...this.labels, direction: 'out' }, p.out);
+      m.records.inc({ ...this.labels, direction: 'dlq' }, p.dlq);
+    }
+    if (this.config.mode === 'EXACTLY_ONCE') {
+      m.transactions.inc({ ...this.labels, outcome: 'aborted' }, aborted);
+      m.transactions.inc({ ...this.labels, outcome: 'committed' }, committed.length);
+    }
+    const r = this.coordinator.abort(id, Date.now(), outcome, reason);
+    m.checkpoints.inc({ ...this.labels, outcome });
+    m.checkpointDuration.observe({ ...this.labels, outcome }, r.durationMs / 1000);
+    m.consecutiveFailures.set(this.labels, this.coordinator.consecutiveFailures);
+    if (r.failed) void this.fail(this.coordinator.failureReason ?? reason);
+  }
+
+  private async fail(reason: string): Promise<void> {
+    if (this.state === 'FAILED' || this.state === 'STOPPED') return;
+    this.state = 'FAILED';
+    this.failure = reason;
+    this.metrics.up.set(this.labels, 0);
+    this.logger.error({ reason, onFailure: this.config.onFailure }, 'pipeline FAILED');
+    this.wake?.();
+    await this.releaseClients();
+    if (this.config.onFailure === 'exit') this.ctx.fatal(new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${reason}`));
+  }
+
+  private scheduleLsoPoll(delay: number): void {
+    this.lsoTimer = setTimeout(async () => {
+      try {
+        for (const e of (await this.offsets?.read(this.config.sinkTopic)) ?? []) {
+          this.metrics.lsoLag.set({ ...this.labels, topic: this.config.sinkTopic, partition: String(e.partition) }, Number(e.high - e.lso));
+        }
+      } catch (err) {
+        this.logger.debug({ err: errorMessage(err) }, 'LSO poll failed');
+      }
+      if (this.state === 'RUNNING') this.scheduleLsoPoll(this.config.lsoPollInterval);
+    }, delay);
+  }
+
+  private async releaseClients(): Promise<void> {
+    clearTimeout(this.lsoTimer);
+    await this.consumer?.disconnect().catch(() => undefined);
+    await Promise.all([...this.tasks.values()].map((t) => t.close()));
+    this.tasks.clear();
+    this.metrics.assignedPartitions.set(this.labels, 0);
+    await this.offsets?.close();
+    await this.admin?.disconnect().catch(() => undefined);
+  }
+
+  /** Finishes the checkpoint in flight, commits what was processed, leaves the group, closes producers. */
+  async stop(): Promise<void> {
+    if (this.state === 'STOPPED') return;
+    const wasRunning = this.state === 'RUNNING';
+    this.state = 'STOPPING';
+    this.wake?.();
+    clearTimeout(this.lsoTimer);
+    await this.loop;
+    if (wasRunning && this.consumer) {
+      await this.consumer.stop().catch(() => undefined);
+      // Commit what was processed since the last checkpoint rather than redo it after restart.
+      await this.serialized(() => this.runCheckpoint()).catch(() => false);
+    }
+    await this.releaseClients();
+    this.state = 'STOPPED';
+    this.metrics.up.set(this.labels, 0);
+    this.metrics.checkpointsPending.set(this.labels, 0);
+  }
+}
