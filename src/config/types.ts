@@ -65,5 +65,5 @@ export interface PipelineConfig {
   heartbeatInterval: number;
   lsoPollInterval: number;
   onFailure: 'exit' | 'keep-serving';
-  faultInjection: { commitDelay: number };
+  faultInjection: { commitDelay: number; commitDelayTimes: number };
 }

@@ -68,7 +68,10 @@ export function kafkaLogCreator(logger: Logger): KafkaJsConfig['logCreator'] {
   return () =>
     ({ namespace, level, log }: LogEntry) => {
       const { message, timestamp: _ts, logger: _l, ...extra } = log as { message: string; timestamp?: string; logger?: string; [k: string]: unknown };
-      child[pinoLevelFor(level, namespace)]({ namespace, ...extra }, message);
+      // kafkajs warns about any finite retry count on an idempotent producer; eos pipelines abort the
+      // transaction of a send that failed after its retries, so nothing can be duplicated: not a warning.
+      const lvl = message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : pinoLevelFor(level, namespace);
+      child[lvl]({ namespace, ...extra }, message);
     };
 }
 

@@ -1,10 +1,11 @@
 // Offsets the pipeline and the LSO poller need: a group's committed offsets, and each
 // partition's high watermark and last stable offset (LSO).
 import type { Admin, Kafka } from 'kafkajs';
+import { retryRetriable } from './retry.js';
 
 /** Committed offset per partition of `topic` for `groupId`; null where the group has none. */
 export async function fetchCommittedOffsets(admin: Admin, groupId: string, topic: string): Promise<Map<number, bigint | null>> {
-  const res = await admin.fetchOffsets({ groupId, topics: [topic] });
+  const res = await retryRetriable(() => admin.fetchOffsets({ groupId, topics: [topic] }));
   const out = new Map<number, bigint | null>();
   for (const t of res) {
     for (const p of t.partitions) out.set(p.partition, p.offset === '-1' || p.offset === '' ? null : BigInt(p.offset));

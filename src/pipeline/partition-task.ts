@@ -113,6 +113,7 @@ export class PartitionTask {
   private readonly lock = new Lock();
   private barrier: { id: number; released: Promise<void>; release: () => void } | null = null;
   private generation = 0;
+  private fencedReported = false;
   private readonly logger: Logger;
   private readonly exactlyOnce: boolean;
 
@@ -264,8 +265,9 @@ export class PartitionTask {
   }
 
   private markFenced(err: Error): void {
-    if (this.state === 'fenced') return;
-    this.state = 'fenced';
+    if (this.fencedReported) return;
+    this.fencedReported = true;
+    if (this.state !== 'closed') this.state = 'fenced';
     this.logger.error({ err: err.message }, 'producer fenced by a newer epoch of its transactional id: another instance owns this partition now');
     this.ctx.onFenced(this);
   }
@@ -412,7 +414,12 @@ export class PartitionTask {
     const txn = this.txn;
     this.txn = null;
     this.releaseBarrier();
-    if (wasReady && txn && !this.lock.busy) await txn.abort().catch(() => undefined);
+    if (wasReady && txn && !this.lock.busy) {
+      await txn.abort().catch((err: unknown) => {
+        // A zombie learns here that it was replaced: say so rather than swallow it.
+        if (isFencedError(err)) this.markFenced(err as Error);
+      });
+    }
     await p?.disconnect().catch(() => undefined);
   }
 }

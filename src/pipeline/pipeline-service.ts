@@ -34,6 +34,7 @@ export class PipelineService implements Service {
   private lsoTimer: NodeJS.Timeout | undefined;
   private failure: string | undefined;
   private control: Promise<unknown> = Promise.resolve();
+  private commitDelaysDone = 0;
 
   constructor(
     private readonly config: PipelineConfig,
@@ -282,10 +283,12 @@ export class PipelineService implements Service {
       const flags = await withTimeout(Promise.all(tasks.map((t) => t.preCommit(this.config.groupId))), left(), `checkpoint ${cp.id} preCommit`);
       const toCommit = tasks.filter((_, i) => flags[i]);
       this.coordinator.preCommitted(cp.id);
-      if (this.config.faultInjection.commitDelay > 0 && toCommit.length) {
+      const fi = this.config.faultInjection;
+      if (fi.commitDelay > 0 && toCommit.length && (fi.commitDelayTimes === 0 || this.commitDelaysDone++ < fi.commitDelayTimes)) {
         this.logger.warn({ checkpoint: cp.id, delayMs: this.config.faultInjection.commitDelay, transactions: toCommit.length }, 'fault injection: pre-committed, waiting before commit');
-        await new Promise((r) => setTimeout(r, this.config.faultInjection.commitDelay));
+        await new Promise((r) => setTimeout(r, fi.commitDelay));
       }
+      if (left() <= 0) throw new TimeoutError(`checkpoint ${cp.id} timed out before commit`);
       const commitOffsets = (t: PartitionTask) => (offset: bigint) =>
         this.consumer!.commitOffsets([{ topic: t.topic, partition: t.partition, offset: String(offset) }]);
       const latencies = await withTimeout(

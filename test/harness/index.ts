@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
 import { LocalCluster, type ClusterOptions } from '../../src/localcluster/cluster.js';
+import { ensureTopics } from '../../src/kafka/admin.js';
 
 export { LocalCluster };
 
@@ -41,7 +42,7 @@ export async function createTopic(brokers: string[], topic: string, partitions: 
   const admin = kafkaFor(brokers).admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor }], waitForLeaders: true });
+    await ensureTopics(admin, [{ topic, numPartitions: partitions, replicationFactor }]);
   } finally {
     await admin.disconnect();
   }

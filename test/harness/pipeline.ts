@@ -1,0 +1,161 @@
+// Pipeline processes for tests: `eoswatch run` as a child process with a generated config,
+// tracked by pid, plus a steady seed stream and "caught up" detection on the group's offsets.
+import { after } from 'node:test';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { stringify } from 'yaml';
+import { CLI, kafkaFor, spawnTracked, uniqueName } from './index.js';
+import { produceSeed, type SentRecord } from './seed.js';
+import { parsePrometheusText, sampleValue } from './promtext.js';
+
+export interface PipelineSetup {
+  brokers: string[];
+  source: string;
+  sink: string;
+  groupId: string;
+  prefix: string;
+}
+
+export function pipelineConfig(s: PipelineSetup, pipeline: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    http: { host: '127.0.0.1', port: 0 },
+    log: { level: 'info' },
+    shutdown: { gracePeriod: '20s' },
+    kafka: { brokers: s.brokers },
+    pipeline: {
+      enabled: true,
+      sourceTopic: s.source,
+      sinkTopic: s.sink,
+      groupId: s.groupId,
+      transactionalIdPrefix: s.prefix,
+      startFrom: 'earliest',
+      checkpoint: { interval: '500ms', timeout: '20s' },
+      sessionTimeout: '10s',
+      heartbeatInterval: '1s',
+      lsoPollInterval: '1s',
+      ...pipeline,
+    },
+    ...extra,
+  };
+}
+
+export class PipelineProcess {
+  readonly child: ChildProcess;
+  output = '';
+  url: Promise<string>;
+  readonly exited: Promise<number | null>;
+
+  constructor(config: Record<string, unknown>, readonly name = uniqueName('instance')) {
+    const dir = mkdtempSync(join(tmpdir(), 'eoswatch-pipe-'));
+    const file = join(dir, 'eoswatch.yaml');
+    writeFileSync(file, stringify(config));
+    this.child = spawnTracked('node', [...CLI, 'run', '--config', file]);
+    this.child.stdout!.on('data', (d) => (this.output += d));
+    this.child.stderr!.on('data', (d) => (this.output += d));
+    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+    this.url = this.waitFor(/"url":"(http:\/\/[^"]+)".*HTTP server listening/).then((m) => m[1]!);
+    this.url.catch(() => undefined);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Resolves when a line of output matches (lines written before the call count too). */
+  waitFor(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        for (const line of this.output.split('\n')) {
+          const m = line.match(pattern);
+          if (m) {
+            resolve(m);
+            return true;
+          }
+        }
+        return false;
+      };
+      if (check()) return;
+      const onData = () => {
+        if (check()) cleanup();
+      };
+      const onExit = () => {
+        if (!check()) reject(new Error(`pipeline ${this.name} exited before a line matched ${pattern}:\n${this.output.slice(-3000)}`));
+        cleanup();
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms from pipeline ${this.name}:\n${this.output.slice(-3000)}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.child.stdout!.off('data', onData);
+        this.child.off('exit', onExit);
+      };
+      this.child.stdout!.on('data', onData);
+      this.child.once('exit', onExit);
+    });
+  }
+
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+    const text = await (await fetch(`${await this.url}/metrics`)).text();
+    return sampleValue(parsePrometheusText(text), name, labels);
+  }
+
+  signal(sig: NodeJS.Signals): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) process.kill(this.pid, sig);
+  }
+
+  async kill(): Promise<void> {
+    this.signal('SIGKILL');
+    await this.exited;
+  }
+}
+
+/** Writes `total` seed records in chunks, one chunk every intervalMs, while a test injects faults. */
+export function seedStream(brokers: string[], topic: string, partitions: number, total: number, chunk: number, intervalMs: number) {
+  const sent: SentRecord[] = [];
+  let stopped = false;
+  const done = (async () => {
+    while (sent.length < total && !stopped) {
+      const n = Math.min(chunk, total - sent.length);
+      const part = await produceSeed(brokers, topic, partitions, n, { startValue: sent.length });
+      sent.push(...part);
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+    return sent;
+  })();
+  after(() => {
+    stopped = true;
+  });
+  return { sent, done };
+}
+
+/** Waits until the group's committed offsets reach the end of every source partition. */
+export async function waitCaughtUp(brokers: string[], groupId: string, topic: string, timeoutMs = 120_000): Promise<void> {
+  const admin = kafkaFor(brokers).admin();
+  await admin.connect();
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  try {
+    while (Date.now() < deadline) {
+      try {
+        const ends = await admin.fetchTopicOffsets(topic);
+        const committed = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions ?? [];
+        const behind = ends.filter((e) => {
+          const c = committed.find((p) => p.partition === e.partition);
+          return !c || BigInt(c.offset) < BigInt(e.high);
+        });
+        if (behind.length === 0) return;
+        last = behind.map((e) => `${e.partition}: ${committed.find((p) => p.partition === e.partition)?.offset ?? '-'} < ${e.high}`).join(', ');
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  throw new Error(`group ${groupId} did not catch up with ${topic} in ${timeoutMs} ms (${last})`);
+}

@@ -1,0 +1,122 @@
+// The transactional pipeline against a real 3-node cluster: exactly-once end to end, the start
+// position guard, the dead-letter topic, checkpoint timeout and FAILED. The sink is always read
+// by test/harness code (a plain read_committed kafkajs consumer), never by the pipeline's.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTopic, readAll, uniqueName, useCluster, kafkaFor } from '../harness/index.js';
+import { assertExactlyOnce, checkSink, produceSeed } from '../harness/seed.js';
+import { PipelineProcess, pipelineConfig, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
+
+const P = 6;
+
+describe('transactional pipeline (3-node cluster)', () => {
+  const h = useCluster({ nodes: 3 });
+
+  async function setup(name: string): Promise<PipelineSetup> {
+    const id = uniqueName(name);
+    const s: PipelineSetup = { brokers: h.cluster.brokers, source: `${id}-in`, sink: `${id}-out`, groupId: `${id}-group`, prefix: id };
+    for (const t of [s.source, s.sink, `${s.sink}.dlq`]) await createTopic(s.brokers, t, P, 3);
+    return s;
+  }
+
+  test('50,000 seed records: every id exactly once in the sink with value + 1, input order kept per partition', async () => {
+    const s = await setup('fifty-k');
+    const sent = await produceSeed(s.brokers, s.source, P, 50_000);
+    const p = new PipelineProcess(pipelineConfig(s));
+    await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length);
+    assert.equal(await p.metric('eos_pipeline_records_total', { direction: 'in' }), 50_000);
+    assert.equal(await p.metric('eos_pipeline_records_total', { direction: 'out' }), 50_000);
+    assert.ok((await p.metric('eos_kafka_transaction_commit_latency_seconds_count'))! >= P);
+    assert.ok((await p.metric('eos_checkpoints_total', { outcome: 'completed' }))! >= 1);
+    assert.equal(await p.metric('eos_checkpoints_total', { outcome: 'failed' }), 0);
+    assert.equal(await p.metric('eos_pipeline_up'), 1);
+    assert.equal((await fetch(`${await p.url}/readyz`)).status, 200);
+    p.signal('SIGTERM');
+    assert.equal(await p.exited, 0);
+  });
+
+  test('no committed offset and no startFrom: refuses to start and says how to bootstrap', async () => {
+    const s = await setup('no-offset');
+    await produceSeed(s.brokers, s.source, P, 10);
+    const p = new PipelineProcess(pipelineConfig(s, { startFrom: 'none' }));
+    assert.equal(await p.exited, 1);
+    assert.match(p.output, /has no committed offset for .* partitions 0, 1, 2, 3, 4, 5; refusing to start \(auto\.offset\.reset=none\)/);
+    assert.match(p.output, /pipeline\.startFrom: earliest/);
+    assert.equal((await readAll(s.brokers, s.sink)).length, 0, 'nothing was written');
+  });
+
+  test('malformed records go to the dead-letter topic in the same transaction; the rest is unaffected', async () => {
+    const s = await setup('dlq');
+    const good = await produceSeed(s.brokers, s.source, P, 600);
+    const producer = kafkaFor(s.brokers).producer();
+    await producer.connect();
+    const bad = ['not json at all', JSON.stringify({ ts: 1, value: 3 }), JSON.stringify({ id: 'x', ts: 1, value: 'three' })];
+    await producer.send({ topic: s.source, messages: bad.map((value, i) => ({ value, partition: i % P })) });
+    await producer.disconnect();
+    const good2 = await produceSeed(s.brokers, s.source, P, 600, { startValue: 600 });
+    const p = new PipelineProcess(pipelineConfig(s));
+    await waitCaughtUp(s.brokers, s.groupId, s.source);
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, [...good, ...good2], { checkOrder: false }), 1200);
+    const dlq = await readAll(s.brokers, `${s.sink}.dlq`);
+    assert.deepEqual(dlq.map((r) => String(r.message.value)).sort(), [...bad].sort());
+    const reasons = dlq.map((r) => String(r.message.headers?.['eos.dlq.reason'])).sort();
+    assert.deepEqual(reasons, ['field "id" missing or not a non-empty string', 'field "value" missing or not an integer', 'value is not JSON: Unexpected token \'o\', "not json at all" is not valid JSON'].sort());
+    for (const r of dlq) {
+      assert.equal(String(r.message.headers?.['eos.dlq.source.topic']), s.source);
+      assert.match(String(r.message.headers?.['eos.dlq.source.offset']), /^\d+$/);
+    }
+    assert.equal(await p.metric('eos_pipeline_records_total', { direction: 'dlq' }), 3);
+    await p.kill();
+  });
+
+  test('a checkpoint that times out is aborted, rewound and retried; nothing is lost or duplicated', async () => {
+    const s = await setup('timeout');
+    const sent = await produceSeed(s.brokers, s.source, P, 3000);
+    // The first checkpoint with transactions sleeps past its timeout between preCommit and commit.
+    const p = new PipelineProcess(
+      pipelineConfig(s, {
+        checkpoint: { interval: '500ms', timeout: '2s', tolerableFailedCheckpoints: 1 },
+        faultInjection: { commitDelay: '3s', commitDelayTimes: 1 },
+      }),
+    );
+    await p.waitFor(/"outcome":"timeout".*checkpoint aborted/);
+    await waitCaughtUp(s.brokers, s.groupId, s.source);
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length);
+    assert.equal(await p.metric('eos_checkpoints_total', { outcome: 'timeout' }), 1);
+    assert.ok((await p.metric('eos_transactions_total', { outcome: 'committed' }))! >= 1);
+    assert.equal(await p.metric('eos_checkpoint_consecutive_failures'), 0);
+    assert.equal(await p.metric('eos_pipeline_up'), 1);
+    await p.kill();
+  });
+
+  test('tolerableFailedCheckpoints: 0 and one failure: the pipeline is FAILED, eos_pipeline_up 0, /readyz 503', async () => {
+    const s = await setup('failed');
+    await produceSeed(s.brokers, s.source, P, 500);
+    const p = new PipelineProcess(
+      pipelineConfig(s, {
+        checkpoint: { interval: '500ms', timeout: '1s', tolerableFailedCheckpoints: 0 },
+        faultInjection: { commitDelay: '2s' },
+        onFailure: 'keep-serving',
+      }),
+    );
+    await p.waitFor(/pipeline FAILED/);
+    assert.equal(await p.metric('eos_pipeline_up'), 0);
+    assert.equal(await p.metric('eos_checkpoint_consecutive_failures'), 1);
+    const ready = await fetch(`${await p.url}/readyz`);
+    assert.equal(ready.status, 503);
+    assert.match(JSON.stringify(await ready.json()), /pipeline: FAILED: 1 consecutive failed checkpoint \(tolerable: 0\)/);
+    assert.equal((await readAll(s.brokers, s.sink)).length, 0, 'the aborted transaction left nothing visible');
+    await p.kill();
+  });
+
+  test('a FAILED pipeline exits non-zero by default (onFailure: exit)', async () => {
+    const s = await setup('failed-exit');
+    await produceSeed(s.brokers, s.source, P, 100);
+    const p = new PipelineProcess(
+      pipelineConfig(s, { checkpoint: { interval: '500ms', timeout: '1s' }, faultInjection: { commitDelay: '2s' } }),
+    );
+    assert.equal(await p.exited, 1);
+    assert.match(p.output, /fatal service error; shutting down/);
+  });
+});
