@@ -47,16 +47,19 @@ Options:
   -h, --help   show this help
 `;
 
-const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR]
+const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
 
-Starts a local Kafka cluster (fetched with Maven, run with java), then eoswatch against it,
-prints the URLs and runs until Ctrl-C, which stops everything it started.
+Starts a local Kafka cluster (fetched with Maven, run with java), creates the topics
+demo.orders, demo.orders.enriched and demo.orders.dlq, writes seed records at a steady rate,
+runs the transactional pipeline (increment) and the exporter, prints the URLs and runs until
+Ctrl-C, which stops everything it started.
 
 Options:
   --port N             HTTP port of eoswatch (default 7395)
   --nodes N            1 or 3 Kafka nodes (default 3)
   --kafka-version V    Kafka version (default: the latest supported 4.x)
   --dir DIR            cluster data and logs (default .eoswatch/demo)
+  --rate N             seed records per second (default 200)
   -h, --help           show this help
 `;
 
@@ -149,6 +152,7 @@ async function cmdDemo(args: string[]): Promise<number> {
       nodes: { type: 'string' },
       'kafka-version': { type: 'string' },
       dir: { type: 'string' },
+      rate: { type: 'string' },
     },
     false,
   );
@@ -160,8 +164,10 @@ async function cmdDemo(args: string[]): Promise<number> {
   const nodes = values.nodes === undefined ? 3 : Number(values.nodes);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new EosError(ErrorCodes.USAGE, `--port: expected 0-65535, found "${values.port}"`);
   if (nodes !== 1 && nodes !== 3) throw new EosError(ErrorCodes.USAGE, `--nodes: expected 1 or 3, found "${values.nodes}"`);
+  const rate = values.rate === undefined ? 200 : Number(values.rate);
+  if (!Number.isFinite(rate) || rate <= 0) throw new EosError(ErrorCodes.USAGE, `--rate: expected a positive number, found "${values.rate}"`);
   const { runDemo } = await import('./demo.js');
-  return runDemo({ port, nodes, version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
+  return runDemo({ port, nodes, rate, version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
 }
 
 export async function main(argv: string[]): Promise<number> {

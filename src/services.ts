@@ -35,7 +35,9 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
     const ctx = context('pipeline');
     // Short first retries: after a commit, the next transaction's AddPartitionsToTxn meets
     // CONCURRENT_TRANSACTIONS until the markers are written (a few ms), and kafkajs retries with this.
-    const kafka = createKafka(config.kafka, ctx.logger, { retry: { initialRetryTime: 20, maxRetryTime: 2000, retries: 12 } });
+    // Enough of them (about 35 s) to ride out a leader or coordinator failover; a send stuck longer
+    // is cut by the checkpoint timeout, which aborts and re-initialises the producer.
+    const kafka = createKafka(config.kafka, ctx.logger, { retry: { initialRetryTime: 20, maxRetryTime: 1000, retries: 40 } });
     services.push(new PipelineService(config.pipeline, kafka, ctx));
   }
 

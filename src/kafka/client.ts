@@ -63,6 +63,26 @@ export function kafkaLogLevelFor(logger: Logger): KafkaLogLevel {
   }
 }
 
+/**
+ * kafkajs debug entries carry request payloads (Buffers, typed arrays): the redaction walk of
+ * pino cannot traverse those, so entries are flattened to primitives and short JSON first.
+ */
+export function plainLogFields(extra: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) out[k] = v;
+    else if (v instanceof Error) out[k] = v.message;
+    else if (Buffer.isBuffer(v) || ArrayBuffer.isView(v)) out[k] = `<${(v as ArrayBufferView).byteLength} bytes>`;
+    else if (v !== undefined) {
+      const json = JSON.stringify(v, (_key, x: unknown) =>
+        Buffer.isBuffer(x) || ArrayBuffer.isView(x) || (x as { type?: string })?.type === 'Buffer' ? '<bytes>' : typeof x === 'bigint' ? String(x) : x,
+      );
+      out[k] = json && json.length > 500 ? `${json.slice(0, 500)}...` : json;
+    }
+  }
+  return out;
+}
+
 export function kafkaLogCreator(logger: Logger): KafkaJsConfig['logCreator'] {
   const child = logger.child({ component: 'kafkajs' });
   return () =>
@@ -71,7 +91,7 @@ export function kafkaLogCreator(logger: Logger): KafkaJsConfig['logCreator'] {
       // kafkajs warns about any finite retry count on an idempotent producer; eos pipelines abort the
       // transaction of a send that failed after its retries, so nothing can be duplicated: not a warning.
       const lvl = message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : pinoLevelFor(level, namespace);
-      child[lvl]({ namespace, ...extra }, message);
+      child[lvl]({ namespace, ...plainLogFields(extra) }, message);
     };
 }
 

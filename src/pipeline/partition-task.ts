@@ -114,6 +114,8 @@ export class PartitionTask {
   private barrier: { id: number; released: Promise<void>; release: () => void } | null = null;
   private generation = 0;
   private fencedReported = false;
+  /** When this task learnt it was fenced (ms), or null. */
+  fencedAt: number | null = null;
   private readonly logger: Logger;
   private readonly exactlyOnce: boolean;
 
@@ -196,35 +198,42 @@ export class PartitionTask {
    * it as consumed.
    */
   async process(records: BatchRecord[], isStale: () => boolean): Promise<boolean> {
-    await this.waitForBarrier();
-    return this.lock.run(async () => {
-      if (this.barrier || this.state !== 'ready' || this.error || isStale() || this.nextOffset === null) return false;
-      const floor = this.nextOffset;
-      const fresh = records.filter((r) => BigInt(r.offset) >= floor);
-      if (fresh.length === 0) return true;
-      const { out, dlq } = transformBatch(fresh, { topic: this.topic, partition: this.partition }, this.ctx.transform);
-      const topicMessages = this.messagesFor(out, dlq);
-      const gen = this.generation;
-      try {
-        if (topicMessages.length) {
-          if (this.exactlyOnce) {
-            this.txn ??= await this.producer!.transaction();
-            await this.txn.sendBatch({ topicMessages, acks: -1 });
-          } else {
-            await this.producer!.sendBatch({ topicMessages, acks: -1 });
-          }
+    for (;;) {
+      await this.waitForBarrier();
+      const r = await this.lock.run(() => this.append(records, isStale));
+      // A barrier went up while this batch waited for the lock: wait for the checkpoint, then try again.
+      if (r !== 'barrier') return r;
+    }
+  }
+
+  private async append(records: BatchRecord[], isStale: () => boolean): Promise<boolean | 'barrier'> {
+    if (this.barrier) return 'barrier';
+    if (this.state !== 'ready' || this.error || isStale() || this.nextOffset === null) return false;
+    const floor = this.nextOffset;
+    const fresh = records.filter((r) => BigInt(r.offset) >= floor);
+    if (fresh.length === 0) return true;
+    const { out, dlq } = transformBatch(fresh, { topic: this.topic, partition: this.partition }, this.ctx.transform);
+    const topicMessages = this.messagesFor(out, dlq);
+    const gen = this.generation;
+    try {
+      if (topicMessages.length) {
+        if (this.exactlyOnce) {
+          this.txn ??= await this.producer!.transaction();
+          await this.txn.sendBatch({ topicMessages, acks: -1 });
+        } else {
+          await this.producer!.sendBatch({ topicMessages, acks: -1 });
         }
-      } catch (err) {
-        if (gen === this.generation) this.fail(err as Error);
-        return false;
       }
-      if (gen !== this.generation) return false;
-      this.nextOffset = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
-      this.pending.in += fresh.length;
-      this.pending.out += out.length;
-      this.pending.dlq += dlq.length;
-      return true;
-    });
+    } catch (err) {
+      if (gen === this.generation) this.fail(err as Error);
+      return false;
+    }
+    if (gen !== this.generation) return false;
+    this.nextOffset = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
+    this.pending.in += fresh.length;
+    this.pending.out += out.length;
+    this.pending.dlq += dlq.length;
+    return true;
   }
 
   private messagesFor(out: OutputRecord[], dlq: { record: BatchRecord; reason: string }[]) {
@@ -268,6 +277,7 @@ export class PartitionTask {
     if (this.fencedReported) return;
     this.fencedReported = true;
     if (this.state !== 'closed') this.state = 'fenced';
+    this.fencedAt = Date.now();
     this.logger.error({ err: err.message }, 'producer fenced by a newer epoch of its transactional id: another instance owns this partition now');
     this.ctx.onFenced(this);
   }

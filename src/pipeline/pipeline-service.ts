@@ -35,6 +35,7 @@ export class PipelineService implements Service {
   private failure: string | undefined;
   private control: Promise<unknown> = Promise.resolve();
   private commitDelaysDone = 0;
+  private assigned = new Set<number>();
 
   constructor(
     private readonly config: PipelineConfig,
@@ -125,6 +126,8 @@ export class PipelineService implements Service {
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const assigned = new Set(payload.memberAssignment[c.sourceTopic] ?? []);
+      // From now on batches of other partitions are stale: never start a task for them.
+      this.assigned = assigned;
       void this.serialized(() => this.onAssignment(assigned));
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -195,7 +198,7 @@ export class PipelineService implements Service {
   }
 
   private async onBatch({ batch, isStale, isRunning }: EachBatchPayload): Promise<void> {
-    if (this.state !== 'RUNNING' || !isRunning() || isStale()) return;
+    if (this.state !== 'RUNNING' || !isRunning() || isStale() || !this.assigned.has(batch.partition)) return;
     // kafkajs' Batch carries the offset the fetch was issued from, but its typings omit it.
     const fetchedOffset = String((batch as unknown as { fetchedOffset: string }).fetchedOffset);
     let task = this.tasks.get(batch.partition);
@@ -260,6 +263,21 @@ export class PipelineService implements Service {
     }
   }
 
+  /**
+   * A task fenced while its partition stays assigned to us: by now the group has settled (the
+   * instance that fenced us was a zombie, or we were and have rejoined). Starting it over
+   * re-initialises the producer and re-reads the committed offset.
+   */
+  private dropLongFencedTasks(now: number): void {
+    for (const [p, t] of this.tasks) {
+      if (t.state === 'fenced' && t.fencedAt !== null && now - t.fencedAt > this.config.sessionTimeout) {
+        this.tasks.delete(p);
+        void t.close();
+        this.logger.info({ partition: p }, 'partition still assigned after being fenced; starting its task over');
+      }
+    }
+  }
+
   private hasErroredTask(): boolean {
     for (const t of this.tasks.values()) if (t.error && t.state === 'ready') return true;
     return false;
@@ -269,6 +287,7 @@ export class PipelineService implements Service {
   async runCheckpoint(): Promise<boolean> {
     if (this.state !== 'RUNNING' && this.state !== 'STOPPING') return false;
     const now = Date.now();
+    this.dropLongFencedTasks(now);
     const cp = this.coordinator.trigger(now);
     const m = this.metrics;
     m.checkpointsPending.set(this.labels, 1);

@@ -117,12 +117,20 @@ export class PipelineProcess {
 export function seedStream(brokers: string[], topic: string, partitions: number, total: number, chunk: number, intervalMs: number) {
   const sent: SentRecord[] = [];
   let stopped = false;
+  // One idempotent producer with a long retry budget: a send never fails over a broker kill, and
+  // kafkajs' internal retries keep their sequence numbers, so the source holds no duplicate.
+  const producer = kafkaFor(brokers).producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 100, maxRetryTime: 1000 } });
   const done = (async () => {
-    while (sent.length < total && !stopped) {
-      const n = Math.min(chunk, total - sent.length);
-      const part = await produceSeed(brokers, topic, partitions, n, { startValue: sent.length });
-      sent.push(...part);
-      await new Promise((r) => setTimeout(r, intervalMs));
+    await producer.connect();
+    try {
+      while (sent.length < total && !stopped) {
+        const n = Math.min(chunk, total - sent.length);
+        const part = await produceSeed(brokers, topic, partitions, n, { startValue: sent.length, producer });
+        sent.push(...part);
+        await new Promise((r) => setTimeout(r, intervalMs));
+      }
+    } finally {
+      await producer.disconnect();
     }
     return sent;
   })();
@@ -158,4 +166,14 @@ export async function waitCaughtUp(brokers: string[], groupId: string, topic: st
     await admin.disconnect();
   }
   throw new Error(`group ${groupId} did not catch up with ${topic} in ${timeoutMs} ms (${last})`);
+}
+
+/** The last pipeline log lines of each process (kafkajs connection chatter left out), for failure messages. */
+export function tails(...ps: PipelineProcess[]): string {
+  return ps
+    .map((p) => {
+      const lines = p.output.split('\n').filter((l) => l && !l.includes('"namespace":"Connection"') && !l.includes('concurrent operation'));
+      return `--- ${p.name} (pid ${p.pid}):\n${lines.slice(-25).join('\n')}`;
+    })
+    .join('\n');
 }

@@ -2,6 +2,7 @@
 // partitions, and an exactly-once check of the sink that shares no code with the pipeline.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { Producer } from 'kafkajs';
 import { kafkaFor, readAll } from './index.js';
 
 export interface SentRecord {
@@ -16,10 +17,11 @@ export async function produceSeed(
   topic: string,
   partitions: number,
   count: number,
-  opts: { batch?: number; extra?: Record<string, unknown>; startValue?: number } = {},
+  opts: { batch?: number; extra?: Record<string, unknown>; startValue?: number; producer?: Producer } = {},
 ): Promise<SentRecord[]> {
-  const producer = kafkaFor(brokers).producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-  await producer.connect();
+  const own = !opts.producer;
+  const producer = opts.producer ?? kafkaFor(brokers).producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  if (own) await producer.connect();
   const sent: SentRecord[] = [];
   const batch = opts.batch ?? 2000;
   try {
@@ -34,7 +36,7 @@ export async function produceSeed(
       await producer.send({ topic, acks: -1, messages });
     }
   } finally {
-    await producer.disconnect();
+    if (own) await producer.disconnect();
   }
   return sent;
 }
@@ -46,6 +48,8 @@ export interface SinkReport {
   unexpected: number;
   wrongValue: number;
   orderViolations: number;
+  /** A few offending records, for the failure message. */
+  examples?: string[];
 }
 
 /**
@@ -63,8 +67,11 @@ export async function checkSink(brokers: string[], sink: string, sent: SentRecor
     const rec = JSON.parse(String(message.value)) as { id: string; value: number };
     const n = (seen.get(rec.id) ?? 0) + 1;
     seen.set(rec.id, n);
-    if (n > 1) report.duplicates++;
     const exp = expected.get(rec.id);
+    if (n > 1) {
+      report.duplicates++;
+      if ((report.examples ??= []).length < 10) report.examples.push(`duplicate id ${rec.id} (input partition ${exp?.partition}, value ${exp?.value}) at sink ${partition}@${message.offset}`);
+    }
     if (!exp) {
       report.unexpected++;
       continue;
@@ -77,14 +84,19 @@ export async function checkSink(brokers: string[], sink: string, sent: SentRecor
       if (n === 1) lastIndex.set(partition, exp.index);
     }
   }
-  for (const id of expected.keys()) if (!seen.has(id)) report.lost++;
+  for (const [id, exp] of expected) {
+    if (seen.has(id)) continue;
+    report.lost++;
+    if ((report.examples ??= []).length < 20) report.examples.push(`lost id ${id} (input partition ${exp.partition}, value ${exp.value})`);
+  }
   return report;
 }
 
-export function assertExactlyOnce(report: SinkReport, sent: number): void {
+export function assertExactlyOnce(report: SinkReport, sent: number, context = ''): void {
+  const { examples, ...counts } = report;
   assert.deepEqual(
-    { ...report },
+    counts,
     { total: sent, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 },
-    'sink must hold every sent id exactly once with value + 1, in input order',
+    `sink must hold every sent id exactly once with value + 1, in input order\n${(examples ?? []).join('\n')}${context ? `\n${context}` : ''}`,
   );
 }

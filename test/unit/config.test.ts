@@ -103,6 +103,26 @@ describe('config', () => {
     });
   }
 
+  test('pipeline: defaults, and sourceTopic/sinkTopic required only when enabled', () => {
+    const off = validateConfig({}, 'x', {});
+    assert.equal(off.pipeline.enabled, false);
+    assert.equal(off.pipeline.mode, 'EXACTLY_ONCE');
+    assert.equal(off.pipeline.startFrom, 'none');
+    assert.equal(off.pipeline.checkpoint.tolerableFailedCheckpoints, 0);
+    assert.ok(off.pipeline.checkpoint.timeout < off.pipeline.transactionTimeout, 'the defaults are consistent');
+    const problems = problemsOf('pipeline:\n  enabled: true\n');
+    assert.deepEqual(problems, ['bad.yaml:2:3: /pipeline/sourceTopic: missing required key "sourceTopic"', 'bad.yaml:2:3: /pipeline/sinkTopic: missing required key "sinkTopic"']);
+  });
+
+  test('pipeline: rules between keys', () => {
+    const problems = problemsOf(
+      'pipeline:\n  enabled: true\n  sourceTopic: a\n  sinkTopic: a\n  transactionTimeout: 10s\n  checkpoint:\n    timeout: 15s\n  sessionTimeout: 6s\n  heartbeatInterval: 3s\n',
+    );
+    assert.ok(problems.some((p) => /bad\.yaml:7:14: \/pipeline\/checkpoint\/timeout: found 15000 ms, expected less than pipeline\.transactionTimeout \(10000 ms\)/.test(p)), problems.join('\n'));
+    assert.ok(problems.some((p) => /\/pipeline\/heartbeatInterval: found 3000 ms, expected at most a third of pipeline\.sessionTimeout/.test(p)));
+    assert.ok(problems.some((p) => /\/pipeline\/sinkTopic: found "a", expected a topic other than sourceTopic/.test(p)));
+  });
+
   test('every problem of a file is reported at once', () => {
     const problems = problemsOf('http:\n  port: x\n  hots: y\nlog:\n  level: loud\n');
     assert.equal(problems.length, 3, problems.join('\n'));

@@ -1,0 +1,145 @@
+// The pipeline under faults, on a real 3-node cluster: the process killed with SIGKILL (also
+// between preCommit and commit), the transaction coordinator's broker killed, instances killed
+// and added in one group, and a zombie instance that comes back after its partitions moved.
+// A seed stream keeps writing while faults happen; the sink is checked by test/harness code.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { assertExactlyOnce, checkSink } from '../harness/seed.js';
+import { PipelineProcess, pipelineConfig, seedStream, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
+
+const P = 6;
+const TXN_LOG_PARTITIONS = 10; // transaction.state.log.num.partitions of the harness cluster
+
+/** Java's String.hashCode, as Kafka uses it to place a transactional id on a __transaction_state partition. */
+function javaHash(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+async function transactionCoordinatorOf(brokers: string[], transactionalId: string): Promise<number> {
+  const partition = (javaHash(transactionalId) & 0x7fffffff) % TXN_LOG_PARTITIONS;
+  const admin = kafkaFor(brokers).admin();
+  await admin.connect();
+  try {
+    const meta = await admin.fetchTopicMetadata({ topics: ['__transaction_state'] });
+    const p = meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!;
+    return p.leader;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+describe('transactional pipeline under faults (3-node cluster)', () => {
+  const h = useCluster({ nodes: 3 });
+
+  async function setup(name: string): Promise<PipelineSetup> {
+    const id = uniqueName(name);
+    const s: PipelineSetup = { brokers: h.cluster.brokers, source: `${id}-in`, sink: `${id}-out`, groupId: `${id}-group`, prefix: id };
+    for (const t of [s.source, s.sink, `${s.sink}.dlq`]) await createTopic(s.brokers, t, P, 3);
+    return s;
+  }
+
+  test('SIGKILL three times (mid-stream, between preCommit and commit, during start-up), restarted each time: no duplicate, no loss', async () => {
+    const s = await setup('kill9');
+    const stream = seedStream(s.brokers, s.source, P, 20_000, 500, 200);
+    const cfg = pipelineConfig(s, { faultInjection: { commitDelay: '1500ms' } });
+
+    // 1. mid-stream, after some checkpoints completed
+    let p = new PipelineProcess(cfg);
+    await p.waitFor(/partition task initialised/);
+    await new Promise((r) => setTimeout(r, 4000));
+    assert.ok((await p.metric('eos_checkpoints_total', { outcome: 'completed' }))! >= 1);
+    await p.kill();
+
+    // 2. between preCommit and commit: offsets and records are in the transactions, not committed
+    p = new PipelineProcess(cfg);
+    await p.waitFor(/fault injection: pre-committed, waiting before commit/);
+    await p.kill();
+
+    // 3. during start-up, while partition tasks initialise (fencing the previous producers)
+    p = new PipelineProcess(cfg);
+    await p.waitFor(/partition task initialised/);
+    await p.kill();
+
+    p = new PipelineProcess(pipelineConfig(s));
+    const sent = await stream.done;
+    await waitCaughtUp(s.brokers, s.groupId, s.source);
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(p));
+    await p.kill();
+  });
+
+  test('SIGKILL of the broker leading the transaction coordinator partition: the pipeline recovers on its own', async () => {
+    const s = await setup('coord');
+    const stream = seedStream(s.brokers, s.source, P, 15_000, 500, 200);
+    // Leader and coordinator elections take a few seconds; sends and commits ride them out with
+    // retries, and a checkpoint that still fails is tolerated and rewound.
+    const p = new PipelineProcess(pipelineConfig(s, { checkpoint: { interval: '500ms', timeout: '20s', tolerableFailedCheckpoints: 3 } }));
+    await p.waitFor(/partition task initialised/);
+    await new Promise((r) => setTimeout(r, 2000));
+    const victim = await transactionCoordinatorOf(s.brokers, `${s.prefix}-${s.source}-0`);
+    await h.cluster.kill(victim);
+    try {
+      const sent = await stream.done;
+      await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000).catch((err: Error) => {
+        throw new Error(`${err.message}\npipeline output:\n${p.output.split('\n').filter((l) => !l.includes('"namespace":"Connection"')).slice(-40).join('\n')}`);
+      });
+      assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(p));
+      assert.equal(await p.metric('eos_pipeline_up'), 1, 'recovered without a restart');
+    } finally {
+      await h.cluster.start(victim);
+    }
+    await p.kill();
+  });
+
+  test('two instances in one group, one killed and one added mid-stream: no duplicate, no loss', async () => {
+    const s = await setup('scale');
+    const stream = seedStream(s.brokers, s.source, P, 20_000, 500, 200);
+    const cfg = pipelineConfig(s, { sessionTimeout: '6s', heartbeatInterval: '1s' });
+    const a = new PipelineProcess(cfg, 'a');
+    const b = new PipelineProcess(cfg, 'b');
+    await a.waitFor(/partition task initialised/);
+    await b.waitFor(/partitions assigned/);
+    await new Promise((r) => setTimeout(r, 3000));
+    await a.kill();
+    await new Promise((r) => setTimeout(r, 3000));
+    const c = new PipelineProcess(cfg, 'c');
+    await c.waitFor(/partitions assigned/);
+    const sent = await stream.done;
+    await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(a, b, c));
+    const owned = ((await b.metric('eos_pipeline_assigned_partitions')) ?? 0) + ((await c.metric('eos_pipeline_assigned_partitions')) ?? 0);
+    assert.equal(owned, P, 'b and c split all partitions');
+    await b.kill();
+    await c.kill();
+  });
+
+  test('zombie: an instance paused past its session timeout is fenced when it resumes, and none of its later writes is visible', async () => {
+    const s = await setup('zombie');
+    const stream = seedStream(s.brokers, s.source, P, 15_000, 300, 150);
+    const cfg = pipelineConfig(s, { sessionTimeout: '6s', heartbeatInterval: '1s' });
+    const a = new PipelineProcess(cfg, 'a');
+    await a.waitFor(/partition task initialised/);
+    await new Promise((r) => setTimeout(r, 2000));
+    a.signal('SIGSTOP');
+    const b = new PipelineProcess(cfg, 'b');
+    try {
+      // b gets every partition once a's session has expired, and its producers fence a's.
+      for (let i = 0; i < 60 && (await b.metric('eos_pipeline_assigned_partitions').catch(() => 0)) !== P; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      assert.equal(await b.metric('eos_pipeline_assigned_partitions'), P);
+      await new Promise((r) => setTimeout(r, 2000));
+    } finally {
+      a.signal('SIGCONT');
+    }
+    await a.waitFor(/producer fenced by a newer epoch/, 60_000);
+    assert.ok((await a.metric('eos_producer_fenced_total'))! >= 1, 'a reports itself fenced');
+    const sent = await stream.done;
+    await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(a, b));
+    await a.kill();
+    await b.kill();
+  });
+});

@@ -1,0 +1,138 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { CheckpointCoordinator, IllegalTransition, type CoordinatorConfig } from '../../src/pipeline/checkpoint-coordinator.js';
+
+const base: CoordinatorConfig = { intervalMs: 1000, timeoutMs: 5000, minPauseMs: 0, tolerableFailedCheckpoints: 0, mode: 'EXACTLY_ONCE' };
+
+function run(c: CheckpointCoordinator, now: number): number {
+  const cp = c.trigger(now);
+  c.barrierReached(cp.id);
+  c.preCommitted(cp.id);
+  return cp.id;
+}
+
+describe('checkpoint coordinator', () => {
+  test('walks trigger → barrier → preCommit → complete and measures the duration', () => {
+    const c = new CheckpointCoordinator(base);
+    assert.equal(c.phase, 'IDLE');
+    assert.equal(c.shouldTrigger(0), true);
+    const cp = c.trigger(0);
+    assert.equal(cp.id, 1);
+    assert.equal(c.phase, 'BARRIER');
+    assert.equal(c.pendingCount, 1);
+    c.barrierReached(1);
+    assert.equal(c.phase, 'PRE_COMMIT');
+    c.preCommitted(1);
+    assert.equal(c.phase, 'COMMITTING');
+    const r = c.complete(1, 250);
+    assert.deepEqual(r, { id: 1, durationMs: 250, outcome: 'completed' });
+    assert.equal(c.phase, 'IDLE');
+    assert.equal(c.pendingCount, 0);
+    assert.equal(c.lastCompletedId, 1);
+    assert.equal(c.lastCompletedAtMs, 250);
+  });
+
+  test('at most one pending checkpoint', () => {
+    const c = new CheckpointCoordinator(base);
+    c.trigger(0);
+    assert.equal(c.shouldTrigger(10_000), false);
+    assert.equal(c.nextTriggerAt(), null);
+    assert.throws(() => c.trigger(10_000), IllegalTransition);
+  });
+
+  test('interval counts from the last trigger', () => {
+    const c = new CheckpointCoordinator(base);
+    const id = run(c, 0);
+    c.complete(id, 300);
+    assert.equal(c.nextTriggerAt(), 1000);
+    assert.equal(c.shouldTrigger(999), false);
+    assert.equal(c.shouldTrigger(1000), true);
+  });
+
+  test('min pause counts from the last completion', () => {
+    const c = new CheckpointCoordinator({ ...base, minPauseMs: 2000 });
+    const id = run(c, 0);
+    c.complete(id, 1500);
+    assert.equal(c.nextTriggerAt(), 3500);
+    assert.equal(c.shouldTrigger(3499), false);
+    assert.equal(c.shouldTrigger(3500), true);
+  });
+
+  test('transitions out of order are refused', () => {
+    const c = new CheckpointCoordinator(base);
+    const cp = c.trigger(0);
+    assert.throws(() => c.preCommitted(cp.id), /in BARRIER, expected PRE_COMMIT/);
+    assert.throws(() => c.complete(cp.id, 1), /in BARRIER, expected COMMITTING/);
+    assert.throws(() => c.barrierReached(cp.id + 1), /checkpoint 2 is not pending/);
+    c.barrierReached(cp.id);
+    assert.throws(() => c.barrierReached(cp.id), /in PRE_COMMIT, expected BARRIER/);
+  });
+
+  test('timeout is measured from the trigger', () => {
+    const c = new CheckpointCoordinator(base);
+    c.trigger(100);
+    assert.equal(c.isTimedOut(5099), false);
+    assert.equal(c.isTimedOut(5100), true);
+  });
+
+  test('tolerable 0: the first failure makes the pipeline FAILED', () => {
+    const c = new CheckpointCoordinator(base);
+    const cp = c.trigger(0);
+    const r = c.abort(cp.id, 10, 'failed', 'send failed');
+    assert.equal(r.failed, true);
+    assert.equal(r.outcome, 'failed');
+    assert.equal(c.phase, 'FAILED');
+    assert.match(c.failureReason!, /1 consecutive failed checkpoint \(tolerable: 0\); last: send failed/);
+    assert.equal(c.shouldTrigger(1_000_000), false);
+    assert.throws(() => c.trigger(1_000_000), /pipeline is FAILED/);
+  });
+
+  test('tolerable 2: failures are counted, a completion resets them, the third consecutive one fails', () => {
+    const c = new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 2 });
+    let now = 0;
+    const fail = (outcome: 'failed' | 'timeout') => {
+      const cp = c.trigger(now);
+      now += 1000;
+      return c.abort(cp.id, now, outcome, outcome);
+    };
+    assert.equal(fail('timeout').failed, undefined);
+    assert.equal(fail('failed').failed, undefined);
+    assert.equal(c.consecutiveFailures, 2);
+    const id = run(c, now);
+    c.complete(id, (now += 1000));
+    assert.equal(c.consecutiveFailures, 0);
+    fail('failed');
+    fail('failed');
+    assert.equal(c.phase, 'IDLE');
+    assert.equal(fail('timeout').failed, true);
+    assert.equal(c.phase, 'FAILED');
+    assert.equal(c.consecutiveFailures, 3);
+  });
+
+  test('an abort can happen in any phase, and ids keep increasing', () => {
+    const c = new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 10 });
+    let cp = c.trigger(0);
+    c.abort(cp.id, 1, 'failed', 'x');
+    cp = c.trigger(2000);
+    c.barrierReached(cp.id);
+    c.abort(cp.id, 2001, 'failed', 'x');
+    cp = c.trigger(4000);
+    c.barrierReached(cp.id);
+    c.preCommitted(cp.id);
+    c.abort(cp.id, 4001, 'timeout', 'x');
+    assert.equal(c.trigger(6000).id, 4);
+  });
+
+  test('an abort also delays the next trigger by min pause', () => {
+    const c = new CheckpointCoordinator({ ...base, minPauseMs: 3000, tolerableFailedCheckpoints: 1 });
+    const cp = c.trigger(0);
+    c.abort(cp.id, 500, 'failed', 'x');
+    assert.equal(c.nextTriggerAt(), 3500);
+  });
+
+  test('rejects nonsense configuration', () => {
+    assert.throws(() => new CheckpointCoordinator({ ...base, intervalMs: 0 }), RangeError);
+    assert.throws(() => new CheckpointCoordinator({ ...base, timeoutMs: -1 }), RangeError);
+    assert.throws(() => new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 1.5 }), RangeError);
+  });
+});
