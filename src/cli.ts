@@ -16,6 +16,7 @@ Usage: eoswatch <command> [options]
 
 Commands:
   run               run the daemon and exporter (services enabled in the config)
+  audit             one-shot exactly-once configuration audit (cluster, client and Flink files)
   config validate   check a configuration file against the schema
   demo              start a local 3-node Kafka cluster and run eoswatch against it
 
@@ -45,6 +46,33 @@ problem with file, line:column, key and what was expected; exit 2 when there is 
 Options:
   --print      print the effective configuration (defaults filled, secrets redacted) as JSON
   -h, --help   show this help
+`;
+
+const AUDIT_HELP = `Usage: eoswatch audit [--config FILE] [--bootstrap-server HOST:PORT] [--producer FILE]
+                     [--consumer FILE] [--streams FILE] [--flink FILE] [--topic NAME] [--all-topics]
+                     [--no-cluster] [--format table|json|markdown] [--fail-on critical|warning] [--all]
+
+Audits exactly-once safety once and exits: the live cluster (broker configuration, topics,
+in-sync replicas), eoswatch's own pipeline (from --config), Java client .properties files and
+Flink configuration files. Every finding says what was seen, what is expected, why and how to fix.
+
+Options:
+  -c, --config FILE          eoswatch configuration (its kafka, pipeline and audit sections)
+  -b, --bootstrap-server H:P Kafka to audit (repeatable or comma-separated); overrides the config
+  --producer FILE            producer .properties to audit (repeatable)
+  --consumer FILE            consumer .properties to audit (repeatable)
+  --streams FILE             Kafka Streams .properties to audit (repeatable)
+  --flink FILE               flink-conf.yaml or config.yaml to audit (repeatable)
+  --topic NAME               a topic to audit (repeatable)
+  --all-topics               audit every non-internal topic
+  --no-cluster               do not contact Kafka
+  --format F                 table (default), json or markdown
+  --fail-on S                critical (default): exit 3 on a critical finding; warning: also on warnings
+  --all                      table: list passing checks too
+  -h, --help                 show this help
+
+Exit codes: 0 no violation at the --fail-on level, 1 a source could not be read (and nothing
+worse), 2 usage or configuration error, 3 violation found.
 `;
 
 const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
@@ -144,6 +172,60 @@ async function cmdConfig(args: string[]): Promise<number> {
   return ExitCodes.OK;
 }
 
+async function cmdAudit(args: string[]): Promise<number> {
+  const { values } = parse(
+    args,
+    {
+      config: { type: 'string', short: 'c' },
+      'bootstrap-server': { type: 'string', short: 'b', multiple: true },
+      producer: { type: 'string', multiple: true },
+      consumer: { type: 'string', multiple: true },
+      streams: { type: 'string', multiple: true },
+      flink: { type: 'string', multiple: true },
+      topic: { type: 'string', multiple: true },
+      'all-topics': { type: 'boolean' },
+      'no-cluster': { type: 'boolean' },
+      format: { type: 'string', default: 'table' },
+      'fail-on': { type: 'string', default: 'critical' },
+      all: { type: 'boolean' },
+    },
+    false,
+  );
+  if (values.help) {
+    process.stdout.write(AUDIT_HELP);
+    return ExitCodes.OK;
+  }
+  const format = values.format as string;
+  if (!['table', 'json', 'markdown'].includes(format)) throw new EosError(ErrorCodes.USAGE, `--format: expected table, json or markdown, found "${format}"`);
+  const failOn = values['fail-on'] as string;
+  if (!['critical', 'warning'].includes(failOn)) throw new EosError(ErrorCodes.USAGE, `--fail-on: expected critical or warning, found "${failOn}"`);
+  const base = values.config ? await loadConfig(values.config as string) : validateConfig({}, '(defaults)');
+  const brokers = ((values['bootstrap-server'] as string[] | undefined) ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
+  for (const b of brokers) if (!/^[^\s:,]+:[0-9]{1,5}$/.test(b)) throw new EosError(ErrorCodes.USAGE, `--bootstrap-server: expected HOST:PORT, found "${b}"`);
+  const config: Config = {
+    ...base,
+    kafka: brokers.length ? { ...base.kafka, brokers } : base.kafka,
+    audit: {
+      ...base.audit,
+      // Without a config file or a bootstrap server there is no cluster to ask.
+      cluster: !values['no-cluster'] && (brokers.length > 0 || (values.config !== undefined && base.audit.cluster)),
+      allTopics: Boolean(values['all-topics']) || base.audit.allTopics,
+      topics: [...base.audit.topics, ...((values.topic as string[] | undefined) ?? [])],
+      producerConfigs: [...base.audit.producerConfigs, ...((values.producer as string[] | undefined) ?? [])],
+      consumerConfigs: [...base.audit.consumerConfigs, ...((values.consumer as string[] | undefined) ?? [])],
+      streamsConfigs: [...base.audit.streamsConfigs, ...((values.streams as string[] | undefined) ?? [])],
+      flinkConfigs: [...base.audit.flinkConfigs, ...((values.flink as string[] | undefined) ?? [])],
+    },
+  };
+  const { runConfiguredAudit } = await import('./audit/cli.js');
+  const report = await runConfiguredAudit(config);
+  const { formatJson, formatMarkdown, formatTable } = await import('./audit/report.js');
+  process.stdout.write(format === 'json' ? formatJson(report) : format === 'markdown' ? formatMarkdown(report) : formatTable(report, { all: Boolean(values.all) }));
+  if (report.summary.critical > 0 || (failOn === 'warning' && report.summary.warning > 0)) return ExitCodes.VIOLATION;
+  if (report.sources.some((s) => !s.ok)) return ExitCodes.RUNTIME;
+  return ExitCodes.OK;
+}
+
 async function cmdDemo(args: string[]): Promise<number> {
   const { values } = parse(
     args,
@@ -192,8 +274,10 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdConfig(rest);
       case 'demo':
         return await cmdDemo(rest);
+      case 'audit':
+        return await cmdAudit(rest);
       default:
-        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, config validate, demo`);
+        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, config validate, demo`);
     }
   } catch (err) {
     return reportError(err);

@@ -7,6 +7,7 @@ import { KafkaHealthService } from './kafka/health.js';
 import type { Logger } from './log.js';
 import { createRegistry } from './metrics/registry.js';
 import { PipelineService } from './pipeline/pipeline-service.js';
+import { AuditService } from './audit/audit-service.js';
 import type { Service, ServiceContext } from './service.js';
 
 export interface BuiltDaemon {
@@ -41,5 +42,13 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
     services.push(new PipelineService(config.pipeline, kafka, ctx));
   }
 
-  return { daemon: new Daemon({ config, logger, registry, services }), fatal };
+  const routes = [];
+  if (config.audit.enabled) {
+    const ctx = context('audit');
+    const audit = new AuditService(config, createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), ctx);
+    services.push(audit);
+    routes.push({ path: '/audit', description: 'the last exactly-once configuration audit (JSON)', router: audit.router() });
+  }
+
+  return { daemon: new Daemon({ config, logger, registry, services, routes }), fatal };
 }

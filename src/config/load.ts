@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Ajv, type ErrorObject } from 'ajv';
 import { LineCounter, isMap, isNode, isScalar, parseDocument, type Document } from 'yaml';
+import cron from 'node-cron';
 import { EosError, ErrorCodes } from '../errors.js';
 import { parseDuration } from './duration.js';
 import { expandEnv } from './env.js';
@@ -201,6 +202,9 @@ export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
       out.push({ path: ['pipeline', 'heartbeatInterval'], text: `found ${p.heartbeatInterval} ms, expected at most a third of pipeline.sessionTimeout (${p.sessionTimeout} ms)` });
     }
     if (p.sourceTopic === p.sinkTopic) out.push({ path: ['pipeline', 'sinkTopic'], text: `found "${p.sinkTopic}", expected a topic other than sourceTopic` });
+  }
+  if (c.audit.enabled && !cron.validate(c.audit.schedule)) {
+    out.push({ path: ['audit', 'schedule'], text: `found "${c.audit.schedule}", expected a cron expression of 5 or 6 fields, e.g. "*/5 * * * *"` });
   }
   return out;
 }

@@ -43,6 +43,7 @@ export interface Config {
   shutdown: { gracePeriod: number };
   kafka: KafkaConfig;
   pipeline: PipelineConfig;
+  audit: AuditConfig;
 }
 
 export interface PipelineConfig {
@@ -66,4 +67,18 @@ export interface PipelineConfig {
   lsoPollInterval: number;
   onFailure: 'exit' | 'keep-serving';
   faultInjection: { commitDelay: number; commitDelayTimes: number };
+}
+
+export interface AuditConfig {
+  enabled: boolean;
+  schedule: string;
+  cluster: boolean;
+  topics: string[];
+  allTopics: boolean;
+  producerConfigs: string[];
+  consumerConfigs: string[];
+  streamsConfigs: string[];
+  flinkConfigs: string[];
+  /** ms */
+  sourceTimeout: number;
 }

@@ -128,6 +128,7 @@ export class PipelineService implements Service {
       const assigned = new Set(payload.memberAssignment[c.sourceTopic] ?? []);
       // From now on batches of other partitions are stale: never start a task for them.
       this.assigned = assigned;
+      this.metrics.assignedPartitions.set(this.labels, assigned.size);
       void this.serialized(() => this.onAssignment(assigned));
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -174,7 +175,6 @@ export class PipelineService implements Service {
         onFenced: () => this.metrics.fenced.inc(this.labels),
       });
       this.tasks.set(partition, t);
-      this.metrics.assignedPartitions.set(this.labels, this.tasks.size);
     }
     return t;
   }
@@ -193,7 +193,6 @@ export class PipelineService implements Service {
         await t.close();
       }
     }
-    this.metrics.assignedPartitions.set(this.labels, this.tasks.size);
     this.logger.info({ assigned: [...assigned].sort((a, b) => a - b), revoked }, 'partitions assigned');
   }
 

@@ -1,0 +1,89 @@
+// The audit in the daemon: once at start, then on the node-cron schedule; each run sets the
+// eos_audit_* gauges and replaces the report served on GET /audit. A run never overlaps the
+// previous one, and nothing of it happens inside a scrape.
+import { Router } from 'express';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Kafka } from 'kafkajs';
+import type { Config } from '../config/types.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { auditMetrics } from '../metrics/audit.js';
+import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import { ALL_CHECKS } from './checks/index.js';
+import { sortFindings } from './report.js';
+import { runAudit, type AuditReport } from './runner.js';
+import { sourcesFromConfig } from './sources/index.js';
+
+export class AuditService implements Service {
+  readonly name = 'audit';
+  private task: ScheduledTask | undefined;
+  private running: Promise<AuditReport | undefined> | undefined;
+  private last: AuditReport | undefined;
+  private readonly metrics;
+  private readonly logger: Logger;
+  private readonly built;
+
+  constructor(
+    private readonly config: Config,
+    kafka: Kafka,
+    ctx: ServiceContext,
+  ) {
+    this.logger = ctx.logger;
+    this.metrics = auditMetrics(ctx.registry);
+    this.built = sourcesFromConfig(config, kafka);
+  }
+
+  get lastReport(): AuditReport | undefined {
+    return this.last;
+  }
+
+  async start(): Promise<void> {
+    void this.runOnce();
+    this.task = cron.schedule(this.config.audit.schedule, () => void this.runOnce(), { name: 'eoswatch-audit', noOverlap: true });
+  }
+
+  /** Runs the audit unless a run is in progress (then waits for that one). */
+  runOnce(): Promise<AuditReport | undefined> {
+    this.running ??= (async () => {
+      try {
+        const report = await runAudit(this.built.sources, ALL_CHECKS, { sourceTimeoutMs: this.config.audit.sourceTimeout });
+        this.last = report;
+        this.metrics.record(report);
+        const s = report.summary;
+        const log = s.critical ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
+        log({ critical: s.critical, warning: s.warning, passed: s.passed, checks: s.checks, ms: report.durationMs, failedSources: report.sources.filter((x) => !x.ok).map((x) => x.name) }, 'audit finished');
+        return report;
+      } catch (err) {
+        this.logger.error({ err: errorMessage(err) }, 'audit run failed');
+        return undefined;
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  ready(): ServiceHealth {
+    if (!this.last) return { ready: false, detail: 'first audit has not finished' };
+    const s = this.last.summary;
+    return { ready: true, detail: `last run ${this.last.startedAt}: ${s.critical} critical, ${s.warning} warning` };
+  }
+
+  router(): Router {
+    const r = Router();
+    r.get('/', (_req, res) => {
+      if (!this.last) {
+        res.status(503).json({ status: 'the first audit has not finished yet' });
+        return;
+      }
+      res.json({ ...this.last, findings: sortFindings(this.last.findings) });
+    });
+    return r;
+  }
+
+  async stop(): Promise<void> {
+    await this.task?.destroy();
+    await this.running;
+    await this.built.close();
+  }
+}

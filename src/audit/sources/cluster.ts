@@ -1,0 +1,131 @@
+// The live cluster through the admin API: every broker's effective configuration (value and
+// where it comes from), topic replicas and ISR, and the internal transaction and offsets topics.
+import kafkajs, { type Admin, type Kafka } from 'kafkajs';
+import { retryRetriable } from '../../kafka/retry.js';
+import type { AuditFacts, ClusterFacts, ConfigEntry, TopicFacts } from '../types.js';
+import type { AuditSource } from '../runner.js';
+
+/** Broker settings the checks read; asking for these only keeps the answer small. */
+export const BROKER_CONFIG_NAMES = [
+  'transaction.state.log.replication.factor',
+  'transaction.state.log.min.isr',
+  'transaction.max.timeout.ms',
+  'offsets.topic.replication.factor',
+  'log.message.format.version',
+  'inter.broker.protocol.version',
+  'unclean.leader.election.enable',
+  'min.insync.replicas',
+  'default.replication.factor',
+];
+
+// kafkajs is CommonJS and these enums are not visible to ESM named imports.
+const { ConfigResourceTypes, ConfigSource } = kafkajs;
+type ConfigSource = kafkajs.ConfigSource;
+
+const TOPIC_CONFIG_NAMES = ['min.insync.replicas', 'unclean.leader.election.enable'];
+const INTERNAL_TOPICS = ['__transaction_state', '__consumer_offsets'];
+
+function sourceOf(s: ConfigSource | undefined, isDefault: boolean): ConfigEntry['source'] {
+  switch (s) {
+    case ConfigSource.DEFAULT_CONFIG:
+      return 'default';
+    case ConfigSource.STATIC_BROKER_CONFIG:
+      return 'static';
+    case ConfigSource.DYNAMIC_BROKER_CONFIG:
+    case ConfigSource.TOPIC_CONFIG:
+      return 'dynamic-broker';
+    case ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG:
+      return 'dynamic-default';
+    default:
+      return isDefault ? 'default' : 'unknown';
+  }
+}
+
+export interface ClusterSourceOptions {
+  /** Topics to audit with their roles; `all` audits every non-internal topic too. */
+  topics: { name: string; role: 'source' | 'sink' }[];
+  allTopics: boolean;
+}
+
+export async function gatherCluster(admin: Admin, opts: ClusterSourceOptions): Promise<ClusterFacts> {
+  const { brokers } = await admin.describeCluster();
+  const brokerConfigs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: brokers.map((b) => ({ type: ConfigResourceTypes.BROKER, name: String(b.nodeId), configNames: BROKER_CONFIG_NAMES })),
+  });
+  const facts: ClusterFacts = {
+    brokers: brokerConfigs.resources.map((r) => ({
+      id: Number(r.resourceName),
+      // A sensitive value is never read into the facts, so it cannot reach a report.
+      configs: new Map(r.configEntries.map((e) => [e.configName, { value: e.isSensitive ? null : e.configValue, source: sourceOf(e.configSource, e.isDefault) }])),
+    })),
+    topics: [],
+  };
+  facts.brokers.sort((a, b) => a.id - b.id);
+  const hasLmf = facts.brokers.some((b) => b.configs.has('log.message.format.version'));
+  const ibp = facts.brokers[0]?.configs.get('inter.broker.protocol.version')?.value;
+  facts.version = hasLmf ? (/^(\d+\.\d+)/.exec(ibp ?? '')?.[1] ?? '3.x') : '4.x';
+
+  const existing = new Set(await admin.listTopics());
+  const roles = new Map<string, Set<TopicFacts['roles'][number]>>();
+  const add = (name: string, role: TopicFacts['roles'][number]) => {
+    if (!existing.has(name)) return;
+    if (!roles.has(name)) roles.set(name, new Set());
+    roles.get(name)!.add(role);
+  };
+  for (const t of INTERNAL_TOPICS) add(t, 'internal');
+  for (const t of opts.topics) add(t.name, t.role);
+  if (opts.allTopics) for (const t of existing) if (!t.startsWith('__')) add(t, 'sink');
+  const missing = opts.topics.filter((t) => !existing.has(t.name)).map((t) => t.name);
+  if (missing.length) throw new Error(`topic${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`);
+
+  const names = [...roles.keys()];
+  if (names.length === 0) return facts;
+  const meta = await retryRetriable(() => admin.fetchTopicMetadata({ topics: names }));
+  const audited = names.filter((n) => !roles.get(n)!.has('internal'));
+  const topicConfigs = new Map<string, Map<string, ConfigEntry>>();
+  // One DescribeConfigs per chunk of topics: a 500-topic cluster is a handful of requests.
+  for (let i = 0; i < audited.length; i += 100) {
+    const res = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: audited.slice(i, i + 100).map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: TOPIC_CONFIG_NAMES })),
+    });
+    for (const r of res.resources) {
+      topicConfigs.set(r.resourceName, new Map(r.configEntries.map((e) => [e.configName, { value: e.configValue, source: sourceOf(e.configSource, e.isDefault) }])));
+    }
+  }
+  for (const t of meta.topics) {
+    facts.topics.push({
+      name: t.name,
+      roles: [...(roles.get(t.name) ?? [])],
+      partitions: t.partitions
+        .map((p) => ({ partition: p.partitionId, leader: p.leader, replicas: p.replicas, isr: p.isr }))
+        .sort((a, b) => a.partition - b.partition),
+      configs: topicConfigs.get(t.name) ?? new Map(),
+    });
+  }
+  return facts;
+}
+
+export function clusterSource(kafka: Kafka, opts: ClusterSourceOptions): AuditSource & { close(): Promise<void> } {
+  let admin: Admin | undefined;
+  return {
+    name: 'cluster',
+    async gather(facts: AuditFacts) {
+      admin ??= kafka.admin({ retry: { retries: 1 } });
+      try {
+        await admin.connect();
+        facts.cluster = await gatherCluster(admin, opts);
+      } catch (err) {
+        await admin.disconnect().catch(() => undefined);
+        admin = undefined;
+        throw err;
+      }
+      return [];
+    },
+    async close() {
+      await admin?.disconnect().catch(() => undefined);
+      admin = undefined;
+    },
+  };
+}

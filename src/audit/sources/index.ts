@@ -1,0 +1,30 @@
+// The audit sources a configuration asks for, shared by the daemon's audit service and
+// `eoswatch audit`.
+import type { Kafka } from 'kafkajs';
+import type { Config } from '../../config/types.js';
+import type { AuditSource } from '../runner.js';
+import { clusterSource } from './cluster.js';
+import { flinkSource, propertiesSource } from './files.js';
+import { pipelineSource } from './pipeline.js';
+
+export function sourcesFromConfig(config: Config, kafka: Kafka | undefined): { sources: AuditSource[]; close(): Promise<void> } {
+  const a = config.audit;
+  const p = config.pipeline;
+  const sources: AuditSource[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  if (a.cluster && kafka) {
+    const topics = [
+      ...(p.enabled ? [{ name: p.sourceTopic, role: 'source' as const }, { name: p.sinkTopic, role: 'sink' as const }] : []),
+      ...a.topics.map((name) => ({ name, role: 'sink' as const })),
+    ];
+    const c = clusterSource(kafka, { topics, allTopics: a.allTopics });
+    sources.push(c);
+    closers.push(() => c.close());
+  }
+  if (p.enabled) sources.push(pipelineSource(p));
+  for (const f of a.producerConfigs) sources.push(propertiesSource('producer', f));
+  for (const f of a.consumerConfigs) sources.push(propertiesSource('consumer', f));
+  for (const f of a.streamsConfigs) sources.push(propertiesSource('streams', f));
+  for (const f of a.flinkConfigs) sources.push(flinkSource(f));
+  return { sources, close: async () => void (await Promise.all(closers.map((c) => c()))) };
+}

@@ -1,0 +1,121 @@
+// The audit's model. Sources gather facts (I/O); checks are pure functions of the facts; the
+// runner turns check results into findings, metrics, the /audit document and the CLI report.
+// One check group per file in checks/, one source per file in sources/ (node_exporter style).
+
+export type Severity = 'critical' | 'warning' | 'info';
+
+/** What a check is, independent of any target: the catalogue is generated from these. */
+export interface CheckDefinition {
+  /** Stable id, `<group>.<name>`, e.g. `producer.enable-idempotence`. */
+  id: string;
+  title: string;
+  severity: Severity;
+  /** Why it matters for exactly-once (what goes wrong: loss, duplicates, stall). */
+  rationale: string;
+  /** How to fix it: the setting and value. */
+  remediation: string;
+}
+
+/** One evaluation of a check against one target. */
+export interface CheckResult {
+  /** What was checked: `broker:1`, `topic:orders`, `cluster`, `pipeline:default`, `producer:/etc/app/producer.properties`. */
+  target: string;
+  passed: boolean;
+  /** What was seen, as a person would say it (the effective value and where it comes from). */
+  observed: string;
+  /** What exactly-once needs. */
+  expected: string;
+}
+
+export interface Finding extends CheckResult {
+  check: string;
+  title: string;
+  severity: Severity;
+  source: string;
+  rationale: string;
+  remediation: string;
+}
+
+/** A Java client configuration (Kafka clients, Kafka Streams, Flink KafkaSource/KafkaSink properties). */
+export interface ClientFacts {
+  role: 'producer' | 'consumer' | 'streams';
+  /** File path (or `pipeline:<name>` for eoswatch's own pipeline expressed as client settings). */
+  file: string;
+  props: Map<string, string>;
+}
+
+/** Checkpointing of eoswatch's own pipeline or of a Flink job. */
+export interface CheckpointFacts {
+  origin: 'pipeline' | 'flink';
+  /** `pipeline:<name>` or `flink:<file>`. */
+  target: string;
+  /** EXACTLY_ONCE | AT_LEAST_ONCE; undefined when checkpointing is not configured at all. */
+  mode?: string;
+  intervalMs?: number;
+  timeoutMs?: number;
+  minPauseMs?: number;
+  tolerableFailed?: number;
+  /** Flink only: externalized checkpoints retained on cancellation. */
+  retainOnCancellation?: boolean;
+  /** Flink only: state backend name as configured (rocksdb, hashmap, ...). */
+  stateBackend?: string;
+  /** Flink only: incremental checkpoints. */
+  incremental?: boolean;
+  /** Flink only: KafkaSink delivery guarantee and transactional id prefix, when configured. */
+  sinkDeliveryGuarantee?: string;
+  sinkTransactionalIdPrefix?: string;
+  /** Flink only: KafkaSink producer transaction.timeout.ms when configured. */
+  sinkTransactionTimeoutMs?: number;
+}
+
+export interface ConfigEntry {
+  value: string | null;
+  /** Where the effective value comes from: default, static (server.properties), dynamic (broker or cluster). */
+  source: 'default' | 'static' | 'dynamic-broker' | 'dynamic-default' | 'unknown';
+}
+
+export interface BrokerFacts {
+  id: number;
+  configs: Map<string, ConfigEntry>;
+}
+
+export interface PartitionFacts {
+  partition: number;
+  leader: number;
+  replicas: number[];
+  isr: number[];
+}
+
+export interface TopicFacts {
+  name: string;
+  /** Why this topic is audited: source or sink of a pipeline, or an internal topic. */
+  roles: ('source' | 'sink' | 'internal')[];
+  partitions: PartitionFacts[];
+  configs: Map<string, ConfigEntry>;
+}
+
+export interface ClusterFacts {
+  /** Kafka version as far as it can be told (e.g. "4.1" from the API versions), or undefined. */
+  version?: string;
+  brokers: BrokerFacts[];
+  topics: TopicFacts[];
+}
+
+/** Everything the sources gathered. A source that failed leaves its part undefined and reports a SourceStatus. */
+export interface AuditFacts {
+  cluster?: ClusterFacts;
+  clients: ClientFacts[];
+  checkpoints: CheckpointFacts[];
+}
+
+/** A check: its definition and a pure evaluation over the facts (no I/O). */
+export interface Check extends CheckDefinition {
+  evaluate(facts: AuditFacts): CheckResult[];
+}
+
+export interface SourceStatus {
+  name: string;
+  ok: boolean;
+  durationMs: number;
+  error?: string;
+}
