@@ -17,6 +17,7 @@ Usage: eoswatch <command> [options]
 Commands:
   run               run the daemon and exporter (services enabled in the config)
   audit             one-shot exactly-once configuration audit (cluster, client and Flink files)
+  verify            write verification records / check a sink for duplicates, loss and order
   config validate   check a configuration file against the schema
   demo              start a local 3-node Kafka cluster and run eoswatch against it
 
@@ -73,6 +74,34 @@ Options:
 
 Exit codes: 0 no violation at the --fail-on level, 1 a source could not be read (and nothing
 worse), 2 usage or configuration error, 3 violation found.
+`;
+
+const VERIFY_HELP = `Usage: eoswatch verify produce --topic SOURCE --records N [--run ID] [options]
+       eoswatch verify check --topic SINK --run ID --records N --partitions P [options]
+
+produce  writes N verification records ({id, ts, value, run, p, seq}: the seed record plus the
+         run, the source partition and a per-partition sequence) round-robin over the source
+         topic's partitions with an idempotent producer, and prints the run manifest (JSON).
+check    reads the sink from the beginning to its current end (read_committed) and reports
+         duplicates, lost, unexpected and wrong-value records (value must be input + delta),
+         order violations per source partition, and end-to-end latency percentiles. Exit 3
+         when a threshold is exceeded.
+
+Options:
+  -b, --bootstrap-server H:P   Kafka (repeatable or comma-separated; default: the config's)
+  -c, --config FILE            eoswatch configuration (its kafka section)
+  --topic NAME                 source (produce) or sink (check) topic
+  --records N                  records written by the run
+  --run ID                     run id (produce: default random; check: required)
+  --partitions P               check: partitions of the source topic the run wrote to
+  --value-delta D              check: output value = input value + D (default 1: increment)
+  --max-duplicate-rate R       check: default 0
+  --max-loss-rate R            check: default 0
+  --max-out-of-order-rate R    check: default 0.001 (0.1 %)
+  --uncommitted                check: also count records of aborted transactions (read_uncommitted pass)
+  --timeout DURATION           check: give up reading after this long (default 2m)
+  --format F                   check: table (default), json or markdown
+  -h, --help                   show this help
 `;
 
 const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
@@ -226,6 +255,87 @@ async function cmdAudit(args: string[]): Promise<number> {
   return ExitCodes.OK;
 }
 
+function numberOption(name: string, v: unknown, dflt: number, check: (n: number) => boolean, what: string): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || !check(n)) throw new EosError(ErrorCodes.USAGE, `--${name}: expected ${what}, found "${v}"`);
+  return n;
+}
+
+async function cmdVerify(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    process.stdout.write(VERIFY_HELP);
+    return sub === undefined ? ExitCodes.USAGE : ExitCodes.OK;
+  }
+  if (sub !== 'produce' && sub !== 'check') throw new EosError(ErrorCodes.USAGE, `unknown verify command "${sub}"; expected: produce, check`);
+  const { values } = parse(
+    rest,
+    {
+      config: { type: 'string', short: 'c' },
+      'bootstrap-server': { type: 'string', short: 'b', multiple: true },
+      topic: { type: 'string' },
+      records: { type: 'string' },
+      run: { type: 'string' },
+      partitions: { type: 'string' },
+      'value-delta': { type: 'string' },
+      'max-duplicate-rate': { type: 'string' },
+      'max-loss-rate': { type: 'string' },
+      'max-out-of-order-rate': { type: 'string' },
+      uncommitted: { type: 'boolean' },
+      timeout: { type: 'string' },
+      format: { type: 'string', default: 'table' },
+    },
+    false,
+  );
+  if (values.help) {
+    process.stdout.write(VERIFY_HELP);
+    return ExitCodes.OK;
+  }
+  const base = values.config ? await loadConfig(values.config as string) : validateConfig({}, '(defaults)');
+  const brokers = ((values['bootstrap-server'] as string[] | undefined) ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
+  const kafkaConfig = brokers.length ? { ...base.kafka, brokers } : base.kafka;
+  const topic = values.topic as string | undefined;
+  if (!topic) throw new EosError(ErrorCodes.USAGE, '--topic is required');
+  const records = numberOption('records', values.records, NaN, (n) => Number.isInteger(n) && n > 0, 'a positive integer');
+  if (Number.isNaN(records)) throw new EosError(ErrorCodes.USAGE, '--records is required');
+  const { createKafka } = await import('./kafka/client.js');
+  const kafka = createKafka(kafkaConfig, createLogger('silent'));
+  const verify = await import('./verify/verify.js');
+  if (sub === 'produce') {
+    const manifest = await verify.produceVerifyRecords(kafka, topic, { records, run: values.run as string | undefined });
+    process.stdout.write(`${JSON.stringify(manifest)}
+`);
+    return ExitCodes.OK;
+  }
+  const run = values.run as string | undefined;
+  if (!run) throw new EosError(ErrorCodes.USAGE, '--run is required (printed by verify produce)');
+  const partitions = numberOption('partitions', values.partitions, NaN, (n) => Number.isInteger(n) && n > 0, 'a positive integer');
+  if (Number.isNaN(partitions)) throw new EosError(ErrorCodes.USAGE, '--partitions is required (printed by verify produce)');
+  const rate = (name: string, dflt: number) => numberOption(name, values[name as keyof typeof values], dflt, (n) => n >= 0 && n <= 1, 'a rate between 0 and 1');
+  const format = values.format as string;
+  if (!['table', 'json', 'markdown'].includes(format)) throw new EosError(ErrorCodes.USAGE, `--format: expected table, json or markdown, found "${format}"`);
+  const { parseDuration } = await import('./config/duration.js');
+  let timeoutMs = 120_000;
+  try {
+    if (values.timeout !== undefined) timeoutMs = parseDuration(values.timeout as string);
+  } catch (err) {
+    throw new EosError(ErrorCodes.USAGE, `--timeout: ${errorMessage(err)}`);
+  }
+  const report = await verify.checkSinkTopic(kafka, topic, {
+    run,
+    records,
+    partitions,
+    valueDelta: numberOption('value-delta', values['value-delta'], 1, Number.isInteger, 'an integer'),
+    uncommittedPass: Boolean(values.uncommitted),
+    timeoutMs,
+    thresholds: { maxDuplicateRate: rate('max-duplicate-rate', 0), maxLossRate: rate('max-loss-rate', 0), maxOutOfOrderRate: rate('max-out-of-order-rate', 0.001) },
+  });
+  process.stdout.write(format === 'json' ? `${JSON.stringify(report, null, 2)}
+` : format === 'markdown' ? verify.formatVerifyMarkdown(report) : verify.formatVerifyTable(report));
+  return report.violations.length ? ExitCodes.VIOLATION : ExitCodes.OK;
+}
+
 async function cmdDemo(args: string[]): Promise<number> {
   const { values } = parse(
     args,
@@ -276,8 +386,10 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdDemo(rest);
       case 'audit':
         return await cmdAudit(rest);
+      case 'verify':
+        return await cmdVerify(rest);
       default:
-        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, config validate, demo`);
+        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, config validate, demo`);
     }
   } catch (err) {
     return reportError(err);

@@ -6,6 +6,9 @@
 //   its open transaction) before the committed offset is read from the broker;
 // - a record is processed only if its offset >= nextOffset, so re-delivered records after a
 //   seek or a rebalance never enter a transaction twice;
+// - a batch is used only if its fetch started at or before nextOffset: a batch fetched further
+//   on (before a seek took effect, or by another broker's fetcher after a leader change) would
+//   leave a gap, so it is refused and the consumer sent back to nextOffset;
 // - committedOffset is local truth while this producer's commits are observed; after a commit
 //   or abort with an unknown outcome the producer is thrown away, re-initialised, and the
 //   committed offset re-read (KAFKA-17754);
@@ -197,21 +200,37 @@ export class PartitionTask {
    * the batch was not used (stale, barrier raced, task not ready): the caller must not treat
    * it as consumed.
    */
-  async process(records: BatchRecord[], isStale: () => boolean): Promise<boolean> {
+  /**
+   * Processes records of one fetched batch into the current transaction. `span` is where the
+   * fetch started and the batch's last offset, control records included. Returns false when the
+   * batch was not used (stale, task not ready or failed), 'gap' when it does not start at or
+   * before nextOffset: the caller must seek back to nextOffset.
+   */
+  async process(records: BatchRecord[], isStale: () => boolean, span: { fetched: bigint; last: bigint }): Promise<boolean | 'gap'> {
     for (;;) {
       await this.waitForBarrier();
-      const r = await this.lock.run(() => this.append(records, isStale));
+      const r = await this.lock.run(() => this.append(records, isStale, span));
       // A barrier went up while this batch waited for the lock: wait for the checkpoint, then try again.
       if (r !== 'barrier') return r;
     }
   }
 
-  private async append(records: BatchRecord[], isStale: () => boolean): Promise<boolean | 'barrier'> {
+  /** A fetched batch held only control records or aborted data (kafkajs does not pass it on): step over it. */
+  async skipEmpty(span: { fetched: bigint; last: bigint }): Promise<void> {
+    await this.process([], () => false, span);
+  }
+
+  private async append(records: BatchRecord[], isStale: () => boolean, span: { fetched: bigint; last: bigint }): Promise<boolean | 'barrier' | 'gap'> {
     if (this.barrier) return 'barrier';
     if (this.state !== 'ready' || this.error || isStale() || this.nextOffset === null) return false;
+    if (span.fetched > this.nextOffset) return 'gap';
     const floor = this.nextOffset;
     const fresh = records.filter((r) => BigInt(r.offset) >= floor);
-    if (fresh.length === 0) return true;
+    const end = span.last + 1n;
+    if (fresh.length === 0) {
+      if (end > this.nextOffset) this.nextOffset = end;
+      return true;
+    }
     const { out, dlq } = transformBatch(fresh, { topic: this.topic, partition: this.partition }, this.ctx.transform);
     const topicMessages = this.messagesFor(out, dlq);
     const gen = this.generation;
@@ -229,7 +248,9 @@ export class PartitionTask {
       return false;
     }
     if (gen !== this.generation) return false;
-    this.nextOffset = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
+    const afterLast = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
+    // Trailing control records of the batch are consumed too, so the committed offset steps over them.
+    this.nextOffset = end > afterLast ? end : afterLast;
     this.pending.in += fresh.length;
     this.pending.out += out.length;
     this.pending.dlq += dlq.length;
@@ -309,7 +330,12 @@ export class PartitionTask {
       if (this.error) throw this.error;
       if (this.state !== 'ready') return false;
       if (!this.exactlyOnce) return this.nextOffset !== null && this.nextOffset !== this.committedOffset;
-      if (!this.txn) return false;
+      if (!this.txn) {
+        // No record since the last commit, but the position moved over transaction markers or
+        // aborted input: commit the offset alone, or the group's lag never reaches the end.
+        if (this.nextOffset === null || this.nextOffset === this.committedOffset) return false;
+        this.txn = await this.producer!.transaction();
+      }
       const gen = this.generation;
       try {
         await this.txn.sendOffsets({
@@ -405,7 +431,9 @@ export class PartitionTask {
       if (isFencedError(err)) this.markFenced(err as Error);
       throw err;
     }
-    const committed = await readCommitted();
+    // The group may have no committed offset yet (a partition bootstrapped by startFrom that never
+    // committed): then its bootstrap position still holds.
+    const committed = (await readCommitted()) ?? this.committedOffset;
     this.committedOffset = committed;
     this.nextOffset = committed;
     this.error = null;

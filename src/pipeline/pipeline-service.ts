@@ -131,6 +131,14 @@ export class PipelineService implements Service {
       this.metrics.assignedPartitions.set(this.labels, assigned.size);
       void this.serialized(() => this.onAssignment(assigned));
     });
+    // Batches holding only control records (transaction markers) or aborted data never reach
+    // eachBatch; the task must still step over them, or its next batch would look like a gap.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.batchSize !== 0 || payload.topic !== c.sourceTopic) return;
+      const t = this.tasks.get(payload.partition);
+      const first = (payload as { firstOffset?: string | null }).firstOffset;
+      if (t?.state === 'ready' && first != null) void t.skipEmpty({ fetched: BigInt(first), last: BigInt(payload.lastOffset) });
+    });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!payload.restart) void this.fail(`consumer crashed: ${payload.error.message}`);
     });
@@ -223,8 +231,11 @@ export class PipelineService implements Service {
       }
     }
     if (task.state !== 'ready') return;
-    const used = await task.process(batch.messages, isStale);
-    if (!used && task.error) this.wake?.(); // abort now, not at the next interval
+    const used = await task.process(batch.messages, isStale, { fetched: BigInt(fetchedOffset), last: BigInt(batch.lastOffset()) });
+    if (used === 'gap' && task.nextOffset !== null) {
+      this.logger.debug({ partition: batch.partition, fetched: fetchedOffset, next: task.nextOffset.toString() }, 'batch starts past the task position; seeking back');
+      this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
+    } else if (!used && task.error) this.wake?.(); // abort now, not at the next interval
   }
 
   private async initTask(task: PartitionTask, fetchedOffset: bigint): Promise<void> {

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
 import { LocalCluster, type ClusterOptions } from '../../src/localcluster/cluster.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
+import { readTopic } from '../../src/verify/reader.js';
 
 export { LocalCluster };
 
@@ -49,58 +50,16 @@ export async function createTopic(brokers: string[], topic: string, partitions: 
 }
 
 /**
- * Reads a topic from the beginning up to its current end with a plain kafkajs consumer
- * (read_committed unless told otherwise), independent of any eoswatch code path.
+ * Reads a topic from the beginning up to its current end (read_committed unless told otherwise)
+ * with the verifier's reader: a plain kafkajs consumer, independent of the pipeline's code path.
  */
 export async function readAll(
   brokers: string[],
   topic: string,
   opts: { readUncommitted?: boolean; timeoutMs?: number } = {},
 ): Promise<{ partition: number; message: KafkaMessage }[]> {
-  const kafka = kafkaFor(brokers);
-  const admin = kafka.admin();
-  await admin.connect();
-  // The high watermark is the end for read_uncommitted; read_committed stops at the LSO, which equals
-  // the high watermark once no transaction is open: wait for the last stable offset to catch up.
-  const ends = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
-  await admin.disconnect();
   const out: { partition: number; message: KafkaMessage }[] = [];
-  const consumer = kafka.consumer({ groupId: uniqueName('reader'), readUncommitted: opts.readUncommitted ?? false });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const reached = new Set<number>();
-  for (const [p, end] of ends) if (end === 0n) reached.add(p);
-  let done!: () => void;
-  const finished = new Promise<void>((r) => (done = r));
-  if (reached.size === ends.size) done();
-  // END_BATCH_PROCESS also fires for batches holding only control records or aborted data,
-  // whose lastOffset still moves the position: that is how a topic ending in a marker is finished.
-  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-    const end = ends.get(payload.partition) ?? 0n;
-    if (BigInt(payload.lastOffset) + 1n >= end && !reached.has(payload.partition)) {
-      reached.add(payload.partition);
-      if (reached.size === ends.size) done();
-    }
-  });
-  await consumer.run({
-    autoCommit: false,
-    eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) out.push({ partition: batch.partition, message: m });
-    },
-  });
-  const timeoutMs = opts.timeoutMs ?? 60_000;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      finished,
-      new Promise((_, rej) => {
-        timer = setTimeout(() => rej(new Error(`readAll(${topic}) did not reach the end of partitions ${[...ends.keys()].filter((p) => !reached.has(p)).join(', ')} in ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    await consumer.disconnect();
-  }
+  await readTopic(kafkaFor(brokers), topic, { ...opts, onRecord: (partition, message) => out.push({ partition, message }) });
   return out;
 }
 

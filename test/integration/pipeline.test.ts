@@ -4,8 +4,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTopic, readAll, uniqueName, useCluster, kafkaFor } from '../harness/index.js';
-import { assertExactlyOnce, checkSink, produceSeed } from '../harness/seed.js';
-import { PipelineProcess, pipelineConfig, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
+import { assertExactlyOnce, checkSink, produceSeed, type SentRecord } from '../harness/seed.js';
+import { PipelineProcess, pipelineConfig, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
 
 const P = 6;
 
@@ -34,6 +34,32 @@ describe('transactional pipeline (3-node cluster)', () => {
     assert.equal((await fetch(`${await p.url}/readyz`)).status, 200);
     p.signal('SIGTERM');
     assert.equal(await p.exited, 0);
+  });
+
+  test('a transactional source with aborted transactions: only committed input reaches the sink, and markers do not stall the group', async () => {
+    const s = await setup('txn-source');
+    const producer = kafkaFor(s.brokers).producer({ transactionalId: uniqueName('upstream'), idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const committed: SentRecord[] = [];
+    let value = 0;
+    for (let t = 0; t < 12; t++) {
+      const txn = await producer.transaction();
+      const batch: SentRecord[] = [];
+      for (let i = 0; i < 50; i++, value++) batch.push({ id: `up-${value}`, value, partition: value % P });
+      await txn.send({ topic: s.source, messages: batch.map((r) => ({ key: r.id, partition: r.partition, value: JSON.stringify({ id: r.id, ts: Date.now(), value: r.value }) })) });
+      // Every third transaction is aborted, the last one too: the source ends in abort markers.
+      if (t % 3 === 2 || t === 11) await txn.abort();
+      else {
+        await txn.commit();
+        committed.push(...batch);
+      }
+    }
+    await producer.disconnect();
+    const p = new PipelineProcess(pipelineConfig(s));
+    await waitCaughtUp(s.brokers, s.groupId, s.source);
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, committed), committed.length, tails(p));
+    assert.equal(await p.metric('eos_pipeline_records_total', { direction: 'in' }), committed.length);
+    await p.kill();
   });
 
   test('no committed offset and no startFrom: refuses to start and says how to bootstrap', async () => {

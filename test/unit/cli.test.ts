@@ -25,7 +25,7 @@ describe('eoswatch CLI', () => {
   test('--help lists the commands and exits 0', async () => {
     const r = await eoswatch(['--help']);
     assert.equal(r.code, 0);
-    for (const c of ['run', 'config validate', 'demo']) assert.match(r.stdout, new RegExp(`^  ${c}`, 'm'));
+    for (const c of ['run', 'audit', 'verify', 'config validate', 'demo']) assert.match(r.stdout, new RegExp(`^  ${c}`, 'm'));
   });
 
   test('--version prints the package version', async () => {
@@ -36,7 +36,7 @@ describe('eoswatch CLI', () => {
   });
 
   test('each command has --help', async () => {
-    for (const args of [['run', '--help'], ['config', 'validate', '--help'], ['demo', '--help']]) {
+    for (const args of [['run', '--help'], ['audit', '--help'], ['verify', '--help'], ['config', 'validate', '--help'], ['demo', '--help']]) {
       const r = await eoswatch(args);
       assert.equal(r.code, 0, args.join(' '));
       assert.match(r.stdout, /^Usage: eoswatch /m);

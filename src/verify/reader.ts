@@ -1,0 +1,61 @@
+// Reads a topic from the beginning to the end it had when the read started, with a throwaway
+// consumer group that never commits: the verifier's and the tests' independent view of a sink.
+// read_committed stops at the last stable offset, so it waits for open transactions to finish.
+import { randomUUID } from 'node:crypto';
+import type { Kafka, KafkaMessage } from 'kafkajs';
+
+export interface ReadOptions {
+  readUncommitted?: boolean;
+  timeoutMs?: number;
+  onRecord(partition: number, message: KafkaMessage): void;
+}
+
+export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  let ends: Map<number, bigint>;
+  try {
+    ends = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
+  } finally {
+    await admin.disconnect();
+  }
+  const consumer = kafka.consumer({ groupId: `eoswatch-reader-${randomUUID()}`, readUncommitted: opts.readUncommitted ?? false, maxWaitTimeInMs: 200 });
+  await consumer.connect();
+  const reached = new Set<number>();
+  for (const [p, end] of ends) if (end === 0n) reached.add(p);
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+  if (reached.size === ends.size) done();
+  // END_BATCH_PROCESS also fires for batches holding only control records or aborted data,
+  // whose lastOffset still moves the position: that is how a topic ending in a marker is finished.
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    const end = ends.get(payload.partition) ?? 0n;
+    if (BigInt(payload.lastOffset) + 1n >= end && !reached.has(payload.partition)) {
+      reached.add(payload.partition);
+      if (reached.size === ends.size) done();
+    }
+  });
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        const end = ends.get(batch.partition) ?? 0n;
+        for (const m of batch.messages) if (BigInt(m.offset) < end) opts.onRecord(batch.partition, m);
+      },
+    });
+    const timeoutMs = opts.timeoutMs ?? 120_000;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      finished,
+      new Promise((_, rej) => {
+        timer = setTimeout(
+          () => rej(new Error(`reading ${topic} did not reach the end of partitions ${[...ends.keys()].filter((p) => !reached.has(p)).join(', ')} within ${timeoutMs} ms (an open transaction holds the last stable offset back?)`)),
+          timeoutMs,
+        );
+      }),
+    ]).finally(() => clearTimeout(timer));
+  } finally {
+    await consumer.disconnect();
+  }
+}

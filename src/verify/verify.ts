@@ -1,0 +1,124 @@
+// `eoswatch verify produce` and `eoswatch verify check`: write verification records into a
+// pipeline's source topic, then judge its sink (duplicates, loss, unexpected and wrong values,
+// order per source partition, latency), as the seed article's §5 audit table.
+import { randomUUID } from 'node:crypto';
+import { Partitioners, type Kafka } from 'kafkajs';
+import { ExactlyOnceChecker, type CheckResult } from './checker.js';
+import { expectedCounts, makeRecord } from './record.js';
+import { readTopic } from './reader.js';
+
+export interface ProduceManifest {
+  run: string;
+  topic: string;
+  partitions: number;
+  records: number;
+  ms: number;
+}
+
+export async function produceVerifyRecords(kafka: Kafka, topic: string, opts: { records: number; run?: string; batch?: number }): Promise<ProduceManifest> {
+  const run = opts.run ?? randomUUID().slice(0, 8);
+  const admin = kafka.admin();
+  await admin.connect();
+  let partitions: number;
+  try {
+    const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+    partitions = meta.topics[0]?.partitions.length ?? 0;
+  } finally {
+    await admin.disconnect();
+  }
+  if (!partitions) throw new Error(`topic ${topic} not found`);
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const t0 = Date.now();
+  const batch = opts.batch ?? 5000;
+  const seq = new Array<number>(partitions).fill(0);
+  try {
+    for (let i = 0; i < opts.records; i += batch) {
+      const messages = [];
+      for (let j = i; j < Math.min(opts.records, i + batch); j++) {
+        const p = j % partitions;
+        const r = makeRecord(run, p, seq[p]!++);
+        messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
+      }
+      await producer.send({ topic, acks: -1, messages });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  return { run, topic, partitions, records: opts.records, ms: Date.now() - t0 };
+}
+
+export interface VerifyThresholds {
+  maxDuplicateRate: number;
+  maxLossRate: number;
+  maxOutOfOrderRate: number;
+}
+
+export interface VerifyReport extends CheckResult {
+  topic: string;
+  /** read_uncommitted pass: records of aborted (or still open) transactions, which read_committed must never show. */
+  abortedRecords?: number;
+  ms: number;
+  thresholds: VerifyThresholds;
+  violations: string[];
+}
+
+export async function checkSinkTopic(
+  kafka: Kafka,
+  topic: string,
+  opts: { run: string; records: number; partitions: number; valueDelta: number; thresholds: VerifyThresholds; uncommittedPass?: boolean; timeoutMs?: number },
+): Promise<VerifyReport> {
+  const t0 = Date.now();
+  const checker = new ExactlyOnceChecker({ run: opts.run, expected: expectedCounts(opts.records, opts.partitions), valueDelta: opts.valueDelta });
+  await readTopic(kafka, topic, { timeoutMs: opts.timeoutMs, onRecord: (_p, m) => checker.add(m.value, Number(m.timestamp)) });
+  const result = checker.result();
+  let abortedRecords: number | undefined;
+  if (opts.uncommittedPass) {
+    let uncommitted = 0;
+    await readTopic(kafka, topic, { readUncommitted: true, timeoutMs: opts.timeoutMs, onRecord: () => uncommitted++ });
+    abortedRecords = Math.max(0, uncommitted - result.total);
+  }
+  const t = opts.thresholds;
+  const violations: string[] = [];
+  if (result.duplicateRate > t.maxDuplicateRate) violations.push(`duplicate rate ${fmtRate(result.duplicateRate)} > ${fmtRate(t.maxDuplicateRate)}`);
+  if (result.lossRate > t.maxLossRate) violations.push(`loss rate ${fmtRate(result.lossRate)} > ${fmtRate(t.maxLossRate)}`);
+  if (result.outOfOrderRate > t.maxOutOfOrderRate) violations.push(`out-of-order rate ${fmtRate(result.outOfOrderRate)} > ${fmtRate(t.maxOutOfOrderRate)}`);
+  if (result.wrongValue > 0) violations.push(`${result.wrongValue} records with a wrong value (not input + ${opts.valueDelta})`);
+  if (result.unexpected > 0) violations.push(`${result.unexpected} unexpected records`);
+  return { ...result, topic, ...(abortedRecords === undefined ? {} : { abortedRecords }), ms: Date.now() - t0, thresholds: t, violations };
+}
+
+export function fmtRate(r: number): string {
+  return `${(r * 100).toFixed(r === 0 ? 0 : 4)}%`;
+}
+
+export function formatVerifyTable(r: VerifyReport): string {
+  const rows: [string, string][] = [
+    ['run', r.run],
+    ['sink', r.topic],
+    ['records expected', String(r.expected)],
+    ['records in sink (this run)', String(r.received + r.duplicates)],
+    ['duplicates', `${r.duplicates} (${fmtRate(r.duplicateRate)})`],
+    ['lost', `${r.lost} (${fmtRate(r.lossRate)})`],
+    ['unexpected', String(r.unexpected)],
+    ['wrong value', String(r.wrongValue)],
+    ['order violations', `${r.orderViolations} (${fmtRate(r.outOfOrderRate)})`],
+    ['records of other runs', String(r.foreign)],
+    ...(r.abortedRecords === undefined ? [] : ([['aborted records (read_uncommitted only)', String(r.abortedRecords)]] as [string, string][])),
+    ['end-to-end latency p50/p95/p99/max', r.latencyMs ? `${r.latencyMs.p50}/${r.latencyMs.p95}/${r.latencyMs.p99}/${r.latencyMs.max} ms` : 'n/a'],
+    ['verdict', r.violations.length ? `FAIL: ${r.violations.join('; ')}` : 'PASS'],
+  ];
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return `${rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n')}\n`;
+}
+
+export function formatVerifyMarkdown(r: VerifyReport): string {
+  const lines = formatVerifyTable(r)
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const m = /^(.*?)\s{2,}(.*)$/.exec(l)!;
+      return `| ${m[1]} | ${m[2]!.replace(/\|/g, '\\|')} |`;
+    });
+  return `## eoswatch verify\n\n| metric | value |\n|---|---|\n${lines.join('\n')}\n`;
+}

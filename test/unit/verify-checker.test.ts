@@ -1,0 +1,116 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { ExactlyOnceChecker } from '../../src/verify/checker.js';
+import { expectedCounts, makeRecord, parseVerifyRecord, verifyId } from '../../src/verify/record.js';
+
+const RUN = 'run1';
+
+function out(p: number, seq: number, delta = 1, run = RUN): string {
+  const r = makeRecord(run, p, seq, 1000);
+  return JSON.stringify({ ...r, value: r.value + delta });
+}
+
+function check(expected: number[], values: (string | null)[], delta = 1) {
+  const c = new ExactlyOnceChecker({ run: RUN, expected, valueDelta: delta });
+  for (const v of values) c.add(v, 1010);
+  return c;
+}
+
+describe('verification records', () => {
+  test('ids derive from run, partition and sequence; counts spread round-robin', () => {
+    assert.equal(verifyId('r', 2, 7), 'r-2-7');
+    assert.deepEqual(makeRecord('r', 1, 5, 42), { id: 'r-1-5', ts: 42, value: 5, run: 'r', p: 1, seq: 5 });
+    assert.deepEqual(expectedCounts(10, 3), [4, 3, 3]);
+    assert.deepEqual(expectedCounts(2, 4), [1, 1, 0, 0]);
+    assert.equal(parseVerifyRecord('nope'), null);
+    assert.equal(parseVerifyRecord(JSON.stringify({ id: 'x', ts: 1, value: 1 })), null, 'a plain seed record lacks run/p/seq');
+  });
+});
+
+describe('exactly-once checker', () => {
+  test('a perfect stream', () => {
+    const r = check([3, 2], [out(0, 0), out(1, 0), out(0, 1), out(0, 2), out(1, 1)]).result();
+    assert.deepEqual(
+      { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations },
+      { received: 5, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 },
+    );
+    assert.equal(r.latencyMs?.p50, 10);
+  });
+
+  test('duplicates are counted once per extra copy, also far behind the contiguous prefix', () => {
+    const r = check([4], [out(0, 0), out(0, 1), out(0, 0), out(0, 2), out(0, 3), out(0, 1), out(0, 3)]).result();
+    assert.equal(r.duplicates, 3);
+    assert.equal(r.received, 4);
+    assert.equal(r.lost, 0);
+    assert.equal(r.duplicateRate, 3 / 4);
+  });
+
+  test('gaps are losses', () => {
+    const r = check([5, 2], [out(0, 0), out(0, 2), out(0, 4), out(1, 1)]).result();
+    assert.equal(r.lost, 3);
+    assert.deepEqual(r.partitions.map((p) => p.lost), [2, 1]);
+    assert.equal(r.lossRate, 3 / 7);
+  });
+
+  test('reordering within a partition is an order violation, not a loss or duplicate', () => {
+    const c = check([5], [out(0, 0), out(0, 3), out(0, 1), out(0, 2), out(0, 4)]);
+    assert.equal(c.heldSequences, 0, 'the gap closed: nothing held');
+    const r = c.result();
+    assert.equal(r.orderViolations, 2);
+    assert.equal(r.lost + r.duplicates, 0);
+    assert.equal(r.outOfOrderRate, 2 / 5);
+  });
+
+  test('wrong values: not input + 1', () => {
+    const r = check([2], [out(0, 0, 2), out(0, 1, 0)]).result();
+    assert.equal(r.wrongValue, 2);
+    const identity = check([2], [out(0, 0, 0), out(0, 1, 0)], 0).result();
+    assert.equal(identity.wrongValue, 0);
+  });
+
+  test('records of other runs are foreign; garbage and out-of-range sequences are unexpected', () => {
+    const r = check([2], [out(0, 0, 1, 'other'), 'garbage', null, out(0, 9), out(5, 0), out(0, 0), out(0, 1)]).result();
+    assert.equal(r.foreign, 1);
+    assert.equal(r.unexpected, 4);
+    assert.equal(r.received, 2);
+    assert.equal(r.total, 7);
+  });
+
+  test('aborted records that reached a read_uncommitted pass show up as duplicates or unexpected, never as received twice', () => {
+    // An aborted attempt wrote seq 0..1, the retry committed them again: a read_uncommitted pass sees both.
+    const r = check([2], [out(0, 0), out(0, 1), out(0, 0), out(0, 1)]).result();
+    assert.equal(r.received, 2);
+    assert.equal(r.duplicates, 2);
+  });
+
+  test('empty topic and partitions with no records', () => {
+    const empty = check([0, 0], []).result();
+    assert.deepEqual([empty.received, empty.lost, empty.duplicates], [0, 0, 0]);
+    assert.equal(empty.latencyMs, null);
+    assert.equal(empty.outOfOrderRate, 0);
+    const none = check([0, 3], [out(1, 0), out(1, 1), out(1, 2)]).result();
+    assert.equal(none.lost, 0);
+    assert.deepEqual(none.partitions.map((p) => p.received), [0, 3]);
+  });
+
+  test('memory stays flat on an in-order stream of 200,000 records', () => {
+    const c = new ExactlyOnceChecker({ run: RUN, expected: [100_000, 100_000], valueDelta: 1 });
+    let maxHeld = 0;
+    for (let s = 0; s < 100_000; s++) {
+      c.add(out(0, s), 1005);
+      c.add(out(1, s), 1005);
+      maxHeld = Math.max(maxHeld, c.heldSequences);
+    }
+    assert.equal(maxHeld, 0);
+    assert.equal(c.result().received, 200_000);
+  });
+
+  test('latency percentiles', () => {
+    const c = new ExactlyOnceChecker({ run: RUN, expected: [100], valueDelta: 1 });
+    for (let s = 0; s < 100; s++) c.add(out(0, s), 1000 + (s + 1) * 10);
+    const l = c.result().latencyMs!;
+    assert.ok(l.p50 >= 480 && l.p50 <= 530, `p50 ${l.p50}`);
+    assert.ok(l.p99 >= 950 && l.p99 <= 1000, `p99 ${l.p99}`);
+    assert.equal(l.max, 1000);
+  });
+});
