@@ -12,6 +12,11 @@ import { CheckpointCoordinator, type AbortOutcome } from './checkpoint-coordinat
 import { PartitionTask, TimeoutError, withTimeout } from './partition-task.js';
 import { resolveTransform, type TransformFn } from './transforms/index.js';
 
+/** The consumer group the instances join to split partitions; offsets are never read from it. */
+export function membershipGroup(groupId: string): string {
+  return `${groupId}.members`;
+}
+
 export type PipelineState = 'STARTING' | 'RUNNING' | 'FAILED' | 'STOPPING' | 'STOPPED';
 
 export class PipelineService implements Service {
@@ -113,8 +118,12 @@ export class PipelineService implements Service {
     }
 
     this.offsets = new EndOffsetReader(this.kafka);
+    // kafkajs commits offsets on its own in one place (an OFFSET_OUT_OF_RANGE reset commits the
+    // default offset), which would overwrite the offsets our transactions commit. So the consumer
+    // joins a membership group of its own, and offsets live only in pipeline.groupId, written by
+    // the transactions (old-style TxnOffsetCommit needs no membership) and read after fencing.
     const consumer = this.kafka.consumer({
-      groupId: c.groupId,
+      groupId: membershipGroup(c.groupId),
       readUncommitted: false,
       sessionTimeout: c.sessionTimeout,
       heartbeatInterval: c.heartbeatInterval,
@@ -318,8 +327,9 @@ export class PipelineService implements Service {
         await new Promise((r) => setTimeout(r, fi.commitDelay));
       }
       if (left() <= 0) throw new TimeoutError(`checkpoint ${cp.id} timed out before commit`);
+      // At-least-once: offsets go to the offsets group directly (it has no members, so a plain commit is accepted).
       const commitOffsets = (t: PartitionTask) => (offset: bigint) =>
-        this.consumer!.commitOffsets([{ topic: t.topic, partition: t.partition, offset: String(offset) }]);
+        this.admin!.setOffsets({ groupId: this.config.groupId, topic: t.topic, partitions: [{ partition: t.partition, offset: String(offset) }] });
       const latencies = await withTimeout(
         Promise.all(
           toCommit.map(async (t) => {

@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
-import { assertExactlyOnce, checkSink } from '../harness/seed.js';
+import { assertExactlyOnce, checkSink, sourceRecords } from '../harness/seed.js';
 import { PipelineProcess, pipelineConfig, seedStream, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
 
 const P = 6;
@@ -64,7 +64,8 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     await p.kill();
 
     p = new PipelineProcess(pipelineConfig(s));
-    const sent = await stream.done;
+    await stream.done;
+    const sent = await sourceRecords(s.brokers, s.source);
     await waitCaughtUp(s.brokers, s.groupId, s.source);
     assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(p));
     await p.kill();
@@ -81,11 +82,13 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     const victim = await transactionCoordinatorOf(s.brokers, `${s.prefix}-${s.source}-0`);
     await h.cluster.kill(victim);
     try {
-      const sent = await stream.done;
+      await stream.done;
+    const sent = await sourceRecords(s.brokers, s.source);
       await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000).catch((err: Error) => {
         throw new Error(`${err.message}\npipeline output:\n${p.output.split('\n').filter((l) => !l.includes('"namespace":"Connection"')).slice(-40).join('\n')}`);
       });
-      assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(p));
+      const report = await checkSink(s.brokers, s.sink, sent);
+      assertExactlyOnce(report, sent.length, tails(p));
       assert.equal(await p.metric('eos_pipeline_up'), 1, 'recovered without a restart');
     } finally {
       await h.cluster.start(victim);
@@ -106,7 +109,8 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     await new Promise((r) => setTimeout(r, 3000));
     const c = new PipelineProcess(cfg, 'c');
     await c.waitFor(/partitions assigned/);
-    const sent = await stream.done;
+    await stream.done;
+    const sent = await sourceRecords(s.brokers, s.source);
     await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
     assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(a, b, c));
     const owned = ((await b.metric('eos_pipeline_assigned_partitions')) ?? 0) + ((await c.metric('eos_pipeline_assigned_partitions')) ?? 0);
@@ -136,7 +140,8 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     }
     await a.waitFor(/producer fenced by a newer epoch/, 60_000);
     assert.ok((await a.metric('eos_producer_fenced_total'))! >= 1, 'a reports itself fenced');
-    const sent = await stream.done;
+    await stream.done;
+    const sent = await sourceRecords(s.brokers, s.source);
     await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
     assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(a, b));
     await a.kill();

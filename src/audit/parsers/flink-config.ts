@@ -56,7 +56,8 @@ function parseStandard(doc: Document.Parsed, counter: LineCounter, file: string)
   const lineOf = (offset: number | undefined): number => (offset === undefined ? 1 : counter.linePos(offset).line);
   for (const err of doc.errors) {
     const line = lineOf(err.pos[0]);
-    problems.push({ line, message: `${file}:${line}: ${err.message}` });
+    // First line only: the yaml library appends the offending source text, which may hold a secret.
+    problems.push({ line, message: `${file}:${line}: ${err.message.split('\n')[0]!.replace(/:$/, '')}` });
   }
 
   const resolve = (node: unknown): unknown => (isAlias(node) ? node.resolve(doc) : node);

@@ -141,7 +141,8 @@ export function parseProperties(text: string, file: string): ParsedProperties {
     } catch (err) {
       if (!(err instanceof MalformedEscape)) throw err;
       // Java's load() throws and loads nothing; we skip this entry only so the rest is still audited.
-      problems.push({ line, message: `${file}:${line}: malformed \\uXXXX escape "${err.message}"; the entry is ignored` });
+      // The escaped text is not quoted: the value may be a secret (a JAAS password).
+      problems.push({ line, message: `${file}:${line}: malformed \\uXXXX escape in the entry ${key}; the entry is ignored` });
       continue;
     }
     props.set(k, v);
