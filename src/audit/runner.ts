@@ -2,6 +2,7 @@
 // isolated), and assembles the report the metrics, /audit and the CLI show.
 import type { AuditFacts, Check, Finding, Severity, SourceStatus } from './types.js';
 import { errorMessage } from '../errors.js';
+import { withTimeout } from '../util/timeout.js';
 
 export interface AuditSource {
   name: string;
@@ -25,15 +26,6 @@ const SOURCE_CHECK = {
   remediation: 'Fix the file or the connection named in the finding; until then treat that source as unsafe.',
 };
 
-async function withTimeout<T>(p: Promise<T>, ms: number, name: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${name}: no answer within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export async function runAudit(sources: AuditSource[], checks: Check[], opts: { sourceTimeoutMs?: number } = {}): Promise<AuditReport> {
   const started = Date.now();
   const facts: AuditFacts = { clients: [], checkpoints: [] };
@@ -43,7 +35,7 @@ export async function runAudit(sources: AuditSource[], checks: Check[], opts: { 
     sources.map(async (s) => {
       const t0 = performance.now();
       try {
-        const problems = await withTimeout(s.gather(facts), opts.sourceTimeoutMs ?? 30_000, s.name);
+        const problems = await withTimeout(s.gather(facts), opts.sourceTimeoutMs ?? 30_000, `source ${s.name}`);
         statuses.push({ name: s.name, ok: problems.length === 0, durationMs: performance.now() - t0, ...(problems.length ? { error: problems.join('; ') } : {}) });
       } catch (err) {
         statuses.push({ name: s.name, ok: false, durationMs: performance.now() - t0, error: errorMessage(err) });

@@ -18,6 +18,9 @@ import { Partitioners } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { RejectedRecord, type InputRecord, type OutputRecord, type TransformFn } from './transforms/index.js';
+import { withTimeout } from '../util/timeout.js';
+
+export { TimeoutError, withTimeout } from '../util/timeout.js';
 
 export type TaskState = 'new' | 'ready' | 'fenced' | 'closed';
 
@@ -469,25 +472,4 @@ function flatHeaders(h: BatchRecord['headers']): Record<string, Buffer | string>
     out[k] = Array.isArray(v) ? v[v.length - 1]! : v;
   }
   return out;
-}
-
-export async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      p,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new TimeoutError(`${what} did not finish within ${ms} ms`)), Math.max(0, ms));
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-export class TimeoutError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TimeoutError';
-  }
 }

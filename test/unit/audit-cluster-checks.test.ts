@@ -136,7 +136,7 @@ describe('audit runner and reports', () => {
     assert.equal(sources.good!.ok, true);
     assert.match(sources.broken!.error!, /cannot read \(no such file\)/);
     assert.match(sources.partial!.error!, /y\.properties:3: malformed/);
-    assert.match(sources.slow!.error!, /no answer within 200 ms/);
+    assert.match(sources.slow!.error!, /source slow did not finish within 200 ms/);
     const srcFindings = report.findings.filter((f) => f.check === 'audit.source' && !f.passed).map((f) => f.target).sort();
     assert.deepEqual(srcFindings, ['broken', 'partial', 'slow']);
     assert.ok(report.findings.some((f) => f.check === 'broker.transaction-state-log-replication-factor' && !f.passed && f.source === 'cluster'));
