@@ -1,0 +1,1065 @@
+// Benchmark: eoswatch's transactional pipeline against Kafka's own TransactionalMessageCopier and
+// ProducerPerformance (acks=all, the ceiling), on one real local 3-node cluster, same input.
+//
+//   node --import tsx bench/pipeline.bench.ts [--records N] [--rounds R] [--no-warmup]
+//        [--transform identity|increment] [--checkpoint-interval 1s] [--copier-txn-size N]
+//        [--no-profile] [--out bench/RESULTS.md]
+//        experiments: [--skip copier,eoscopy,perf] [--eos-preload FILE]
+//        [--eoswatch-dir DIR]   (benchmark the eoswatch of another checkout, e.g. to compare commits)
+//
+// One source topic (6 partitions, RF 3) is seeded once with N JSON seed records of ~100 bytes
+// (plus a 36-byte key); every run reads it from the beginning into a fresh sink topic with fresh
+// group and transactional ids. After a warm-up round, rounds of eoswatch, the copier, EosCopy
+// (bench/java/EosCopy.java: the copier's loop with default producer batching) and producer-perf run
+// interleaved in ABBA order, and the medians are reported. A last, separate eoswatch run under
+// `node --cpu-prof` gives the profile summarised in RESULTS.md, whose hand-written notes block is
+// kept. Every process started here is stopped by pid, also on failure.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { LocalCluster } from '../src/localcluster/cluster.js';
+import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../src/localcluster/kafka-dist.js';
+import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
+import { produceSeed } from '../test/harness/seed.js';
+import { parsePrometheusText, sampleValue, type Parsed } from '../test/harness/promtext.js';
+
+const execFileP = promisify(execFile);
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH_DIR, '..');
+const PARTITIONS = 6;
+const RF = 3;
+const VALUE_BYTES = 100;
+
+// ---------------------------------------------------------------- arguments
+
+const { values: argv } = parseArgs({
+  options: {
+    records: { type: 'string', default: '200000' },
+    rounds: { type: 'string', default: '2' },
+    transform: { type: 'string', default: 'identity' },
+    'checkpoint-interval': { type: 'string', default: '1s' },
+    'copier-txn-size': { type: 'string' },
+    'no-warmup': { type: 'boolean', default: false },
+    skip: { type: 'string', default: '' },
+    'eos-preload': { type: 'string', multiple: true, default: [] },
+    'no-profile': { type: 'boolean', default: false },
+    'eoswatch-dir': { type: 'string', default: ROOT },
+    out: { type: 'string', default: join(BENCH_DIR, 'RESULTS.md') },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (argv.help) {
+  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0]! + '\n');
+  process.exit(0);
+}
+const N = Number(argv.records);
+const ROUNDS = Number(argv.rounds);
+const WARMUP = !argv['no-warmup'];
+// Runs left out (experiments): any of copier, eoscopy, perf.
+const SKIP = new Set((argv.skip ?? '').split(',').filter(Boolean));
+// Extra modules preloaded into the eoswatch process (experiments, e.g. bench/experiments/*.ts).
+const EOS_PRELOADS = (argv['eos-preload'] ?? []).map((f) => pathToFileURL(resolve(f)).href);
+const TRANSFORM = argv.transform!;
+const CHECKPOINT_INTERVAL = argv['checkpoint-interval']!;
+// The eoswatch checkout whose `src/cli.ts run` is benchmarked (default: this one; another one to compare commits).
+const EOS_DIR = resolve(argv['eoswatch-dir']!);
+const FIXED_COPIER_TXN = argv['copier-txn-size'] === undefined ? undefined : Number(argv['copier-txn-size']);
+if (!Number.isInteger(N) || N < PARTITIONS) throw new Error(`--records: expected an integer >= ${PARTITIONS}`);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('--rounds: expected an integer >= 1');
+if (!['identity', 'increment'].includes(TRANSFORM)) throw new Error('--transform: identity or increment');
+if (FIXED_COPIER_TXN !== undefined && !(Number.isInteger(FIXED_COPIER_TXN) && FIXED_COPIER_TXN > 0)) throw new Error('--copier-txn-size: a positive integer');
+
+const OUT_DIR = join(BENCH_DIR, 'out', new Date().toISOString().replace(/[:.]/g, '-'));
+mkdirSync(OUT_DIR, { recursive: true });
+
+function log(msg: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 23)}] ${msg}\n`);
+}
+
+// ---------------------------------------------------------------- processes (tracked by pid)
+
+const live = new Set<ChildProcess>();
+
+function killByPid(child: ChildProcess, sig: NodeJS.Signals = 'SIGKILL'): void {
+  if (child.pid && child.exitCode === null && child.signalCode === null) {
+    try {
+      process.kill(child.pid, sig);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+let clusterRef: LocalCluster | undefined;
+function emergencyStop(): void {
+  for (const c of live) killByPid(c);
+  clusterRef?.killAllSync();
+}
+process.on('exit', emergencyStop);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    log(`${sig}: stopping every process started by the benchmark`);
+    emergencyStop();
+    process.exit(130);
+  });
+}
+
+interface Proc {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitLine(re: RegExp, timeoutMs: number): Promise<string>;
+}
+
+function start(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Proc {
+  const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  const lines: string[] = [];
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  const feed = (stream: NodeJS.ReadableStream) => {
+    let buf = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (d: string) => {
+      buf += d;
+      let i: number;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        lines.push(line);
+        for (const w of [...waiters]) {
+          if (w.re.test(line)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(line);
+          }
+        }
+      }
+    });
+  };
+  feed(child.stdout!);
+  feed(child.stderr!);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      res({ code, signal });
+    });
+    child.once('error', () => {
+      live.delete(child);
+      res({ code: -1, signal: null });
+    });
+  });
+  const waitLine = (re: RegExp, timeoutMs: number) =>
+    new Promise<string>((res, rej) => {
+      const hit = lines.find((l) => re.test(l));
+      if (hit) return res(hit);
+      const timer = setTimeout(() => rej(new Error(`no line matching ${re} within ${timeoutMs} ms from ${cmd}:\n${lines.slice(-30).join('\n')}`)), timeoutMs);
+      waiters.push({ re, resolve: (l) => (clearTimeout(timer), res(l)) });
+      void exited.then(() => {
+        clearTimeout(timer);
+        rej(new Error(`${cmd} exited before a line matched ${re}:\n${lines.slice(-30).join('\n')}`));
+      });
+    });
+  return { child, lines, exited, waitLine };
+}
+
+/** SIGTERM (graceful, needed for --cpu-prof), SIGKILL after graceMs. */
+async function stop(p: Proc, graceMs = 30_000): Promise<void> {
+  killByPid(p.child, 'SIGTERM');
+  const t = setTimeout(() => killByPid(p.child, 'SIGKILL'), graceMs);
+  await p.exited;
+  clearTimeout(t);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: timed out after ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+// ---------------------------------------------------------------- CPU accounting
+
+const CLK_TCK = 100; // getconf CLK_TCK on Linux
+
+/** [own utime+stime, reaped children's cutime+cstime] of a process in seconds, from /proc. */
+function procCpu(pid: number | 'self'): [number, number] {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields 14-17 of stat(5), counted from the state field (3) here
+    return [(Number(f[11]) + Number(f[12])) / CLK_TCK, (Number(f[13]) + Number(f[14])) / CLK_TCK];
+  } catch {
+    return [0, 0];
+  }
+}
+
+/**
+ * CPU seconds used during a run by the processes under test (children of this process that exited
+ * during the run: their CPU is added to our cutime/cstime when reaped) and by the brokers.
+ */
+function cpuMeter(cluster: LocalCluster): () => { pipeline: number; brokers: number } {
+  const brokers = (): number => Object.values(cluster.pids()).reduce<number>((a, pid) => a + (pid ? procCpu(pid)[0] : 0), 0);
+  const c0 = procCpu('self')[1];
+  const b0 = brokers();
+  return () => ({ pipeline: procCpu('self')[1] - c0, brokers: brokers() - b0 });
+}
+
+// ---------------------------------------------------------------- statistics
+
+/** Sample quantile, linear interpolation between closest ranks (R type 7 / numpy default). */
+function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const h = (s.length - 1) * q;
+  const lo = Math.floor(h);
+  const hi = Math.ceil(h);
+  return s[lo]! + (s[hi]! - s[lo]!) * (h - lo);
+}
+
+function median(xs: number[]): number {
+  return quantile(xs.filter((x) => Number.isFinite(x)), 0.5);
+}
+
+/** histogram_quantile() as PromQL computes it: linear interpolation inside the bucket. */
+function histogramQuantile(parsed: Parsed, name: string, q: number): number {
+  const buckets = parsed.samples
+    .filter((s) => s.name === `${name}_bucket`)
+    .map((s) => ({ le: s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), count: s.value }))
+    .sort((a, b) => a.le - b.le);
+  const total = buckets[buckets.length - 1]?.count ?? 0;
+  if (total === 0) return NaN;
+  const rank = q * total;
+  let prevLe = 0;
+  let prevCount = 0;
+  for (const b of buckets) {
+    if (b.count >= rank) {
+      if (b.le === Infinity) return prevLe;
+      return prevLe + ((b.le - prevLe) * (rank - prevCount)) / Math.max(1e-12, b.count - prevCount);
+    }
+    prevLe = b.le;
+    prevCount = b.count;
+  }
+  return prevLe;
+}
+
+const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a');
+
+// ---------------------------------------------------------------- Kafka helpers
+
+async function sumHighWatermarks(brokers: string[], topic: string): Promise<number> {
+  const admin = kafkaFor(brokers).admin();
+  await admin.connect();
+  try {
+    return (await admin.fetchTopicOffsets(topic)).reduce((a, o) => a + Number(o.high), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Sum of the sink's end offsets as a read_committed reader sees them (kafkajs' admin lists offsets
+ * read_committed: the last stable offsets). Commit markers are written after EndTxn returns, so
+ * this is polled until it reaches the expected value or stops changing.
+ */
+async function sinkEnd(brokers: string[], topic: string, expected: number, timeoutMs = 15_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await sumHighWatermarks(brokers, topic);
+    if (v === expected || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function committedSum(brokers: string[], groupId: string, topic: string): Promise<number> {
+  const admin = kafkaFor(brokers).admin();
+  await admin.connect();
+  try {
+    const parts = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions ?? [];
+    return parts.reduce((a, p) => a + Math.max(0, Number(p.offset)), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+// ---------------------------------------------------------------- runs
+
+interface EosResult {
+  kind: 'eoswatch';
+  round: number;
+  recordsPerSec: number;
+  wallRecordsPerSec: number;
+  windowMs: number;
+  wallMs: number;
+  /** CPU seconds of the process(es) under test and of the 3 brokers during the run. */
+  cpu: { pipeline: number; brokers: number };
+  /** 1-minute load average when the run started. */
+  load1m?: number;
+  commitMs: number[];
+  p50: number;
+  p99: number;
+  histP50: number;
+  histP99: number;
+  transactions: number;
+  aborted: number;
+  avgTxnSize: number;
+  checkpoints: number;
+  exactCheck: string;
+  profile?: string;
+}
+
+interface CopierResult {
+  kind: 'copier';
+  variant: CopierVariant;
+  round: number;
+  txnSizeArg: number;
+  recordsPerSec: number;
+  wallRecordsPerSec: number;
+  windowMs: number;
+  wallMs: number;
+  /** CPU seconds of the process(es) under test and of the 3 brokers during the run. */
+  cpu: { pipeline: number; brokers: number };
+  /** 1-minute load average when the run started. */
+  load1m?: number;
+  commitMs: number[];
+  p50: number;
+  p99: number;
+  transactions: number;
+  commitsSeen: number;
+  /** tuned only: producer.flush() before the offsets and the commit. */
+  flushMs: number[];
+  avgTxnSize: number;
+  exactCheck: string;
+}
+
+interface PerfResult {
+  kind: 'perf';
+  round: number;
+  cpu: { pipeline: number; brokers: number };
+  /** 1-minute load average when the run started. */
+  load1m?: number;
+  recordsPerSec: number;
+  mbPerSec: number;
+  latencyP50: number;
+  latencyP99: number;
+  line: string;
+}
+
+interface Ctx {
+  cluster: LocalCluster;
+  source: string;
+  records: number;
+  classes: string;
+  log4j: string;
+}
+
+async function runEoswatch(ctx: Ctx, round: number, profile = false): Promise<EosResult> {
+  const N = ctx.records;
+  const brokers = ctx.cluster.brokers;
+  const name = uniqueName(`eos-r${round}${profile ? '-prof' : ''}`);
+  const dir = join(OUT_DIR, name);
+  mkdirSync(dir, { recursive: true });
+  const sink = `${name}-sink`;
+  await createTopic(brokers, sink, PARTITIONS, RF);
+  await createTopic(brokers, `${sink}.dlq`, 1, RF);
+  const groupId = `${name}-group`;
+  const config = {
+    http: { host: '127.0.0.1', port: 0 },
+    log: { level: 'info' },
+    shutdown: { gracePeriod: '20s' },
+    kafka: { brokers },
+    pipeline: {
+      enabled: true,
+      sourceTopic: ctx.source,
+      sinkTopic: sink,
+      groupId,
+      transactionalIdPrefix: name,
+      startFrom: 'earliest',
+      transform: TRANSFORM,
+      partitioning: 'input',
+      checkpoint: { interval: CHECKPOINT_INTERVAL, timeout: '30s' },
+    },
+  };
+  const cfgFile = join(dir, 'eoswatch.yaml');
+  writeFileSync(cfgFile, stringify(config));
+  const probeFile = join(dir, 'probe.txt');
+  writeFileSync(probeFile, '');
+  const nodeArgs = [
+    '--import',
+    'tsx',
+    '--import',
+    pathToFileURL(join(BENCH_DIR, 'eos-probe.ts')).href,
+    ...EOS_PRELOADS.flatMap((u) => ['--import', u]),
+    ...(profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : []),
+    'src/cli.ts',
+    'run',
+    '--config',
+    cfgFile,
+  ];
+  log(`eoswatch round ${round}${profile ? ' (profiled)' : ''}: ${sink}`);
+  const meter = cpuMeter(ctx.cluster);
+  const t0 = Date.now();
+  const p = start('node', nodeArgs, { cwd: EOS_DIR, env: { ...process.env, EOSBENCH_PROBE_FILE: probeFile } });
+  let metricsText = '';
+  try {
+    const urlLine = await p.waitLine(/HTTP server listening/, 60_000);
+    const url = (JSON.parse(urlLine) as { url: string }).url;
+    const runningLine = await p.waitLine(/"msg":"pipeline running"/, 60_000);
+    const tRunning = Date.parse((JSON.parse(runningLine) as { time: string }).time);
+    const deadline = Date.now() + Math.max(180_000, N * 2);
+    for (;;) {
+      if (p.child.exitCode !== null) throw new Error(`eoswatch exited early:\n${p.lines.slice(-30).join('\n')}`);
+      if (Date.now() > deadline) throw new Error(`eoswatch did not process ${N} records in time`);
+      metricsText = await (await fetch(`${url}/metrics`)).text();
+      const done = sampleValue(parsePrometheusText(metricsText), 'eos_pipeline_records_total', { direction: 'in' }) ?? 0;
+      if (done >= N) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await stop(p);
+    const wallEnd = Date.now();
+    const cpu = meter();
+    writeFileSync(join(dir, 'eoswatch.log'), p.lines.join('\n'));
+    const parsed = parsePrometheusText(metricsText);
+    const probe = readFileSync(probeFile, 'utf8').split('\n').filter(Boolean);
+    const commitMs = probe.filter((l) => l.startsWith('C ')).map((l) => Number(l.split(' ')[2]) * 1000);
+    let cum = 0;
+    let tEnd = NaN;
+    for (const l of probe.filter((x) => x.startsWith('R '))) {
+      const [, t, n] = l.split(' ');
+      cum += Number(n);
+      if (cum >= N && Number.isNaN(tEnd)) tEnd = Number(t);
+    }
+    const transactions = sampleValue(parsed, 'eos_transactions_total', { outcome: 'committed' }) ?? 0;
+    const aborted = sampleValue(parsed, 'eos_transactions_total', { outcome: 'aborted' }) ?? 0;
+    const checkpoints = sampleValue(parsed, 'eos_checkpoints_total', { outcome: 'completed' }) ?? 0;
+    const hw = await sinkEnd(brokers, sink, N + transactions);
+    const committed = await committedSum(brokers, groupId, ctx.source);
+    // Each committed transaction writes one commit marker into its sink partition.
+    const exactCheck =
+      hw === N + transactions && committed === N && aborted === 0
+        ? 'ok'
+        : `CHECK: sink HW ${hw} vs ${N} records + ${transactions} markers, group committed ${committed}, aborted ${aborted}`;
+    let profilePath: string | undefined;
+    if (profile) {
+      const f = readdirSync(dir).find((x) => x.endsWith('.cpuprofile'));
+      profilePath = f ? join(dir, f) : undefined;
+    }
+    const windowMs = tEnd - tRunning;
+    return {
+      kind: 'eoswatch',
+      round,
+      recordsPerSec: (N / windowMs) * 1000,
+      wallRecordsPerSec: (N / (tEnd - t0)) * 1000,
+      windowMs,
+      wallMs: wallEnd - t0,
+      cpu,
+      commitMs,
+      p50: quantile(commitMs, 0.5),
+      p99: quantile(commitMs, 0.99),
+      histP50: histogramQuantile(parsed, 'eos_kafka_transaction_commit_latency_seconds', 0.5) * 1000,
+      histP99: histogramQuantile(parsed, 'eos_kafka_transaction_commit_latency_seconds', 0.99) * 1000,
+      transactions,
+      aborted,
+      avgTxnSize: N / Math.max(1, transactions),
+      checkpoints,
+      exactCheck,
+      ...(profilePath ? { profile: profilePath } : {}),
+    };
+  } finally {
+    killByPid(p.child);
+    await p.exited;
+    if (!existsSync(join(dir, 'eoswatch.log'))) writeFileSync(join(dir, 'eoswatch.log'), p.lines.join('\n'));
+  }
+}
+
+type CopierVariant = 'tool' | 'tuned';
+
+/**
+ * One JVM per input partition. 'tool': Kafka's TransactionalMessageCopier, unchanged, under
+ * CopierProbe (commit latency from its producer's txn-commit-time-ns-total). 'tuned': EosCopy, the
+ * same loop with the producer's default batching and a flush before the timed commit.
+ */
+async function runCopier(ctx: Ctx, round: number, txnSize: number, variant: CopierVariant): Promise<CopierResult> {
+  const N = ctx.records;
+  const brokers = ctx.cluster.brokers;
+  const name = uniqueName(`${variant === 'tool' ? 'copier' : 'eoscopy'}-r${round}`);
+  const dir = join(OUT_DIR, name);
+  mkdirSync(dir, { recursive: true });
+  const sink = `${name}-sink`;
+  await createTopic(brokers, sink, PARTITIONS, RF);
+  log(`${variant === 'tool' ? 'TransactionalMessageCopier' : 'EosCopy (tuned)'} round ${round}: ${sink}, transaction size ${txnSize}, ${PARTITIONS} JVMs`);
+  const meter = cpuMeter(ctx.cluster);
+  const t0 = Date.now();
+  const procs: Proc[] = [];
+  const jvm = ['-Xms64m', '-Xmx256m', `-Dlog4j2.configurationFile=${ctx.log4j}`, '-cp', `${ctx.classes}:${ctx.cluster.state.libs}/*`];
+  try {
+    for (let p = 0; p < PARTITIONS; p++) {
+      const args =
+        variant === 'tool'
+          ? [
+              'CopierProbe',
+              '--input-topic',
+              ctx.source,
+              '--input-partition',
+              String(p),
+              '--output-topic',
+              sink,
+              '--broker-list',
+              ctx.cluster.bootstrapServers,
+              '--transaction-size',
+              String(txnSize),
+              '--transactional-id',
+              `${name}-${p}`,
+              '--consumer-group',
+              `${name}-group-${p}`,
+            ]
+          : ['EosCopy', ctx.cluster.bootstrapServers, ctx.source, String(p), sink, String(txnSize), `${name}-${p}`, `${name}-group-${p}`];
+      procs.push(start('java', [...jvm, ...args]));
+    }
+    const exits = await withTimeout(Promise.all(procs.map((p) => p.exited)), Math.max(240_000, N * 3), name);
+    const wallEnd = Date.now();
+    const cpu = meter();
+    procs.forEach((p, i) => writeFileSync(join(dir, `${variant}-${i}.log`), p.lines.join('\n')));
+    const bad = exits.map((e, i) => ({ ...e, i })).filter((e) => e.code !== 0);
+    if (bad.length) throw new Error(`${name}: processes failed: ${bad.map((b) => `${b.i}: ${b.code ?? b.signal}`).join(', ')}; logs in ${dir}`);
+    let first = Infinity;
+    let last = -Infinity;
+    const commitMs: number[] = [];
+    const flushMs: number[] = [];
+    let transactions = 0;
+    let processed = 0;
+    for (const p of procs) {
+      if (variant === 'tuned') {
+        const ev = p.lines.map((l) => l.split(' ')).filter((f) => ['S', 'C', 'D'].includes(f[0]!));
+        const s = ev.find((f) => f[0] === 'S');
+        const d = ev.find((f) => f[0] === 'D');
+        const cs = ev.filter((f) => f[0] === 'C');
+        if (!s || !d) throw new Error(`${name}: output incomplete; logs in ${dir}`);
+        first = Math.min(first, Number(s[1]));
+        last = Math.max(last, cs.length ? Number(cs[cs.length - 1]![1]) : Number(d[1]));
+        transactions += cs.length;
+        processed += Number(d[2]);
+        commitMs.push(...cs.map((f) => Number(f[2]) / 1e6));
+        flushMs.push(...cs.map((f) => Number(f[4]) / 1e6));
+        continue;
+      }
+      const status: { t: number; json: Record<string, unknown> }[] = [];
+      const commits: { t: number; ns: number }[] = [];
+      for (const l of p.lines) {
+        const m = l.match(/^([PC]) (\d+) (.*)$/);
+        if (!m) continue;
+        if (m[1] === 'C') commits.push({ t: Number(m[2]), ns: Number(m[3]!.split(' ')[0]) });
+        else if (m[3]!.startsWith('{')) status.push({ t: Number(m[2]), json: JSON.parse(m[3]!) as Record<string, unknown> });
+      }
+      const loop = status.filter((s) => s.json.stage === 'ProcessLoop');
+      // Kafka 4.x prints {"stage":"ShutdownComplete"}; older versions {"shutdown_complete": id}.
+      const shutdown = status.find((s) => s.json.stage === 'ShutdownComplete' || 'shutdown_complete' in s.json);
+      if (!loop.length || !shutdown) throw new Error(`${name}: output incomplete; logs in ${dir}`);
+      // The status line is formatted before the probe prints it: its own time marks "ready".
+      first = Math.min(first, loop[0]!.t);
+      // One transaction per increase of totalProcessed (the last one shows only in the shutdown line).
+      const totals = new Set<number>([...loop.map((s) => Number(s.json.totalProcessed)), Number(shutdown.json.totalProcessed)]);
+      totals.delete(0);
+      transactions += totals.size;
+      processed += Number(shutdown.json.totalProcessed);
+      commitMs.push(...commits.map((c) => c.ns / 1e6));
+      // The last commit ends the copy; without its C line (MBean gone too soon) the shutdown line bounds it.
+      last = Math.max(last, commits.length === totals.size ? commits[commits.length - 1]!.t : shutdown.t);
+    }
+    const hw = await sinkEnd(brokers, sink, N + transactions);
+    const exactCheck = hw === N + transactions && processed === N ? 'ok' : `CHECK: sink HW ${hw} vs ${N} records + ${transactions} markers, copied ${processed}`;
+    const windowMs = last - first;
+    return {
+      kind: 'copier',
+      variant,
+      round,
+      txnSizeArg: txnSize,
+      recordsPerSec: (N / windowMs) * 1000,
+      wallRecordsPerSec: (N / (last - t0)) * 1000,
+      windowMs,
+      wallMs: wallEnd - t0,
+      cpu,
+      commitMs,
+      flushMs,
+      p50: quantile(commitMs, 0.5),
+      p99: quantile(commitMs, 0.99),
+      transactions,
+      commitsSeen: commitMs.length,
+      avgTxnSize: N / Math.max(1, transactions),
+      exactCheck,
+    };
+  } finally {
+    for (const p of procs) killByPid(p.child);
+    await Promise.all(procs.map((p) => p.exited));
+  }
+}
+
+async function runPerf(ctx: Ctx, round: number, recordSize: number): Promise<PerfResult> {
+  const N = ctx.records;
+  const brokers = ctx.cluster.brokers;
+  const topic = uniqueName(`perf-r${round}`);
+  await createTopic(brokers, topic, PARTITIONS, RF);
+  log(`producer-perf round ${round}: ${topic}, ${N} x ${recordSize} B, acks=all`);
+  const meter = cpuMeter(ctx.cluster);
+  const p = start('java', [
+    '-Xms64m',
+    '-Xmx512m',
+    `-Dlog4j2.configurationFile=${ctx.log4j}`,
+    '-cp',
+    `${ctx.cluster.state.libs}/*`,
+    'org.apache.kafka.tools.ProducerPerformance',
+    '--bootstrap-server',
+    ctx.cluster.bootstrapServers,
+    '--topic',
+    topic,
+    '--num-records',
+    String(N),
+    '--record-size',
+    String(recordSize),
+    '--throughput',
+    '-1',
+    '--command-property',
+    'acks=all',
+  ]);
+  try {
+    const e = await withTimeout(p.exited, Math.max(120_000, N), 'producer-perf');
+    const cpu = meter();
+    writeFileSync(join(OUT_DIR, `${topic}.log`), p.lines.join('\n'));
+    const re = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th/;
+    const line = p.lines.find((l) => re.test(l));
+    if (e.code !== 0 || !line) throw new Error(`ProducerPerformance failed (${e.code}):\n${p.lines.slice(-20).join('\n')}`);
+    const m = line.match(re)!;
+    return { kind: 'perf', round, cpu, recordsPerSec: Number(m[2]), mbPerSec: Number(m[3]), latencyP50: Number(m[6]), latencyP99: Number(m[8]), line };
+  } finally {
+    killByPid(p.child);
+    await p.exited;
+  }
+}
+
+// ---------------------------------------------------------------- CPU profile summary
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+function category(url: string, fn: string): string {
+  if (fn === '(idle)') return 'idle (waiting for I/O)';
+  if (fn === '(garbage collector)') return 'garbage collector';
+  if (fn === '(program)') return 'V8/native (program)';
+  if (url.includes('node_modules/kafkajs/')) return 'kafkajs';
+  if (url.includes('node_modules/pino') || url.includes('node_modules/thread-stream') || url.includes('node_modules/sonic-boom')) return 'pino (logging)';
+  if (url.includes('node_modules/prom-client')) return 'prom-client';
+  if (url.includes('node_modules/tsx') || url.includes('node_modules/esbuild')) return 'tsx/esbuild (start-up)';
+  if (url.includes('node_modules/')) return 'other node_modules';
+  if (url.includes('/src/')) return 'eoswatch src/';
+  if (url.includes('/bench/')) return 'bench probe';
+  if (url.startsWith('node:') || url === '') return 'node core / builtins';
+  return 'other';
+}
+
+function summariseProfile(file: string): { total: number; categories: [string, number][]; top: { name: string; where: string; ms: number; pct: number }[]; kafkajsFiles: [string, number][] } {
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
+  let total = 0;
+  const cats = new Map<string, number>();
+  const fns = new Map<string, { name: string; where: string; us: number }>();
+  const kfiles = new Map<string, number>();
+  for (const [id, us] of self) {
+    const n = byId.get(id);
+    if (!n) continue;
+    total += us;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const c = category(url, functionName);
+    cats.set(c, (cats.get(c) ?? 0) + us);
+    const short = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '').replace(/^node_modules\//, '');
+    if (c.startsWith('kafkajs')) kfiles.set(short.replace(/^kafkajs\//, ''), (kfiles.get(short.replace(/^kafkajs\//, '')) ?? 0) + us);
+    if (functionName === '(idle)') continue;
+    const key = `${functionName}|${url}|${lineNumber}`;
+    const e = fns.get(key) ?? { name: functionName || '(anonymous)', // tsx-compiled modules report line 0 for everything: give the file alone then.
+      where: short ? (lineNumber > 0 ? `${short}:${lineNumber + 1}` : short) : '', us: 0 };
+    e.us += us;
+    fns.set(key, e);
+  }
+  const top = [...fns.values()]
+    .sort((a, b) => b.us - a.us)
+    .slice(0, 20)
+    .map((f) => ({ name: f.name, where: f.where, ms: f.us / 1000, pct: (100 * f.us) / total }));
+  return {
+    total: total / 1000,
+    categories: [...cats.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, (100 * v) / total]),
+    top,
+    kafkajsFiles: [...kfiles.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([k, v]) => [k, (100 * v) / total]),
+  };
+}
+
+// ---------------------------------------------------------------- environment
+
+async function versions(libs: string, bootstrap: string): Promise<Record<string, string>> {
+  const java = await execFileP('java', ['-version']).then((r) => r.stderr.split('\n')[0] ?? '', () => 'unknown');
+  const kafkajs = (JSON.parse(readFileSync(join(ROOT, 'node_modules/kafkajs/package.json'), 'utf8')) as { version: string }).version;
+  let txnVersion = 'unknown';
+  try {
+    const r = await execFileP('java', ['-cp', `${libs}/*`, 'org.apache.kafka.tools.FeatureCommand', '--bootstrap-server', bootstrap, 'describe']);
+    const line = r.stdout.split('\n').find((l) => l.includes('transaction.version'));
+    const m = line?.match(/FinalizedVersionLevel:\s*(\d+)/);
+    if (m) txnVersion = m[1]!;
+  } catch {
+    /* left unknown */
+  }
+  // Which eoswatch was measured: the checkout's commit, and whether src/ had uncommitted changes.
+  const git = (args: string[]) => execFileP('git', ['-C', EOS_DIR, ...args]).then((r) => r.stdout.trim(), () => '');
+  const rev = await git(['rev-parse', '--short', 'HEAD']);
+  const dirty = rev ? (await git(['status', '--porcelain', '--', 'src'])) !== '' : false;
+  const eoswatch = rev ? `${EOS_DIR === ROOT ? 'this checkout' : EOS_DIR} at ${rev}${dirty ? ', with uncommitted changes in src/' : ''}` : EOS_DIR;
+  return { node: process.version, java, kafkajs, txnVersion, eoswatch };
+}
+
+// ---------------------------------------------------------------- report
+
+function mdTable(head: string[], rows: (string | number)[][]): string {
+  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+const NOTES_BEGIN = '<!-- BEGIN NOTES (kept when the benchmark rewrites this file) -->';
+const NOTES_END = '<!-- END NOTES -->';
+
+function keptNotes(file: string): string {
+  if (!existsSync(file)) return `${NOTES_BEGIN}\n${NOTES_END}`;
+  const text = readFileSync(file, 'utf8');
+  const a = text.indexOf(NOTES_BEGIN);
+  const b = text.indexOf(NOTES_END);
+  return a >= 0 && b > a ? text.slice(a, b + NOTES_END.length) : `${NOTES_BEGIN}\n${NOTES_END}`;
+}
+
+// ---------------------------------------------------------------- main
+
+async function seedTopic(cluster: LocalCluster, records: number, label: string): Promise<{ source: string; ms: number; valueAvg: number }> {
+  const source = uniqueName(`bench-${label}`);
+  await createTopic(cluster.brokers, source, PARTITIONS, RF);
+  // Seed records {"id","ts","value","pad"}: the value padded to ~100 bytes, the key a 36-byte uuid.
+  const base = JSON.stringify({ id: '00000000-0000-0000-0000-000000000000', ts: Date.now(), value: 100000, pad: '' }).length;
+  const pad = 'x'.repeat(Math.max(0, VALUE_BYTES - base));
+  let bytes = 0;
+  for (let v = 0; v < records; v++) bytes += base + pad.length - (6 - Math.min(6, String(v).length));
+  log(`seeding ${source} with ${records} records (value ~${(bytes / records).toFixed(1)} B + 36 B key)`);
+  const s0 = Date.now();
+  await produceSeed(cluster.brokers, source, PARTITIONS, records, { extra: { pad }, batch: 5000 });
+  return { source, ms: Date.now() - s0, valueAvg: bytes / records };
+}
+
+interface Round {
+  eos: EosResult;
+  tool?: CopierResult;
+  tuned?: CopierResult;
+  perf?: PerfResult;
+  /** The order the runs of this round ran in. */
+  order: string[];
+}
+
+type RunKind = 'eoswatch' | 'copier' | 'eoscopy' | 'perf';
+const FORWARD: RunKind[] = ['eoswatch', 'copier', 'eoscopy', 'perf'];
+
+/**
+ * One round. Odd rounds run eoswatch → copier → EosCopy → producer-perf, even rounds the reverse
+ * (an ABBA order): the brokers keep getting faster over the first minutes (JIT) and other work on
+ * the machine comes and goes, and with both orders every run gets the same average position.
+ * The copiers' transaction size is eoswatch's average of this round, or of the last one before.
+ */
+async function runRound(ctx: Ctx, r: number, perfRecordSize: number, skip: Set<string>, state: { txn: number }): Promise<Round> {
+  const order = (r > 0 && r % 2 === 0 ? [...FORWARD].reverse() : FORWARD).filter((k) => k === 'eoswatch' || !skip.has(k));
+  const out: Partial<Round> = { order };
+  const cpuText = (c: { pipeline: number; brokers: number }) => `CPU ${c.pipeline.toFixed(1)} s + brokers ${c.brokers.toFixed(1)} s`;
+  const txnSize = () => FIXED_COPIER_TXN ?? (state.txn || 5000);
+  for (const kind of order) {
+    const l = loadavg()[0]!;
+    if (kind === 'eoswatch') {
+      const e = (out.eos = Object.assign(await runEoswatch(ctx, r), { load1m: l }));
+      // Copier transactions as large as what eoswatch committed per partition per checkpoint.
+      state.txn = Math.max(1, Math.round(e.avgTxnSize));
+      log(`  eoswatch: ${fmt(e.recordsPerSec)} rec/s, commit p50 ${fmt(e.p50, 1)} ms p99 ${fmt(e.p99, 1)} ms, ${e.transactions} txns (avg ${fmt(e.avgTxnSize)}), ${cpuText(e.cpu)}, ${e.exactCheck}`);
+    } else if (kind === 'copier') {
+      const c = (out.tool = Object.assign(await runCopier(ctx, r, txnSize(), 'tool'), { load1m: l }));
+      log(`  copier:   ${fmt(c.recordsPerSec)} rec/s, commit p50 ${fmt(c.p50, 1)} ms p99 ${fmt(c.p99, 1)} ms, ${c.transactions} txns (avg ${fmt(c.avgTxnSize)}), ${c.commitsSeen} samples, ${cpuText(c.cpu)}, ${c.exactCheck}`);
+    } else if (kind === 'eoscopy') {
+      const t = (out.tuned = Object.assign(await runCopier(ctx, r, txnSize(), 'tuned'), { load1m: l }));
+      log(`  EosCopy:  ${fmt(t.recordsPerSec)} rec/s, commit p50 ${fmt(t.p50, 1)} ms p99 ${fmt(t.p99, 1)} ms, ${t.transactions} txns (avg ${fmt(t.avgTxnSize)}), ${cpuText(t.cpu)}, ${t.exactCheck}`);
+    } else {
+      const p = (out.perf = Object.assign(await runPerf(ctx, r, perfRecordSize), { load1m: l }));
+      log(`  perf:     ${fmt(p.recordsPerSec)} rec/s, ${cpuText(p.cpu)}`);
+    }
+  }
+  return out as Round;
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const load0 = loadavg();
+  log(`records ${N}, rounds ${ROUNDS}, warm-up ${WARMUP ? 'yes' : 'no'}, transform ${TRANSFORM}, checkpoint ${CHECKPOINT_INTERVAL}; artifacts in ${OUT_DIR}`);
+  // The Java probes, compiled against this Kafka's jars before the cluster starts.
+  const version = process.env.EOSWATCH_KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION;
+  const libs = await ensureKafka(version);
+  const classes = join(OUT_DIR, 'classes');
+  mkdirSync(classes, { recursive: true });
+  await execFileP('javac', ['-nowarn', '-cp', `${libs}/*`, '-d', classes, join(BENCH_DIR, 'java', 'CopierProbe.java'), join(BENCH_DIR, 'java', 'EosCopy.java')]);
+  const log4j = join(OUT_DIR, 'log4j2.properties');
+  writeFileSync(
+    log4j,
+    'status = error\nappender.out.type = Console\nappender.out.name = OUT\nappender.out.target = SYSTEM_ERR\nappender.out.layout.type = PatternLayout\nappender.out.layout.pattern = %p %m (%c)%n\nrootLogger.level = WARN\nrootLogger.appenderRef.out.ref = OUT\n',
+  );
+  const c0 = Date.now();
+  const cluster = await LocalCluster.start({ nodes: 3, version });
+  clusterRef = cluster;
+  const rounds: Round[] = [];
+  let warm: Round | undefined;
+  let prof: EosResult | undefined;
+  let env: Record<string, string> = {};
+  let seed = { source: '', ms: 0, valueAvg: 0 };
+  try {
+    log(`cluster up in ${((Date.now() - c0) / 1000).toFixed(1)} s: ${cluster.bootstrapServers} (Kafka ${cluster.version})`);
+    env = { ...(await versions(cluster.state.libs, cluster.bootstrapServers)), kafka: cluster.version };
+    seed = await seedTopic(cluster, N, 'source');
+    const perfRecordSize = Math.round(seed.valueAvg + 36);
+    const ctx: Ctx = { cluster, source: seed.source, records: N, classes, log4j };
+    const state = { txn: 0 };
+    if (WARMUP) {
+      // Fresh brokers run interpreted code for a while (their CPU per record keeps falling over the
+      // first minutes): one round of eoswatch, EosCopy and producer-perf on the same input first,
+      // not reported. Kafka's copier is left out: at ~2k records/s it would take minutes.
+      log('warm-up round (not counted)');
+      warm = await runRound(ctx, 0, perfRecordSize, new Set(['copier']), state);
+    }
+    for (let r = 1; r <= ROUNDS; r++) {
+      log(`round ${r} of ${ROUNDS}`);
+      rounds.push(await runRound(ctx, r, perfRecordSize, SKIP, state));
+    }
+    if (!argv['no-profile']) {
+      prof = await runEoswatch(ctx, ROUNDS + 1, true);
+      log(`  eoswatch (profiled): ${fmt(prof.recordsPerSec)} rec/s; profile ${prof.profile ?? 'missing'}`);
+    }
+  } finally {
+    emergencyStop();
+    await cluster.down().catch((err: unknown) => log(`cluster down: ${(err as Error).message}`));
+    clusterRef = undefined;
+  }
+  const load1 = loadavg();
+  const totalS = (Date.now() - startedAt.getTime()) / 1000;
+  report({ startedAt, load0, load1, totalS, env, seed, rounds, warm, prof });
+}
+
+// ---------------------------------------------------------------- RESULTS.md
+
+function report(r: {
+  startedAt: Date;
+  load0: number[];
+  load1: number[];
+  totalS: number;
+  env: Record<string, string>;
+  seed: { source: string; ms: number; valueAvg: number };
+  rounds: Round[];
+  warm: Round | undefined;
+  prof: EosResult | undefined;
+}): void {
+  const { rounds } = r;
+  const eos = rounds.map((x) => x.eos);
+  const tool = rounds.flatMap((x) => (x.tool ? [x.tool] : []));
+  const tuned = rounds.flatMap((x) => (x.tuned ? [x.tuned] : []));
+  const perf = rounds.flatMap((x) => (x.perf ? [x.perf] : []));
+  type Row = { tput: number; wall: number; p50: number; p99: number; txn: number; cpu: string };
+  const us = (x: { cpu: { pipeline: number; brokers: number } }) => [(x.cpu.pipeline / N) * 1e6, (x.cpu.brokers / N) * 1e6] as const;
+  const cpuMed = (xs: { cpu: { pipeline: number; brokers: number } }[]) =>
+    xs.length ? `${fmt(median(xs.map((x) => us(x)[0])))} / ${fmt(median(xs.map((x) => us(x)[1])))}` : 'n/a';
+  const medOf = (xs: (EosResult | CopierResult)[]): Row => ({
+    cpu: cpuMed(xs),
+    tput: median(xs.map((x) => x.recordsPerSec)),
+    wall: median(xs.map((x) => x.wallRecordsPerSec)),
+    p50: median(xs.map((x) => x.p50)),
+    p99: median(xs.map((x) => x.p99)),
+    txn: median(xs.map((x) => x.avgTxnSize)),
+  });
+  const mE = medOf(eos);
+  const mC = medOf(tool);
+  const mT = tuned.length ? medOf(tuned) : undefined;
+  const mP = median(perf.map((p) => p.recordsPerSec));
+  const tputRatio = mE.tput / mC.tput;
+  const p99Ratio = mE.p99 / mC.p99;
+  const ratio = (x: number) => (Number.isFinite(x) ? (x >= 0.1 ? x.toFixed(2) : x.toPrecision(2)) : 'n/a');
+  const cpu = cpus();
+  const L: string[] = [];
+  const line = (s = '') => L.push(s);
+  const recordBytes = (r.seed.valueAvg + 36).toFixed(0);
+  line('# Pipeline benchmark: eoswatch vs Kafka TransactionalMessageCopier vs ProducerPerformance');
+  line();
+  line(
+    `Generated by \`npm run bench:pipeline -- --records ${N} --rounds ${ROUNDS}${WARMUP ? '' : ' --no-warmup'}${TRANSFORM !== 'identity' ? ` --transform ${TRANSFORM}` : ''}${CHECKPOINT_INTERVAL !== '1s' ? ` --checkpoint-interval ${CHECKPOINT_INTERVAL}` : ''}${SKIP.size ? ` --skip ${[...SKIP].join(',')}` : ''}${(argv['eos-preload'] ?? []).map((f) => ` --eos-preload ${f}`).join('')}${FIXED_COPIER_TXN ? ` --copier-txn-size ${FIXED_COPIER_TXN}` : ''}\` ` +
+      `(= \`node --import tsx bench/pipeline.bench.ts ...\`) on ${r.startedAt.toISOString()}; the whole run took ${fmt(r.totalS / 60, 1)} min.`,
+  );
+  line();
+  line('## Machine and versions');
+  line();
+  line(
+    mdTable(
+      ['what', 'value'],
+      [
+        ['CPU', `nproc ${cpu.length}: ${cpu[0]?.model ?? 'unknown'}`],
+        ['memory', `${(totalmem() / 2 ** 30).toFixed(1)} GiB`],
+        ['load average 1/5/15 min, start → end', `${r.load0.map((x) => x.toFixed(2)).join(' / ')} → ${r.load1.map((x) => x.toFixed(2)).join(' / ')}`],
+        ['Node', r.env.node ?? ''],
+        ['Java', r.env.java ?? ''],
+        ['Kafka (brokers, tools, Java clients)', `${r.env.kafka ?? ''}: 3 KRaft broker+controller nodes on loopback (src/localcluster), heap 512m each, min.insync.replicas 2`],
+        ['transaction.version finalized (2 = KIP-890 transactions v2)', r.env.txnVersion ?? ''],
+        ['kafkajs', r.env.kafkajs ?? ''],
+        ['eoswatch measured', r.env.eoswatch ?? ''],
+      ],
+    ),
+  );
+  line();
+  line('All processes (3 brokers, the pipeline under test, the benchmark) share the 2 cores; other work may run on this machine at the same time, which is why the runs are interleaved and the load average is recorded with every run.');
+  line();
+  line('## Setup');
+  line();
+  line(`- **Input**: ${N.toLocaleString('en-US')} records seeded once (in ${(r.seed.ms / 1000).toFixed(1)} s, kafkajs idempotent producer) into one source topic with ${PARTITIONS} partitions, RF ${RF}; JSON seed records \`{"id","ts","value","pad"}\`, value ${r.seed.valueAvg.toFixed(1)} B on average plus a 36-byte key (${recordBytes} B per record). Every run reads this same topic from offset 0, read_committed, into a fresh sink topic (${PARTITIONS} partitions, RF ${RF}) with fresh group and transactional ids; output partition = input partition everywhere.`);
+  line(`- **eoswatch**: one \`eoswatch run\` process (\`node --import tsx src/cli.ts run\`), transform \`${TRANSFORM}\`, EXACTLY_ONCE, checkpoint every ${CHECKPOINT_INTERVAL} (one transaction per input partition per checkpoint, offsets inside it), log level info.`);
+  line(`- **copier**: Kafka's \`org.apache.kafka.tools.TransactionalMessageCopier\` (kafka-tools ${r.env.kafka ?? ''}), unchanged, one JVM per input partition, \`--transaction-size\` = eoswatch's average transaction size in the same round. It hard-codes its producer's \`batch.size=512\` (to force many in-flight requests per transaction in Kafka's system tests), so every produce request carries ~3 records.`);
+  if (mT)
+    line(`- **EosCopy** (extra, not asked for): \`bench/java/EosCopy.java\`, the copier's loop (one JVM per partition, one transaction per poll of the same size) with the Java producer's default batching (batch.size 16384, linger.ms 5) and a \`flush()\` before the offsets, so its timed \`commitTransaction()\` is EndTxn only, the same span eoswatch times. It shows what the copier's design does without its test-only batch size.`);
+  line(`- **producer-perf**: \`org.apache.kafka.tools.ProducerPerformance --num-records ${N} --record-size ${recordBytes} --throughput -1 --command-property acks=all\` into a fresh topic of the same layout: the ceiling for just writing the same number of records of the same size (no reading, no transactions).`);
+  line(
+    `- **Order**: ${r.warm ? `a warm-up round (${r.warm.order.join(' → ')}) on the same input, not counted: fresh brokers run interpreted code for a while and their CPU per record keeps falling over the first minutes (see the CPU column below); then ` : ''}` +
+      `${ROUNDS} round${ROUNDS > 1 ? 's' : ''} in ABBA order (odd rounds ${FORWARD.filter((k) => k === 'eoswatch' || !SKIP.has(k)).join(' → ')}, even rounds the reverse), so that this drift and background load hit every pipeline alike on average. ` +
+      `Tables show the **median over rounds** (with 2 rounds, the mean of the two).`,
+  );
+  line();
+  line('## Results (median over rounds)');
+  line();
+  line(
+    mdTable(
+      ['', 'records/s', 'records/s incl. process start', 'commit p50 ms', 'commit p99 ms', 'avg records per transaction', 'CPU µs per record: under test / brokers'],
+      [
+        ['**eoswatch**', `**${fmt(mE.tput)}**`, fmt(mE.wall), `**${fmt(mE.p50, 1)}**`, `**${fmt(mE.p99, 1)}**`, fmt(mE.txn), mE.cpu],
+        ['**TransactionalMessageCopier** ×6', `**${fmt(mC.tput)}**`, fmt(mC.wall), `**${fmt(mC.p50, 1)}**`, `**${fmt(mC.p99, 1)}**`, fmt(mC.txn), mC.cpu],
+        ...(mT ? [['EosCopy ×6 (copier loop, default batching)', fmt(mT.tput), fmt(mT.wall), fmt(mT.p50, 1), fmt(mT.p99, 1), fmt(mT.txn), mT.cpu]] : []),
+        ['ProducerPerformance acks=all (ceiling)', fmt(mP), '', '', '', 'no transactions', cpuMed(perf)],
+      ],
+    ),
+  );
+  line();
+  const ratioRows: string[][] = [
+    ['throughput eoswatch / copier', ratio(tputRatio), '>= 1.0', tputRatio >= 1 ? 'yes' : '**no**'],
+    ['commit p99 eoswatch / copier', ratio(p99Ratio), '<= 1.2', p99Ratio <= 1.2 ? 'yes' : '**no**'],
+  ];
+  if (mT) {
+    ratioRows.push(['throughput eoswatch / EosCopy', ratio(mE.tput / mT.tput), '(information)', '']);
+    ratioRows.push(['commit p99 eoswatch / EosCopy (same span: EndTxn only)', ratio(mE.p99 / mT.p99), '(information)', '']);
+  }
+  ratioRows.push(['eoswatch / producer-perf ceiling', ratio(mE.tput / mP), '', '']);
+  ratioRows.push(['copier / producer-perf ceiling', ratio(mC.tput / mP), '', '']);
+  line(mdTable(['ratio', 'value', 'target', 'met'], ratioRows));
+  line();
+  line('**Read the copier commit latency with care**: it is `commitTransaction()` of the Java producer, which first waits for the transaction\'s produce requests still in flight (the Java producer sends asynchronously) and then runs EndTxn; eoswatch\'s is EndTxn alone, because its sends were acknowledged before it commits. So the p99 ratio against the copier is not like for like' + (mT ? '; the ratio against EosCopy is.' : '.'));
+  line();
+  line('### Every run');
+  line();
+  const rows: (string | number)[][] = [];
+  const cpuCell = (c: { pipeline: number; brokers: number }) => `${c.pipeline.toFixed(1)} / ${c.brokers.toFixed(1)}`;
+  const runRow = (round: string | number, label: string, x: EosResult | CopierResult, extra: string) => [
+    round,
+    label,
+    fmt(x.recordsPerSec),
+    fmt(x.windowMs / 1000, 2),
+    fmt(x.p50, 1),
+    fmt(x.p99, 1),
+    `${x.commitMs.length}`,
+    `${x.transactions} (avg ${fmt(x.avgTxnSize)})${extra}`,
+    cpuCell(x.cpu),
+    x.load1m === undefined ? '' : x.load1m.toFixed(1),
+    x.exactCheck,
+  ];
+  const addRound = (label: string | number, x: Round) => {
+    for (const kind of x.order) {
+      if (kind === 'eoswatch') rows.push(runRow(label, 'eoswatch', x.eos, `, ${x.eos.checkpoints} checkpoints`));
+      if (kind === 'copier' && x.tool) rows.push(runRow(label, `copier (--transaction-size ${x.tool.txnSizeArg})`, x.tool, ''));
+      if (kind === 'eoscopy' && x.tuned) rows.push(runRow(label, `EosCopy (transaction size ${x.tuned.txnSizeArg})`, x.tuned, `, flush p50 ${fmt(quantile(x.tuned.flushMs, 0.5), 1)} ms`));
+      if (kind === 'perf' && x.perf)
+        rows.push([label, 'producer-perf', fmt(x.perf.recordsPerSec), '', '', '', '', `send latency p50 ${x.perf.latencyP50} ms, p99 ${x.perf.latencyP99} ms`, cpuCell(x.perf.cpu), (x.perf.load1m ?? NaN).toFixed(1), '']);
+    }
+  };
+  rounds.forEach((x, i) => addRound(i + 1, x));
+  if (r.warm) addRound('warm-up (not counted)', r.warm);
+  if (r.prof) rows.push(runRow('extra', 'eoswatch under --cpu-prof (not counted)', r.prof, ''));
+  line('Runs are listed in the order they ran.');
+  line();
+  line(mdTable(['round', 'run', 'records/s', 'window s', 'commit p50 ms', 'commit p99 ms', 'commit samples', 'transactions', 'CPU s: under test / 3 brokers', 'load avg 1m at start', 'exactly-once check'], rows));
+  line();
+  line('CPU seconds are read from /proc: the process(es) under test (all 6 JVMs for the copiers) from start to exit, start-up included, and the 3 brokers over the same time; the machine has 2 cores, so a run of W seconds has at most 2·W CPU seconds.');
+  line();
+  line(
+    `eoswatch's own histogram \`eos_kafka_transaction_commit_latency_seconds\` read with PromQL-style interpolation inside its buckets, as a cross-check of the exact values: p50 ${eos.map((e) => fmt(e.histP50, 1)).join(' / ')} ms, p99 ${eos.map((e) => fmt(e.histP99, 1)).join(' / ')} ms (rounds ${eos.map((e) => e.round).join(' / ')}).`,
+  );
+  line();
+  line('## How it is measured');
+  line();
+  line('- **records/s**: records divided by the time from "ready to consume" to "last input offset committed", leaving JVM and Node start-up out for all:');
+  line('  - eoswatch: from its `pipeline running` log line (consumer group joined; the 6 transactional producers are initialised inside the window, on the first batch of each partition) to the checkpoint that made `eos_pipeline_records_total{direction="in"}` reach the record count. Records are committed by checkpoints, so up to one checkpoint interval of tail is inside the window.');
+  line('  - copier: from the first `ProcessLoop` status line of any of the 6 JVMs (printed after `initTransactions()`, before the first poll) to the end of the last `commitTransaction()` of any of them. EosCopy: the same points.');
+  line('  - "incl. process start" counts from the moment the process(es) were spawned instead.');
+  line('- **commit latency**, exact per transaction (no histogram binning); quantiles by linear interpolation between closest ranks over all transactions of a run, then the median over rounds:');
+  line('  - eoswatch: every value it observes into `eos_kafka_transaction_commit_latency_seconds` (kafkajs `transaction.commit()` after the records were acknowledged and the offsets sent), captured unbinned by `bench/eos-probe.ts`, a preload (`node --import`) that wraps prom-client\'s histogram observe in the benchmarked process; src/ is unchanged.');
+  line('  - copier: its own producer\'s metric `txn-commit-time-ns-total` (cumulative nanoseconds in `KafkaProducer.commitTransaction()`), read from the in-JVM MBeanServer by `bench/java/CopierProbe.java`, which runs the unchanged tool in the same JVM. The copier commits at most one transaction between two of its status lines, so the metric is read at each status line (and, for the last transaction, by a 1 ms poller, before `close()` unregisters it) and each increase is one commit.');
+  if (mT) line('  - EosCopy: `System.nanoTime()` around `commitTransaction()`, after `flush()` and `sendOffsetsToTransaction()`.');
+  line(`- **exactly-once check**: after each run the sum of the sink's end offsets as a read_committed reader sees them (last stable offsets, polled until the commit markers are written) must equal the record count plus one commit marker per committed transaction (so nothing was lost, duplicated or aborted), and the records copied (eoswatch: the group's committed offsets) must equal the record count.`);
+  line(`- Raw logs, probe outputs, per-run JSON and the CPU profile: \`${OUT_DIR.replace(`${ROOT}/`, '')}/\` (git-ignored).`);
+  line();
+  if (r.prof?.profile) {
+    const s = summariseProfile(r.prof.profile);
+    line('## CPU profile of eoswatch (`node --cpu-prof`, separate run after the rounds)');
+    line();
+    line(`The whole \`eoswatch run\` process, start-up included: ${fmt(s.total / 1000, 1)} s of samples of the main thread; ${fmt(r.prof.recordsPerSec)} records/s in this run (profiling costs a little).`);
+    line();
+    line(mdTable(['where the main thread was', '% of samples'], s.categories.map(([k, v]) => [k, v.toFixed(1)])));
+    line();
+    line('Top functions by self time (idle excluded):');
+    line();
+    line(mdTable(['function', 'where', 'self ms', '% of samples'], s.top.map((f) => [`\`${f.name}\``, f.where, fmt(f.ms), f.pct.toFixed(1)])));
+    line();
+    line('kafkajs self time by file:');
+    line();
+    line(mdTable(['kafkajs file', '% of samples'], s.kafkajsFiles.map(([k, v]) => [k, v.toFixed(1)])));
+    line();
+  }
+  line('## What limits eoswatch, and what was tried');
+  line();
+  line(keptNotes(argv.out!));
+  line();
+  writeFileSync(argv.out!, L.join('\n'));
+  writeFileSync(
+    join(OUT_DIR, 'results.json'),
+    JSON.stringify({ rounds, warm: r.warm, prof: r.prof, env: r.env }, null, 1),
+  );
+  process.stdout.write(
+    `\n${mdTable(
+      ['', 'records/s', 'commit p50 ms', 'commit p99 ms', 'avg txn size'],
+      [
+        ['eoswatch', fmt(mE.tput), fmt(mE.p50, 1), fmt(mE.p99, 1), fmt(mE.txn)],
+        ['copier', fmt(mC.tput), fmt(mC.p50, 1), fmt(mC.p99, 1), fmt(mC.txn)],
+        ...(mT ? [['EosCopy', fmt(mT.tput), fmt(mT.p50, 1), fmt(mT.p99, 1), fmt(mT.txn)]] : []),
+        ['producer-perf', fmt(mP), '', '', ''],
+      ],
+    )}\n\nthroughput eoswatch/copier ${ratio(tputRatio)} (target >= 1.0), commit p99 eoswatch/copier ${ratio(p99Ratio)} (target <= 1.2)\nwritten to ${argv.out}\n`,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log(`FAILED: ${(err as Error).stack ?? String(err)}`);
+    emergencyStop();
+    process.exit(1);
+  },
+);
