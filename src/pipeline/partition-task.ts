@@ -116,6 +116,8 @@ export class PartitionTask {
 
   private producer: Producer | null = null;
   private txn: Transaction | null = null;
+  /** Records were sent into txn (an empty transaction needs no commit). */
+  private txnHasData = false;
   private readonly lock = new Lock();
   private barrier: { id: number; released: Promise<void>; release: () => void } | null = null;
   private generation = 0;
@@ -135,8 +137,9 @@ export class PartitionTask {
     this.exactlyOnce = ctx.config.mode === 'EXACTLY_ONCE';
   }
 
+  /** A transaction holding records (an empty one is kept open between checkpoints). */
   get hasOpenTransaction(): boolean {
-    return this.txn !== null;
+    return this.txn !== null && this.txnHasData;
   }
 
   get busy(): boolean {
@@ -165,13 +168,20 @@ export class PartitionTask {
   /** Initialises the producer: InitProducerId bumps the epoch, fencing any zombie of this transactional id. */
   async initProducer(): Promise<void> {
     const p = this.newProducer();
+    let txn: Transaction | null = null;
     try {
       await p.connect();
+      // kafkajs' connect() initialises only a plain idempotent producer id; InitProducerId with the
+      // transactional id (which fences a zombie and completes or aborts its transaction) runs on
+      // the first transaction(). Begin one now, so fencing happens before the offset is read.
+      if (this.exactlyOnce) txn = await p.transaction();
     } catch (err) {
       await p.disconnect().catch(() => undefined);
       throw err;
     }
     this.producer = p;
+    this.txn = txn;
+    this.txnHasData = false;
     this.generation++;
   }
 
@@ -241,6 +251,7 @@ export class PartitionTask {
       if (topicMessages.length) {
         if (this.exactlyOnce) {
           this.txn ??= await this.producer!.transaction();
+          this.txnHasData = true;
           await this.txn.sendBatch({ topicMessages, acks: -1 });
         } else {
           await this.producer!.sendBatch({ topicMessages, acks: -1 });
@@ -333,15 +344,17 @@ export class PartitionTask {
       if (this.error) throw this.error;
       if (this.state !== 'ready') return false;
       if (!this.exactlyOnce) return this.nextOffset !== null && this.nextOffset !== this.committedOffset;
-      if (!this.txn) {
-        // No record since the last commit, but the position moved over transaction markers or
-        // aborted input: commit the offset alone, or the group's lag never reaches the end.
+      if (!this.txnHasData) {
+        // No record since the last commit. If the position moved over transaction markers or
+        // aborted input, commit the offset alone, or the group's lag never reaches the end.
         if (this.nextOffset === null || this.nextOffset === this.committedOffset) return false;
-        this.txn = await this.producer!.transaction();
+        this.txn ??= await this.producer!.transaction();
+        this.txnHasData = true;
       }
       const gen = this.generation;
+      const txn = (this.txn ??= await this.producer!.transaction());
       try {
-        await this.txn.sendOffsets({
+        await txn.sendOffsets({
           consumerGroupId: groupId,
           topics: [{ topic: this.topic, partitions: [{ partition: this.partition, offset: String(this.nextOffset) }] }],
         });
@@ -368,6 +381,7 @@ export class PartitionTask {
       const ms = performance.now() - t0;
       if (gen === this.generation) {
         this.txn = null;
+        this.txnHasData = false;
         this.committedOffset = this.nextOffset;
       }
       return ms;
@@ -402,8 +416,10 @@ export class PartitionTask {
       try {
         await withTimeout(
           this.lock.run(async () => {
-            if (this.txn) await this.txn.abort();
+            if (this.txn && this.txnHasData) await this.txn.abort();
+            else if (this.txn) return; // an empty transaction stays open for the next records
             this.txn = null;
+            this.txnHasData = false;
           }),
           timeoutMs,
           'abort',
