@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { stringify } from 'yaml';
-import { CLI, kafkaFor, spawnTracked, uniqueName } from './index.js';
+import { CLI, createTopic, kafkaFor, spawnTracked, uniqueName } from './index.js';
 import { produceSeed, type SentRecord } from './seed.js';
 import { parsePrometheusText, sampleValue } from './promtext.js';
 
@@ -188,4 +188,12 @@ export function tails(...ps: PipelineProcess[]): string {
       return `--- ${p.name} (pid ${p.pid}):\n${lines.slice(-25).join('\n')}`;
     })
     .join('\n');
+}
+
+/** Fresh source, sink and dead-letter topics, group and transactional id prefix for one test. */
+export async function pipelineTopics(brokers: string[], name: string, partitions: number, replicationFactor: number): Promise<PipelineSetup> {
+  const id = uniqueName(name);
+  const s: PipelineSetup = { brokers, source: `${id}-in`, sink: `${id}-out`, groupId: `${id}-group`, prefix: id };
+  for (const t of [s.source, s.sink, `${s.sink}.dlq`]) await createTopic(brokers, t, partitions, replicationFactor);
+  return s;
 }

@@ -4,9 +4,9 @@
 // A seed stream keeps writing while faults happen; the sink is checked by test/harness code.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { kafkaFor, useCluster } from '../harness/index.js';
 import { assertExactlyOnce, checkSink, sourceRecords } from '../harness/seed.js';
-import { PipelineProcess, pipelineConfig, seedStream, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
+import { PipelineProcess, pipelineConfig, pipelineTopics, seedStream, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
 
 const P = 6;
 const TXN_LOG_PARTITIONS = 10; // transaction.state.log.num.partitions of the harness cluster
@@ -34,12 +34,7 @@ async function transactionCoordinatorOf(brokers: string[], transactionalId: stri
 describe('transactional pipeline under faults (3-node cluster)', () => {
   const h = useCluster({ nodes: 3 });
 
-  async function setup(name: string): Promise<PipelineSetup> {
-    const id = uniqueName(name);
-    const s: PipelineSetup = { brokers: h.cluster.brokers, source: `${id}-in`, sink: `${id}-out`, groupId: `${id}-group`, prefix: id };
-    for (const t of [s.source, s.sink, `${s.sink}.dlq`]) await createTopic(s.brokers, t, P, 3);
-    return s;
-  }
+  const setup = (name: string): Promise<PipelineSetup> => pipelineTopics(h.cluster.brokers, name, P, 3);
 
   test('SIGKILL three times (mid-stream, between preCommit and commit, during start-up), restarted each time: no duplicate, no loss', async () => {
     const s = await setup('kill9');

@@ -3,21 +3,16 @@
 // by test/harness code (a plain read_committed kafkajs consumer), never by the pipeline's.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTopic, readAll, uniqueName, useCluster, kafkaFor } from '../harness/index.js';
+import { readAll, uniqueName, useCluster, kafkaFor } from '../harness/index.js';
 import { assertExactlyOnce, checkSink, produceSeed, type SentRecord } from '../harness/seed.js';
-import { PipelineProcess, pipelineConfig, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
+import { PipelineProcess, pipelineConfig, pipelineTopics, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
 
 const P = 6;
 
 describe('transactional pipeline (3-node cluster)', () => {
   const h = useCluster({ nodes: 3 });
 
-  async function setup(name: string): Promise<PipelineSetup> {
-    const id = uniqueName(name);
-    const s: PipelineSetup = { brokers: h.cluster.brokers, source: `${id}-in`, sink: `${id}-out`, groupId: `${id}-group`, prefix: id };
-    for (const t of [s.source, s.sink, `${s.sink}.dlq`]) await createTopic(s.brokers, t, P, 3);
-    return s;
-  }
+  const setup = (name: string): Promise<PipelineSetup> => pipelineTopics(h.cluster.brokers, name, P, 3);
 
   test('50,000 seed records: every id exactly once in the sink with value + 1, input order kept per partition', async () => {
     const s = await setup('fifty-k');
