@@ -287,8 +287,8 @@ async function committedSum(brokers: string[], groupId: string, topic: string): 
 
 // ---------------------------------------------------------------- runs
 
-interface EosResult {
-  kind: 'eoswatch';
+/** What every transactional run reports. */
+interface TxnRunResult {
   round: number;
   recordsPerSec: number;
   wallRecordsPerSec: number;
@@ -301,6 +301,10 @@ interface EosResult {
   commitMs: number[];
   p50: number;
   p99: number;
+}
+
+interface EosResult extends TxnRunResult {
+  kind: 'eoswatch';
   histP50: number;
   histP99: number;
   transactions: number;
@@ -311,22 +315,10 @@ interface EosResult {
   profile?: string;
 }
 
-interface CopierResult {
+interface CopierResult extends TxnRunResult {
   kind: 'copier';
   variant: CopierVariant;
-  round: number;
   txnSizeArg: number;
-  recordsPerSec: number;
-  wallRecordsPerSec: number;
-  windowMs: number;
-  wallMs: number;
-  /** CPU seconds of the process(es) under test and of the 3 brokers during the run. */
-  cpu: { pipeline: number; brokers: number };
-  /** 1-minute load average when the run started. */
-  load1m?: number;
-  commitMs: number[];
-  p50: number;
-  p99: number;
   transactions: number;
   commitsSeen: number;
   /** tuned only: producer.flush() before the offsets and the commit. */

@@ -1,11 +1,10 @@
 // Consumer-side exactly-once settings: what the reader of a transactional topic sees, and what
 // it does when it has no position.
-import type { AuditFacts, Check, CheckResult, ClientFacts } from '../types.js';
-import { clientTarget, setting } from './producer.js';
+import type { Check, CheckResult, ClientFacts } from '../types.js';
+import { setting } from './producer.js';
+import { perClient } from './util.js';
 
-function perConsumer(evaluate: (c: ClientFacts) => Omit<CheckResult, 'target'>): (facts: AuditFacts) => CheckResult[] {
-  return (facts) => facts.clients.filter((c) => c.role === 'consumer').map((c) => ({ target: clientTarget(c), ...evaluate(c) }));
-}
+const perConsumer = (evaluate: (c: ClientFacts) => Omit<CheckResult, 'target'>) => perClient('consumer', evaluate);
 
 const isolationLevel: Check = {
   id: 'consumer.isolation-level',

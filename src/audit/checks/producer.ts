@@ -1,6 +1,7 @@
 // Producer-side exactly-once settings of Kafka clients, Kafka Streams and Flink's KafkaSink.
 // Defaults are those of Kafka clients >= 3.0 (KIP-679: idempotence and acks=all by default).
 import { formatDuration } from '../../config/duration.js';
+import { clientTarget, perClient } from './util.js';
 import type { AuditFacts, Check, CheckpointFacts, CheckResult, ClientFacts } from '../types.js';
 
 const INT_MAX = 2147483647;
@@ -11,9 +12,7 @@ const KAFKA_SINK_DEFAULT_TRANSACTION_TIMEOUT_MS = 3_600_000;
 const FLINK_DEFAULT_CHECKPOINT_TIMEOUT_MS = 600_000;
 
 /** `producer:/etc/app/producer.properties`; eoswatch's own pipeline is already `pipeline:<name>`. */
-export function clientTarget(c: ClientFacts): string {
-  return c.file.startsWith('pipeline:') ? c.file : `${c.role}:${c.file}`;
-}
+export { clientTarget } from './util.js';
 
 /** Kafka's ConfigDef trims values; an empty value is as good as unset for these keys. */
 export function setting(c: ClientFacts, key: string): string | undefined {
@@ -21,7 +20,6 @@ export function setting(c: ClientFacts, key: string): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
 
-const producers = (facts: AuditFacts): ClientFacts[] => facts.clients.filter((c) => c.role === 'producer');
 
 /**
  * The producer properties of a Flink KafkaSink (`file` is `flink:<path>`). The sink sets
@@ -31,12 +29,10 @@ const producers = (facts: AuditFacts): ClientFacts[] => facts.clients.filter((c)
  */
 const isFlinkSink = (c: ClientFacts): boolean => c.file.startsWith('flink:');
 
-function perProducer(
-  evaluate: (c: ClientFacts) => Omit<CheckResult, 'target'>,
-  include: (c: ClientFacts) => boolean = () => true,
-): (facts: AuditFacts) => CheckResult[] {
-  return (facts) => producers(facts).filter(include).map((c) => ({ target: clientTarget(c), ...evaluate(c) }));
-}
+const producers = (facts: AuditFacts): ClientFacts[] => facts.clients.filter((c) => c.role === 'producer');
+
+const perProducer = (evaluate: (c: ClientFacts) => Omit<CheckResult, 'target'>, include?: (c: ClientFacts) => boolean) =>
+  perClient('producer', evaluate, include);
 
 const ms = (n: number): string => `${n} ms (${formatDuration(n)})`;
 const isInt = (v: string): boolean => /^-?[0-9]+$/.test(v);
