@@ -16,9 +16,10 @@ COPY bin ./bin
 COPY config ./config
 # Mount the configuration at /etc/eoswatch/eoswatch.yaml (a ConfigMap in Kubernetes).
 COPY config/eoswatch.example.yaml /etc/eoswatch/eoswatch.yaml
-USER node
+# Numeric, so Kubernetes' runAsNonRoot can verify it (1000 is the image's `node` user).
+USER 1000:1000
 EXPOSE 7395
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s \
-  CMD node -e "fetch('http://127.0.0.1:7395/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.EOSWATCH_PORT||7395)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["node", "bin/eoswatch.js"]
 CMD ["run"]
