@@ -83,7 +83,6 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
           startFrom: 'earliest',
           transform: 'increment',
           checkpoint: { interval: '1s', timeout: '30s' },
-          lsoPollInterval: '2s',
         },
       },
       '(demo)',

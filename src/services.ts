@@ -8,6 +8,8 @@ import type { Logger } from './log.js';
 import { createRegistry } from './metrics/registry.js';
 import { PipelineService } from './pipeline/pipeline-service.js';
 import { AuditService } from './audit/audit-service.js';
+import { LsoMonitorService } from './kafka/lso-monitor.js';
+import { CanaryService, canaryTopics } from './canary/canary-service.js';
 import type { Service, ServiceContext } from './service.js';
 
 export interface BuiltDaemon {
@@ -40,6 +42,24 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
     // is cut by the checkpoint timeout, which aborts and re-initialises the producer.
     const kafka = createKafka(config.kafka, ctx.logger, { retry: { initialRetryTime: 20, maxRetryTime: 1000, retries: 40 } });
     services.push(new PipelineService(config.pipeline, kafka, ctx));
+  }
+
+  if (config.lsoMonitor.enabled) {
+    const topics = new Set(config.lsoMonitor.topics);
+    if (config.pipeline.enabled) for (const t of [config.pipeline.sourceTopic, config.pipeline.sinkTopic]) topics.add(t);
+    if (topics.size) {
+      const ctx = context('lso-monitor');
+      const kafka = createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } });
+      services.push(
+        new LsoMonitorService(kafka, { pipeline: config.pipeline.name, topics: [...topics], intervalMs: config.lsoMonitor.interval, hangingAfterMs: config.lsoMonitor.hangingAfter }, ctx),
+      );
+    }
+  }
+
+  if (config.canary.enabled) {
+    const ctx = context('canary');
+    const kafka = createKafka(config.kafka, ctx.logger, { retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 10 } });
+    services.push(new CanaryService(kafka, canaryTopics(config), ctx));
   }
 
   const routes = [];

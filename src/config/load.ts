@@ -203,6 +203,11 @@ export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
     }
     if (p.sourceTopic === p.sinkTopic) out.push({ path: ['pipeline', 'sinkTopic'], text: `found "${p.sinkTopic}", expected a topic other than sourceTopic` });
   }
+  if (c.canary.enabled && !p.enabled) {
+    for (const k of ['sourceTopic', 'sinkTopic'] as const) {
+      if (!c.canary[k]) out.push({ path: ['canary', k], text: `missing: expected a topic (without pipeline.enabled there is no pipeline topic to default to)` });
+    }
+  }
   if (c.audit.enabled && !cron.validate(c.audit.schedule)) {
     out.push({ path: ['audit', 'schedule'], text: `found "${c.audit.schedule}", expected a cron expression of 5 or 6 fields, e.g. "*/5 * * * *"` });
   }

@@ -43,6 +43,8 @@ export interface Config {
   shutdown: { gracePeriod: number };
   kafka: KafkaConfig;
   pipeline: PipelineConfig;
+  lsoMonitor: LsoMonitorConfig;
+  canary: CanaryConfig;
   audit: AuditConfig;
 }
 
@@ -64,7 +66,6 @@ export interface PipelineConfig {
   transactionTimeout: number;
   sessionTimeout: number;
   heartbeatInterval: number;
-  lsoPollInterval: number;
   onFailure: 'exit' | 'keep-serving';
   faultInjection: { commitDelay: number; commitDelayTimes: number };
 }
@@ -81,4 +82,25 @@ export interface AuditConfig {
   flinkConfigs: string[];
   /** ms */
   sourceTimeout: number;
+}
+
+export interface LsoMonitorConfig {
+  enabled: boolean;
+  topics: string[];
+  /** ms */
+  interval: number;
+  /** ms */
+  hangingAfter: number;
+}
+
+export interface CanaryConfig {
+  enabled: boolean;
+  id: string;
+  sourceTopic?: string;
+  sinkTopic?: string;
+  /** records per second */
+  rate: number;
+  /** ms */
+  lostAfter: number;
+  valueDelta?: number;
 }

@@ -87,12 +87,6 @@ export function pipelineMetrics(registry: Registry) {
       labelNames: ['pipeline'],
       registers,
     }),
-    lsoLag: new Gauge({
-      name: 'eos_partition_lso_lag_records',
-      help: 'High watermark minus last stable offset: records held back from read_committed consumers by open transactions.',
-      labelNames: ['pipeline', 'topic', 'partition'],
-      registers,
-    }),
   };
 }
 

@@ -4,7 +4,7 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
-import { fetchCommittedOffsets, EndOffsetReader } from '../kafka/offsets.js';
+import { fetchCommittedOffsets } from '../kafka/offsets.js';
 import type { Logger } from '../log.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
@@ -29,14 +29,12 @@ export class PipelineService implements Service {
   private readonly tasks = new Map<number, PartitionTask>();
   private consumer: Consumer | undefined;
   private admin: Admin | undefined;
-  private offsets: EndOffsetReader | undefined;
   private transform: TransformFn | undefined;
   private sinkPartitions = 0;
   private dlqPartitions = 0;
   private readonly dlqTopic: string;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
-  private lsoTimer: NodeJS.Timeout | undefined;
   private failure: string | undefined;
   private control: Promise<unknown> = Promise.resolve();
   private commitDelaysDone = 0;
@@ -117,7 +115,6 @@ export class PipelineService implements Service {
       this.logger.warn({ partitions: without, startFrom: c.startFrom }, `no committed offset for some partitions: starting them from ${c.startFrom} (pipeline.startFrom)`);
     }
 
-    this.offsets = new EndOffsetReader(this.kafka);
     // kafkajs commits offsets on its own in one place (an OFFSET_OUT_OF_RANGE reset commits the
     // default offset), which would overwrite the offsets our transactions commit. So the consumer
     // joins a membership group of its own, and offsets live only in pipeline.groupId, written by
@@ -162,7 +159,6 @@ export class PipelineService implements Service {
     this.state = 'RUNNING';
     this.metrics.up.set(this.labels, 1);
     this.loop = this.checkpointLoop();
-    this.scheduleLsoPoll(0);
     this.logger.info({ source: c.sourceTopic, sink: c.sinkTopic, dlq: this.dlqTopic, mode: c.mode, groupId: c.groupId }, 'pipeline running');
   }
 
@@ -413,26 +409,11 @@ export class PipelineService implements Service {
     if (this.config.onFailure === 'exit') this.ctx.fatal(new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${reason}`));
   }
 
-  private scheduleLsoPoll(delay: number): void {
-    this.lsoTimer = setTimeout(async () => {
-      try {
-        for (const e of (await this.offsets?.read(this.config.sinkTopic)) ?? []) {
-          this.metrics.lsoLag.set({ ...this.labels, topic: this.config.sinkTopic, partition: String(e.partition) }, Number(e.high - e.lso));
-        }
-      } catch (err) {
-        this.logger.debug({ err: errorMessage(err) }, 'LSO poll failed');
-      }
-      if (this.state === 'RUNNING') this.scheduleLsoPoll(this.config.lsoPollInterval);
-    }, delay);
-  }
-
   private async releaseClients(): Promise<void> {
-    clearTimeout(this.lsoTimer);
     await this.consumer?.disconnect().catch(() => undefined);
     await Promise.all([...this.tasks.values()].map((t) => t.close()));
     this.tasks.clear();
     this.metrics.assignedPartitions.set(this.labels, 0);
-    await this.offsets?.close();
     await this.admin?.disconnect().catch(() => undefined);
   }
 
@@ -442,7 +423,6 @@ export class PipelineService implements Service {
     const wasRunning = this.state === 'RUNNING';
     this.state = 'STOPPING';
     this.wake?.();
-    clearTimeout(this.lsoTimer);
     await this.loop;
     if (wasRunning && this.consumer) {
       await this.consumer.stop().catch(() => undefined);

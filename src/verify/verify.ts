@@ -34,13 +34,15 @@ export async function produceVerifyRecords(kafka: Kafka, topic: string, opts: { 
   const seq = new Array<number>(partitions).fill(0);
   try {
     for (let i = 0; i < opts.records; i += batch) {
-      const messages = [];
+      const perPartition: { key: string; partition: number; value: string }[][] = Array.from({ length: partitions }, () => []);
       for (let j = i; j < Math.min(opts.records, i + batch); j++) {
         const p = j % partitions;
         const r = makeRecord(run, p, seq[p]!++);
-        messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
+        perPartition[p]!.push({ key: r.id, partition: p, value: JSON.stringify(r) });
       }
-      await producer.send({ topic, acks: -1, messages });
+      // One send per partition: a kafkajs send spanning several leaders can drop a partition whose
+      // leader moved during a retry (only brokers without an answer are retried) and still resolve.
+      for (const messages of perPartition) if (messages.length) await producer.send({ topic, acks: -1, messages });
     }
   } finally {
     await producer.disconnect();

@@ -34,7 +34,6 @@ export function pipelineConfig(s: PipelineSetup, pipeline: Record<string, unknow
       checkpoint: { interval: '500ms', timeout: '20s' },
       sessionTimeout: '10s',
       heartbeatInterval: '1s',
-      lsoPollInterval: '1s',
       ...pipeline,
     },
     ...extra,

@@ -1,0 +1,257 @@
+// The canary service: writes canary records (verification records of a run of its own) at a steady
+// rate into a source topic, reads the sink read_committed and counts every arrival per source
+// partition sequence (src/canary/tracker.ts): eos_canary_records_total{result} and the end-to-end
+// latency. Each start is a new run `canary.<id>.<start time>`, so sequences never collide with an
+// earlier start's, and records of an earlier start still in flight are counted when they arrive.
+//
+// The reader joins the group `<id>.canary-reader` only to get partitions: it never commits, and
+// keeps its own position per sink partition (the sink's end when the canary started, then the
+// offset after the last record it handled), seeking back to it after any rejoin. A re-read is
+// therefore never mistaken for a duplicate, and a reset to "latest" never skips records.
+import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
+import { Partitioners } from 'kafkajs';
+import { Counter, Histogram } from 'prom-client';
+import type { Config } from '../config/types.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { LATENCY_BUCKETS } from '../metrics/pipeline.js';
+import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import { makeRecord, parseVerifyRecord } from '../verify/record.js';
+import { CanaryTracker, type CanaryResult } from './tracker.js';
+
+export interface CanaryOptions {
+  id: string;
+  pipeline: string;
+  sourceTopic: string;
+  sinkTopic: string;
+  rate: number;
+  lostAfterMs: number;
+  valueDelta?: number;
+}
+
+/** The canary's effective topics and checks from the config (defaults from the pipeline section). */
+export function canaryTopics(config: Config): CanaryOptions {
+  const c = config.canary;
+  const p = config.pipeline;
+  const throughOwnPipeline = p.enabled && (c.sourceTopic ?? p.sourceTopic) === p.sourceTopic && (c.sinkTopic ?? p.sinkTopic) === p.sinkTopic;
+  const pipelineDelta = p.transformModule ? undefined : p.transform === 'increment' ? 1 : 0;
+  return {
+    id: c.id,
+    pipeline: p.name,
+    sourceTopic: c.sourceTopic ?? p.sourceTopic,
+    sinkTopic: c.sinkTopic ?? p.sinkTopic,
+    rate: c.rate,
+    lostAfterMs: c.lostAfter,
+    valueDelta: c.valueDelta ?? (throughOwnPipeline ? pipelineDelta : undefined),
+  };
+}
+
+const TICK_MS = 100;
+const RESULTS: CanaryResult[] = ['received', 'duplicate', 'out_of_order', 'lost', 'late', 'wrong_value'];
+
+function canaryMetrics(ctx: ServiceContext) {
+  const registers = [ctx.registry];
+  return {
+    records: new Counter({
+      name: 'eos_canary_records_total',
+      help: 'Canary records by result: sent, received, duplicate, lost (a gap still open after canary.lostAfter), out_of_order, late (arrived after being counted lost), wrong_value.',
+      labelNames: ['pipeline', 'result'],
+      registers,
+    }),
+    latency: new Histogram({
+      name: 'eos_canary_end_to_end_latency_seconds',
+      help: 'Canary record produced to the source until visible at the sink to a read_committed consumer.',
+      labelNames: ['pipeline'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    sendErrors: new Counter({
+      name: 'eos_canary_send_errors_total',
+      help: 'Canary sends that failed (their records may or may not have been written; they are never counted lost).',
+      labelNames: ['pipeline'],
+      registers,
+    }),
+  };
+}
+
+export class CanaryService implements Service {
+  readonly name = 'canary';
+  readonly run: string;
+  private readonly logger: Logger;
+  private readonly metrics: ReturnType<typeof canaryMetrics>;
+  private readonly tracker: CanaryTracker;
+  private readonly published: Record<CanaryResult, number> = { received: 0, duplicate: 0, out_of_order: 0, lost: 0, late: 0, wrong_value: 0 };
+  private producer: Producer | undefined;
+  private consumer: Consumer | undefined;
+  private partitions = 0;
+  private seq: number[] = [];
+  private budget = 0;
+  private lastTick = 0;
+  private sending: Promise<void> | undefined;
+  private ticker: NodeJS.Timeout | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
+  /** Next sink offset to take, per sink partition. */
+  private readonly position = new Map<number, bigint>();
+  private readonly labels: { pipeline: string };
+  private state: 'new' | 'starting' | 'running' | 'stopped' = 'new';
+  private lastSendError: string | undefined;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly opts: CanaryOptions,
+    ctx: ServiceContext,
+    now = Date.now(),
+  ) {
+    this.logger = ctx.logger;
+    this.metrics = canaryMetrics(ctx);
+    this.labels = { pipeline: opts.pipeline };
+    this.run = `canary.${opts.id}.${now.toString(36)}`;
+    this.tracker = new CanaryTracker({ ownRun: this.run, lostAfterMs: opts.lostAfterMs, valueDelta: opts.valueDelta });
+    for (const r of ['sent', ...RESULTS]) this.metrics.records.inc({ ...this.labels, result: r }, 0);
+  }
+
+  async start(): Promise<void> {
+    this.state = 'starting';
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const meta = await admin.fetchTopicMetadata({ topics: [this.opts.sourceTopic] });
+      this.partitions = meta.topics[0]?.partitions.length ?? 0;
+      if (!this.partitions) throw new Error(`canary source topic ${this.opts.sourceTopic} has no partitions`);
+      // Where the reader starts: the sink's end now, before the first canary record of this run.
+      for (const o of await admin.fetchTopicOffsets(this.opts.sinkTopic)) this.position.set(o.partition, BigInt(o.high));
+    } finally {
+      await admin.disconnect();
+    }
+    this.seq = new Array<number>(this.partitions).fill(0);
+    await this.startReader();
+    this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+    await this.producer.connect();
+    this.state = 'running';
+    this.lastTick = Date.now();
+    this.ticker = setInterval(() => this.tick(), TICK_MS);
+    this.sweeper = setInterval(() => {
+      this.tracker.sweep(Date.now());
+      this.publish();
+    }, 1000);
+    this.logger.info({ run: this.run, source: this.opts.sourceTopic, sink: this.opts.sinkTopic, rate: this.opts.rate, partitions: this.partitions }, 'canary started');
+  }
+
+  private async startReader(): Promise<void> {
+    const consumer = this.kafka.consumer({ groupId: `${this.opts.id}.canary-reader`, maxWaitTimeInMs: 100, sessionTimeout: 30_000, heartbeatInterval: 3000 });
+    this.consumer = consumer;
+    let joined!: () => void;
+    const firstJoin = new Promise<void>((r) => (joined = r));
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      for (const p of payload.memberAssignment[this.opts.sinkTopic] ?? []) {
+        const pos = this.position.get(p);
+        if (pos !== undefined) consumer.seek({ topic: this.opts.sinkTopic, partition: p, offset: String(pos) });
+      }
+      joined();
+    });
+    // Batches of only transaction markers never reach eachBatch; step over them here.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.batchSize !== 0 || payload.topic !== this.opts.sinkTopic) return;
+      const first = (payload as { firstOffset?: string | null }).firstOffset;
+      const pos = this.position.get(payload.partition);
+      if (first != null && pos !== undefined && BigInt(first) <= pos) this.position.set(payload.partition, BigInt(payload.lastOffset) + 1n);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.opts.sinkTopic, fromBeginning: false });
+    await consumer.run({ autoCommit: false, eachBatch: (p) => this.onBatch(p) });
+    await firstJoin;
+  }
+
+  private async onBatch({ batch }: EachBatchPayload): Promise<void> {
+    const fetched = BigInt(String((batch as unknown as { fetchedOffset: string }).fetchedOffset));
+    let pos = this.position.get(batch.partition);
+    if (pos === undefined) pos = fetched; // a partition added to the sink after the start
+    if (fetched > pos) {
+      // kafkajs' position ran ahead of ours (a reset to latest after a rejoin): go back.
+      this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: String(pos) });
+      return;
+    }
+    const now = Date.now();
+    for (const m of batch.messages) {
+      const offset = BigInt(m.offset);
+      if (offset < pos) continue; // already handled before a rejoin
+      pos = offset + 1n;
+      const r = parseVerifyRecord(m.value);
+      if (!r || !r.run.startsWith(`canary.${this.opts.id}.`)) continue;
+      const results = this.tracker.arrive({ run: r.run, partition: r.p, seq: r.seq, value: r.value }, now);
+      if (results.includes('received')) this.metrics.latency.observe(this.labels, Math.max(0, now - r.ts) / 1000);
+      if (results.includes('duplicate')) this.logger.warn({ id: r.id, sinkPartition: batch.partition, offset: m.offset }, 'canary record seen twice at the sink');
+    }
+    const last = BigInt(batch.lastOffset()) + 1n;
+    this.position.set(batch.partition, last > pos ? last : pos);
+    this.publish();
+  }
+
+  private tick(): void {
+    const now = Date.now();
+    this.budget = Math.min(this.budget + ((now - this.lastTick) / 1000) * this.opts.rate, Math.max(1, this.opts.rate));
+    this.lastTick = now;
+    // One send at a time: while the cluster is unavailable, ticks do not pile up sends.
+    if (this.sending || this.budget < 1 || this.state !== 'running') return;
+    const n = Math.floor(this.budget);
+    this.budget -= n;
+    this.sending = this.send(n).finally(() => (this.sending = undefined));
+  }
+
+  private async send(n: number): Promise<void> {
+    const byPartition = new Map<number, { seqs: number[]; messages: { key: string; partition: number; value: string }[] }>();
+    const ts = Date.now();
+    for (let i = 0; i < n; i++) {
+      // Round-robin: the partition with the fewest sequences so far.
+      let p = 0;
+      for (let q = 1; q < this.partitions; q++) if (this.seq[q]! < this.seq[p]!) p = q;
+      const r = makeRecord(this.run, p, this.seq[p]!++, ts);
+      const group = byPartition.get(p) ?? byPartition.set(p, { seqs: [], messages: [] }).get(p)!;
+      group.seqs.push(r.seq);
+      group.messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
+    }
+    // One send per partition: a kafkajs send spanning several leaders can resolve without
+    // resending a partition whose leader moved to a broker that had already answered (its retry
+    // only targets brokers without a response), which would look like a loss in the pipeline.
+    for (const [p, group] of byPartition) {
+      try {
+        await this.producer!.send({ topic: this.opts.sourceTopic, acks: -1, messages: group.messages });
+        this.metrics.records.inc({ ...this.labels, result: 'sent' }, group.seqs.length);
+        if (this.lastSendError) this.logger.info('canary sends succeed again');
+        this.lastSendError = undefined;
+      } catch (err) {
+        this.tracker.sendFailed(p, group.seqs, Date.now());
+        this.metrics.sendErrors.inc(this.labels);
+        const msg = errorMessage(err);
+        if (this.lastSendError !== msg) this.logger.warn({ err: msg }, 'canary send failed; its records are not counted as lost');
+        this.lastSendError = msg;
+      }
+    }
+  }
+
+  /** Moves the tracker's counts into the counters. */
+  private publish(): void {
+    for (const r of RESULTS) {
+      const d = this.tracker.counts[r] - this.published[r];
+      if (d > 0) {
+        this.metrics.records.inc({ ...this.labels, result: r }, d);
+        this.published[r] = this.tracker.counts[r];
+        if (r === 'lost') this.logger.error({ lost: d, run: this.run, latest: this.tracker.lostIds.slice(-10) }, 'canary records lost: a gap at the sink stayed open longer than canary.lostAfter');
+      }
+    }
+  }
+
+  ready(): ServiceHealth {
+    if (this.state !== 'running') return { ready: false, detail: `canary ${this.state}` };
+    return { ready: true, detail: this.lastSendError ? `sends failing: ${this.lastSendError}` : `run ${this.run}` };
+  }
+
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+    clearInterval(this.ticker);
+    clearInterval(this.sweeper);
+    await this.sending;
+    await this.producer?.disconnect().catch(() => undefined);
+    await this.consumer?.disconnect().catch(() => undefined);
+  }
+}

@@ -1,0 +1,136 @@
+// The LSO monitor service: reads the high watermark and last stable offset of every partition of
+// the watched topics on a timer (never inside a scrape) and reports how long each LSO has stood
+// still with records behind it. Stuck longer than `hangingAfter` — longer than any healthy
+// transaction may stay open — is a hanging transaction: every read_committed consumer of that
+// partition is frozen until it is aborted (kafka-transactions.sh find-hanging / abort).
+import type { Kafka } from 'kafkajs';
+import type { Logger } from '../log.js';
+import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import { errorMessage } from '../errors.js';
+import { lsoMetrics } from '../metrics/lso.js';
+import { EndOffsetReader } from './offsets.js';
+import { LsoTracker } from './lso-tracker.js';
+
+export interface LsoMonitorOptions {
+  pipeline: string;
+  topics: string[];
+  intervalMs: number;
+  hangingAfterMs: number;
+}
+
+export class LsoMonitorService implements Service {
+  readonly name = 'lso-monitor';
+  private readonly logger: Logger;
+  private readonly metrics: ReturnType<typeof lsoMetrics>;
+  private readonly tracker: LsoTracker;
+  private reader: EndOffsetReader | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private polled = false;
+  private stopped = false;
+  /** Partitions with series, per topic, to remove those that disappear. */
+  private readonly partitions = new Map<string, Set<number>>();
+  private readonly failing = new Map<string, string>();
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly opts: LsoMonitorOptions,
+    ctx: ServiceContext,
+  ) {
+    this.logger = ctx.logger;
+    this.metrics = lsoMetrics(ctx.registry);
+    this.tracker = new LsoTracker(opts.hangingAfterMs);
+  }
+
+  async start(): Promise<void> {
+    this.reader = new EndOffsetReader(this.kafka);
+    this.logger.info({ topics: this.opts.topics, hangingAfterMs: this.opts.hangingAfterMs }, 'LSO monitor started');
+    this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    this.timer = setTimeout(() => {
+      this.running = this.poll().finally(() => {
+        this.running = undefined;
+        if (!this.stopped) this.schedule(this.opts.intervalMs);
+      });
+    }, delay);
+  }
+
+  /** One reading of every watched topic. */
+  async poll(): Promise<void> {
+    for (const topic of this.opts.topics) {
+      if (this.stopped || !this.reader) return;
+      const labels = { pipeline: this.opts.pipeline, topic };
+      try {
+        const ends = await this.reader.read(topic);
+        const states = this.tracker.update(topic, ends, Date.now());
+        const now = new Set<number>();
+        let hanging = 0;
+        for (const s of states) {
+          now.add(s.partition);
+          const pl = { ...labels, partition: String(s.partition) };
+          this.metrics.lag.set(pl, s.lag);
+          this.metrics.stuck.set(pl, s.stuckMs / 1000);
+          if (s.hanging) hanging++;
+        }
+        this.reportHanging(topic, states.filter((s) => s.hanging).map((s) => s.partition), states);
+        this.metrics.hanging.set(labels, hanging);
+        this.dropSeries(topic, now);
+        if (this.failing.delete(topic)) this.logger.info({ topic }, 'LSO reading works again');
+      } catch (err) {
+        this.metrics.readErrors.inc(labels);
+        this.tracker.forget(topic);
+        this.dropSeries(topic, new Set());
+        this.metrics.hanging.remove(labels);
+        const msg = errorMessage(err);
+        if (this.failing.get(topic) !== msg) this.logger.warn({ topic, err: msg }, 'cannot read high watermarks and last stable offsets');
+        this.failing.set(topic, msg);
+        // A broken connection is rebuilt for the next reading.
+        await this.reader?.close();
+        if (!this.stopped) this.reader = new EndOffsetReader(this.kafka);
+      }
+    }
+    this.polled = true;
+  }
+
+  private readonly hangingNow = new Map<string, Set<number>>();
+
+  private reportHanging(topic: string, hanging: number[], states: { partition: number; lag: number; stuckMs: number }[]): void {
+    const before = this.hangingNow.get(topic) ?? new Set<number>();
+    for (const p of hanging) {
+      if (before.has(p)) continue;
+      const s = states.find((x) => x.partition === p)!;
+      this.logger.warn(
+        { topic, partition: p, lagRecords: s.lag, stuckSeconds: Math.round(s.stuckMs / 1000) },
+        'hanging transaction: the last stable offset has not moved for longer than lsoMonitor.hangingAfter; read_committed consumers of this partition are frozen (find it with kafka-transactions.sh find-hanging)',
+      );
+    }
+    for (const p of before) if (!hanging.includes(p)) this.logger.info({ topic, partition: p }, 'hanging transaction cleared: the last stable offset moves again');
+    this.hangingNow.set(topic, new Set(hanging));
+  }
+
+  private dropSeries(topic: string, now: Set<number>): void {
+    for (const p of this.partitions.get(topic) ?? []) {
+      if (now.has(p)) continue;
+      const pl = { pipeline: this.opts.pipeline, topic, partition: String(p) };
+      this.metrics.lag.remove(pl);
+      this.metrics.stuck.remove(pl);
+    }
+    this.partitions.set(topic, now);
+  }
+
+  ready(): ServiceHealth {
+    if (!this.polled) return { ready: false, detail: 'first reading of the watched topics has not finished' };
+    const failing = [...this.failing.keys()];
+    return { ready: true, detail: failing.length ? `cannot read: ${failing.join(', ')}` : `watching ${this.opts.topics.length} topics` };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await this.reader?.close();
+    this.reader = undefined;
+  }
+}

@@ -1,0 +1,66 @@
+// Pure state behind hanging-transaction detection. A partition's last stable offset (LSO) stops
+// at the first record of the oldest open transaction; while that transaction is open, the high
+// watermark can move on and read_committed consumers see nothing past the LSO. The tracker
+// remembers, per partition, since when the LSO has stood still with records behind it.
+import type { PartitionEnds } from './offsets.js';
+
+export interface LsoState {
+  topic: string;
+  partition: number;
+  /** High watermark − LSO: records held back from read_committed consumers. */
+  lag: number;
+  /** How long the LSO has not moved while lag > 0; 0 when nothing is held back. */
+  stuckMs: number;
+  /** stuckMs ≥ the hanging threshold. */
+  hanging: boolean;
+}
+
+interface Entry {
+  lso: bigint;
+  lag: number;
+  /** The first reading since the LSO last moved or records last waited behind it. */
+  since: number;
+  hanging: boolean;
+}
+
+export class LsoTracker {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly hangingAfterMs: number) {}
+
+  /**
+   * Takes one reading of a topic's partitions at time `now` (ms) and returns their state. A
+   * partition that vanished from the reading is forgotten.
+   */
+  update(topic: string, ends: PartitionEnds[], now: number): LsoState[] {
+    const seen = new Set<string>();
+    const out: LsoState[] = [];
+    for (const e of ends) {
+      const key = `${topic}\u0000${e.partition}`;
+      seen.add(key);
+      const lag = e.high > e.lso ? Number(e.high - e.lso) : 0;
+      let entry = this.entries.get(key);
+      if (!entry || entry.lso !== e.lso || entry.lag === 0) {
+        entry = { lso: e.lso, lag, since: now, hanging: false };
+        this.entries.set(key, entry);
+      }
+      entry.lag = lag;
+      const stuckMs = lag > 0 ? now - entry.since : 0;
+      entry.hanging = lag > 0 && stuckMs >= this.hangingAfterMs;
+      out.push({ topic, partition: e.partition, lag, stuckMs, hanging: entry.hanging });
+    }
+    for (const key of [...this.entries.keys()]) {
+      if (key.startsWith(`${topic}\u0000`) && !seen.has(key)) this.entries.delete(key);
+    }
+    return out;
+  }
+
+  /** Was this partition hanging at its previous reading? (for logging transitions) */
+  wasHanging(topic: string, partition: number): boolean {
+    return this.entries.get(`${topic}\u0000${partition}`)?.hanging ?? false;
+  }
+
+  forget(topic: string): void {
+    for (const key of [...this.entries.keys()]) if (key.startsWith(`${topic}\u0000`)) this.entries.delete(key);
+  }
+}

@@ -1,0 +1,108 @@
+// The canary's per-partition sequence bookkeeping on crafted arrivals, without Kafka.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { CanaryTracker } from '../../src/canary/tracker.js';
+
+const RUN = 'canary.a.1';
+const at = (seq: number, partition = 0, run = RUN, value = seq + 1) => ({ run, partition, seq, value });
+
+function tracker(lostAfterMs = 1000, valueDelta: number | null = 1) {
+  return new CanaryTracker({ ownRun: RUN, lostAfterMs, valueDelta: valueDelta ?? undefined });
+}
+
+describe('canary tracker', () => {
+  test('in-order arrivals are received and hold nothing in memory', () => {
+    const t = tracker();
+    for (let i = 0; i < 1000; i++) assert.deepEqual(t.arrive(at(Math.floor(i / 3), i % 3), 0), ['received']);
+    assert.equal(t.counts.received, 1000);
+    assert.equal(t.held(), 0);
+    assert.equal(t.sweep(10_000), 0);
+    assert.deepEqual({ ...t.counts, received: 0 }, { received: 0, duplicate: 0, out_of_order: 0, lost: 0, late: 0, wrong_value: 0 });
+  });
+
+  test('a second arrival of a sequence is a duplicate, before and after the watermark passed it', () => {
+    const t = tracker();
+    t.arrive(at(0), 0);
+    t.arrive(at(2), 0);
+    assert.deepEqual(t.arrive(at(2), 0), ['duplicate'], 'above the watermark');
+    assert.deepEqual(t.arrive(at(0), 0), ['duplicate'], 'below the watermark');
+    assert.equal(t.counts.duplicate, 2);
+  });
+
+  test('a gap is lost only after lostAfter, and only when a later sequence arrived', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.arrive(at(1), 0);
+    assert.equal(t.sweep(60_000), 0, 'nothing after the last arrival: waiting, not lost');
+    t.arrive(at(3), 61_000); // 2 is missing
+    assert.equal(t.sweep(61_500), 0, 'within the grace period');
+    assert.equal(t.sweep(62_100), 1);
+    assert.equal(t.counts.lost, 1);
+    assert.equal(t.held(), 0);
+  });
+
+  test('a gap closed within the grace period is out of order, not lost', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.arrive(at(2), 0);
+    assert.deepEqual(t.arrive(at(1), 500), ['received', 'out_of_order']);
+    assert.equal(t.sweep(5000), 0);
+    assert.equal(t.counts.out_of_order, 1);
+  });
+
+  test('a record counted lost that arrives later is late, not a duplicate', () => {
+    const t = tracker(1000);
+    t.arrive(at(1), 0);
+    t.sweep(2000); // seq 0 lost
+    assert.equal(t.counts.lost, 1);
+    assert.deepEqual(t.arrive(at(0), 3000), ['late']);
+    assert.deepEqual(t.arrive(at(0), 3001), ['duplicate'], 'a second late copy is a duplicate');
+  });
+
+  test('sequences of a failed send are neither lost when missing nor wrong when present', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.sendFailed(0, [1, 2], 0);
+    t.arrive(at(3), 10);
+    assert.equal(t.sweep(10_000), 0);
+    assert.equal(t.counts.lost, 0);
+    assert.deepEqual(t.arrive(at(2), 10_001), ['received'], 'the send had landed after all');
+    assert.equal(t.counts.duplicate, 0);
+  });
+
+  test('losses are counted per partition', () => {
+    const t = tracker(100);
+    t.arrive(at(0, 0), 0);
+    t.arrive(at(5, 0), 0); // 1..4 missing on partition 0
+    t.arrive(at(0, 1), 0);
+    t.arrive(at(1, 1), 0);
+    assert.equal(t.sweep(200), 4);
+  });
+
+  test('a wrong value is counted (value must be seq + valueDelta), unchecked without valueDelta', () => {
+    const t = tracker(1000, 1);
+    assert.deepEqual(t.arrive(at(0, 0, RUN, 0), 0), ['received', 'wrong_value']);
+    const u = tracker(1000, null);
+    assert.deepEqual(u.arrive(at(0, 0, RUN, 42), 0), ['received']);
+  });
+
+  test('a run of an earlier start is tracked from its first arrival: the restart is not a loss', () => {
+    const t = tracker(100);
+    const old = 'canary.a.0';
+    t.arrive(at(500, 0, old), 0);
+    t.arrive(at(501, 0, old), 0);
+    assert.equal(t.sweep(1000), 0);
+    assert.deepEqual(t.arrive(at(501, 0, old), 1000), ['duplicate']);
+    // and its own run still starts at 0: seq 0 missing while 1 arrived is a gap
+    t.arrive(at(1), 1000);
+    assert.equal(t.sweep(1200), 1);
+  });
+
+  test('an earlier run is forgotten after a long silence; the own run never is', () => {
+    const t = new CanaryTracker({ ownRun: RUN, lostAfterMs: 100, forgetAfterMs: 1000 });
+    t.arrive(at(7, 0, 'canary.a.0'), 0);
+    assert.equal(t.runsTracked(), 2);
+    t.sweep(5000);
+    assert.equal(t.runsTracked(), 1);
+  });
+});

@@ -1,0 +1,35 @@
+// How long a partition's last stable offset has stood still with records behind it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LsoTracker } from '../../src/kafka/lso-tracker.js';
+
+const ends = (high: number, lso: number, partition = 0) => [{ partition, high: BigInt(high), lso: BigInt(lso) }];
+
+test('an LSO that keeps up is never stuck', () => {
+  const t = new LsoTracker(10_000);
+  assert.deepEqual(t.update('t', ends(10, 10), 0), [{ topic: 't', partition: 0, lag: 0, stuckMs: 0, hanging: false }]);
+  assert.equal(t.update('t', ends(20, 15), 5000)[0]!.stuckMs, 0, 'moved since the last reading');
+  assert.equal(t.update('t', ends(30, 28), 60_000)[0]!.stuckMs, 0);
+});
+
+test('an LSO held by an open transaction counts up, turns hanging after the threshold, and clears when it moves', () => {
+  const t = new LsoTracker(10_000);
+  t.update('t', ends(100, 100), 0);
+  assert.equal(t.update('t', ends(120, 100), 1000)[0]!.stuckMs, 0, 'first reading with a backlog starts the clock');
+  const s = t.update('t', ends(150, 100), 9000)[0]!;
+  assert.deepEqual([s.lag, s.stuckMs, s.hanging], [50, 8000, false]);
+  const h = t.update('t', ends(150, 100), 11_000)[0]!;
+  assert.deepEqual([h.stuckMs, h.hanging], [10_000, true]);
+  assert.equal(t.wasHanging('t', 0), true);
+  const c = t.update('t', ends(152, 152), 12_000)[0]!;
+  assert.deepEqual([c.lag, c.stuckMs, c.hanging], [0, 0, false]);
+});
+
+test('partitions are independent and forgotten when they vanish', () => {
+  const t = new LsoTracker(1000);
+  t.update('t', [...ends(10, 5, 0), ...ends(10, 10, 1)], 0);
+  const r = t.update('t', [...ends(10, 5, 0), ...ends(12, 12, 1)], 2000);
+  assert.deepEqual(r.map((x) => x.hanging), [true, false]);
+  t.update('t', ends(12, 12, 1), 3000);
+  assert.equal(t.wasHanging('t', 0), false);
+});
