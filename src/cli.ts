@@ -18,6 +18,7 @@ Commands:
   run               run the daemon and exporter (services enabled in the config)
   audit             one-shot exactly-once configuration audit (cluster, client and Flink files)
   verify            write verification records / check a sink for duplicates, loss and order
+  chaos             fault scenarios against a local cluster and pipeline, verified end to end
   config validate   check a configuration file against the schema
   demo              start a local 3-node Kafka cluster and run eoswatch against it
 
@@ -336,6 +337,89 @@ async function cmdVerify(args: string[]): Promise<number> {
   return report.violations.length ? ExitCodes.VIOLATION : ExitCodes.OK;
 }
 
+const chaosHelp = (scenarios: string, kafkaVersion: string) => `Usage: eoswatch chaos [--scenario NAME[,NAME...]|all] [options]
+
+Starts a local 3-node Kafka cluster (Java and Maven needed, as for the demo) and, per round, fresh
+topics, N verification records and pipeline workers (eoswatch run, as child processes); injects
+the scenario's faults while the pipeline runs, then reads the sink read_committed and judges it
+(duplicates, loss, order per source partition, values). Exit 3 when a round fails.
+
+Scenarios:
+${scenarios}
+Options:
+  --scenario LIST        comma-separated scenario names, or all (default: all)
+  --records N            verification records per round (default 10000)
+  --rounds N             rounds per scenario (default 1)
+  --partitions N         partitions of the round's topics (default 6)
+  --kafka-version V      Kafka version of the local cluster (default ${kafkaVersion})
+  --dir DIR              cluster data and worker logs (default .eoswatch/chaos)
+  --format FMT           table | json | markdown (default table)
+  --out FILE             also write the report to FILE
+`;
+
+async function cmdChaos(args: string[]): Promise<number> {
+  const { values } = parse(
+    args,
+    {
+      scenario: { type: 'string', default: 'all' },
+      records: { type: 'string' },
+      rounds: { type: 'string' },
+      partitions: { type: 'string' },
+      'kafka-version': { type: 'string' },
+      dir: { type: 'string', default: '.eoswatch/chaos' },
+      format: { type: 'string', default: 'table' },
+      out: { type: 'string' },
+    },
+    false,
+  );
+  const { SCENARIOS, findScenarios } = await import('./chaos/scenarios.js');
+  const { DEFAULT_KAFKA_VERSION } = await import('./localcluster/kafka-dist.js');
+  if (values.help) {
+    process.stdout.write(chaosHelp(SCENARIOS.map((s) => `  ${s.name.padEnd(23)}${s.description}\n`).join(''), DEFAULT_KAFKA_VERSION));
+    return ExitCodes.OK;
+  }
+  let scenarios;
+  try {
+    scenarios = findScenarios(values.scenario as string);
+  } catch (err) {
+    throw new EosError(ErrorCodes.USAGE, `--scenario: ${errorMessage(err)}`);
+  }
+  const positive = (n: number) => Number.isInteger(n) && n > 0;
+  const records = numberOption('records', values.records, 10_000, positive, 'a positive integer');
+  const rounds = numberOption('rounds', values.rounds, 1, positive, 'a positive integer');
+  const partitions = numberOption('partitions', values.partitions, 6, positive, 'a positive integer');
+  const format = values.format as string;
+  if (!['table', 'json', 'markdown'].includes(format)) throw new EosError(ErrorCodes.USAGE, `--format: expected table, json or markdown, found "${format}"`);
+  const version = (values['kafka-version'] as string | undefined) ?? DEFAULT_KAFKA_VERSION;
+  const dir = values.dir as string;
+  const { resolve, join } = await import('node:path');
+  const { mkdir, rm, writeFile } = await import('node:fs/promises');
+  const { LocalCluster } = await import('./localcluster/cluster.js');
+  const { runScenarios } = await import('./chaos/runner.js');
+  const { formatChaosMarkdown, formatChaosTable } = await import('./chaos/report.js');
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const clusterDir = resolve(dir, 'cluster');
+  await rm(clusterDir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  log(`starting a local 3-node Kafka ${version} cluster in ${clusterDir}`);
+  const cluster = await LocalCluster.start({ nodes: 3, version, dir: clusterDir });
+  const stop = () => void cluster.down().finally(() => process.exit(ExitCodes.RUNTIME));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const run = await runScenarios(cluster, scenarios, { records, rounds, partitions, workDir: resolve(dir, 'workers'), log, kafkaVersion: version });
+    const text = format === 'json' ? `${JSON.stringify(run, null, 2)}\n` : format === 'markdown' ? formatChaosMarkdown(run) : formatChaosTable(run);
+    process.stdout.write(text);
+    if (values.out) await writeFile(values.out as string, text);
+    log(`worker logs: ${join(resolve(dir), 'workers')}`);
+    return run.passed ? ExitCodes.OK : ExitCodes.VIOLATION;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    await cluster.down();
+  }
+}
+
 async function cmdDemo(args: string[]): Promise<number> {
   const { values } = parse(
     args,
@@ -388,8 +472,10 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdAudit(rest);
       case 'verify':
         return await cmdVerify(rest);
+      case 'chaos':
+        return await cmdChaos(rest);
       default:
-        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, config validate, demo`);
+        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, config validate, demo`);
     }
   } catch (err) {
     return reportError(err);

@@ -67,7 +67,7 @@ export interface PipelineConfig {
   sessionTimeout: number;
   heartbeatInterval: number;
   onFailure: 'exit' | 'keep-serving';
-  faultInjection: { commitDelay: number; commitDelayTimes: number };
+  faultInjection: { commitDelay: number; commitDelayTimes: number; maxRecordsPerSecond: number };
 }
 
 export interface AuditConfig {

@@ -126,6 +126,8 @@ export class PipelineService implements Service {
       heartbeatInterval: c.heartbeatInterval,
       rebalanceTimeout: Math.max(c.sessionTimeout, c.checkpoint.timeout + 10_000),
       maxWaitTimeInMs: 250,
+      // Throttled (fault-injection runs): small fetches, so that batches are small steps of progress.
+      ...(c.faultInjection.maxRecordsPerSecond > 0 ? { maxBytesPerPartition: 16_384, maxBytes: 65_536 } : {}),
       allowAutoTopicCreation: false,
       retry: { retries: 10 },
     });
@@ -236,11 +238,23 @@ export class PipelineService implements Service {
       }
     }
     if (task.state !== 'ready') return;
+    await this.throttle(batch.messages.length);
     const used = await task.process(batch.messages, isStale, { fetched: BigInt(fetchedOffset), last: BigInt(batch.lastOffset()) });
     if (used === 'gap' && task.nextOffset !== null) {
       this.logger.debug({ partition: batch.partition, fetched: fetchedOffset, next: task.nextOffset.toString() }, 'batch starts past the task position; seeking back');
       this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
     } else if (!used && task.error) this.wake?.(); // abort now, not at the next interval
+  }
+
+  /** faultInjection.maxRecordsPerSecond: batches take turns for slots of the allowed rate. */
+  private throttledUntil = 0;
+  private async throttle(records: number): Promise<void> {
+    const rate = this.config.faultInjection.maxRecordsPerSecond;
+    if (rate <= 0 || records === 0) return;
+    const now = Date.now();
+    const start = Math.max(now, this.throttledUntil);
+    this.throttledUntil = start + (records * 1000) / rate;
+    if (start > now) await new Promise((r) => setTimeout(r, start - now));
   }
 
   private async initTask(task: PartitionTask, fetchedOffset: bigint): Promise<void> {
@@ -286,10 +300,23 @@ export class PipelineService implements Service {
   private dropLongFencedTasks(now: number): void {
     for (const [p, t] of this.tasks) {
       if (t.state === 'fenced' && t.fencedAt !== null && now - t.fencedAt > this.config.sessionTimeout) {
-        this.tasks.delete(p);
-        void t.close();
         this.logger.info({ partition: p }, 'partition still assigned after being fenced; starting its task over');
+        void this.startOver(t);
       }
+    }
+  }
+
+  /**
+   * Drops a task whose partition stays assigned; the next batch of the partition initialises a
+   * fresh one. kafkajs has moved its position past the batches the old task refused, and a source
+   * that receives nothing new would never send another batch: so the consumer is sent back to
+   * the last committed offset we know, and the fresh task seeks to the real one after fencing.
+   */
+  private async startOver(t: PartitionTask): Promise<void> {
+    if (this.tasks.get(t.partition) === t) this.tasks.delete(t.partition);
+    await t.close();
+    if (this.state === 'RUNNING' && this.assigned.has(t.partition)) {
+      this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(t.committedOffset ?? 0n) });
     }
   }
 
@@ -376,8 +403,7 @@ export class PipelineService implements Service {
         } catch (err) {
           // The next batch of this partition initialises a fresh task.
           this.logger.error({ partition: t.partition, err: errorMessage(err) }, 'could not abort or re-initialise the partition task; starting it over');
-          this.tasks.delete(t.partition);
-          await t.close();
+          await this.startOver(t);
         }
       }),
     );

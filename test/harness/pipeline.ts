@@ -1,12 +1,8 @@
 // Pipeline processes for tests: `eoswatch run` as a child process with a generated config,
 // tracked by pid, plus a steady seed stream and "caught up" detection on the group's offsets.
 import { after } from 'node:test';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
-import { stringify } from 'yaml';
-import { CLI, createTopic, kafkaFor, spawnTracked, uniqueName } from './index.js';
+import { WorkerProcess } from '../../src/chaos/worker.js';
+import { createTopic, kafkaFor, uniqueName } from './index.js';
 import { produceSeed, type SentRecord } from './seed.js';
 import { parsePrometheusText, sampleValue } from './promtext.js';
 
@@ -40,75 +36,15 @@ export function pipelineConfig(s: PipelineSetup, pipeline: Record<string, unknow
   };
 }
 
-export class PipelineProcess {
-  readonly child: ChildProcess;
-  output = '';
-  url: Promise<string>;
-  readonly exited: Promise<number | null>;
-
-  constructor(config: Record<string, unknown>, readonly name = uniqueName('instance')) {
-    const dir = mkdtempSync(join(tmpdir(), 'eoswatch-pipe-'));
-    const file = join(dir, 'eoswatch.yaml');
-    writeFileSync(file, stringify(config));
-    this.child = spawnTracked('node', [...CLI, 'run', '--config', file]);
-    this.child.stdout!.on('data', (d) => (this.output += d));
-    this.child.stderr!.on('data', (d) => (this.output += d));
-    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
-    this.url = this.waitFor(/"url":"(http:\/\/[^"]+)".*HTTP server listening/).then((m) => m[1]!);
-    this.url.catch(() => undefined);
-  }
-
-  get pid(): number {
-    return this.child.pid!;
-  }
-
-  /** Resolves when a line of output matches (lines written before the call count too). */
-  waitFor(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
-    return new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        for (const line of this.output.split('\n')) {
-          const m = line.match(pattern);
-          if (m) {
-            resolve(m);
-            return true;
-          }
-        }
-        return false;
-      };
-      if (check()) return;
-      const onData = () => {
-        if (check()) cleanup();
-      };
-      const onExit = () => {
-        if (!check()) reject(new Error(`pipeline ${this.name} exited before a line matched ${pattern}:\n${this.output.slice(-3000)}`));
-        cleanup();
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms from pipeline ${this.name}:\n${this.output.slice(-3000)}`));
-      }, timeoutMs);
-      const cleanup = () => {
-        clearTimeout(timer);
-        this.child.stdout!.off('data', onData);
-        this.child.off('exit', onExit);
-      };
-      this.child.stdout!.on('data', onData);
-      this.child.once('exit', onExit);
-    });
+/** A pipeline worker (src/chaos/worker.ts) stopped by pid at the end of the test file, with /metrics lookups. */
+export class PipelineProcess extends WorkerProcess {
+  constructor(config: Record<string, unknown>, name = uniqueName('instance')) {
+    super(config, name);
+    after(() => this.kill());
   }
 
   async metric(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-    const text = await (await fetch(`${await this.url}/metrics`)).text();
-    return sampleValue(parsePrometheusText(text), name, labels);
-  }
-
-  signal(sig: NodeJS.Signals): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) process.kill(this.pid, sig);
-  }
-
-  async kill(): Promise<void> {
-    this.signal('SIGKILL');
-    await this.exited;
+    return sampleValue(parsePrometheusText(await this.metricsText()), name, labels);
   }
 }
 
@@ -181,12 +117,7 @@ export async function waitCaughtUp(brokers: string[], groupId: string, topic: st
 
 /** The last pipeline log lines of each process (kafkajs connection chatter left out), for failure messages. */
 export function tails(...ps: PipelineProcess[]): string {
-  return ps
-    .map((p) => {
-      const lines = p.output.split('\n').filter((l) => l && !l.includes('"namespace":"Connection"') && !l.includes('concurrent operation'));
-      return `--- ${p.name} (pid ${p.pid}):\n${lines.slice(-25).join('\n')}`;
-    })
-    .join('\n');
+  return ps.map((p) => p.tail()).join('\n');
 }
 
 /** Fresh source, sink and dead-letter topics, group and transactional id prefix for one test. */

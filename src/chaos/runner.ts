@@ -1,0 +1,326 @@
+// `eoswatch chaos`: runs fault scenarios against a local 3-node cluster and pipeline workers it
+// starts itself, then verifies each round's sink with the verifier. A round: fresh topics, N
+// verification records written up front, the pipeline slowed to last about the scenario's length,
+// the faults injected at chosen points of its progress, a supervisor restarting a worker that
+// exits on its own (as an orchestrator would), then the sink read read_committed and judged.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { ensureTopics } from '../kafka/admin.js';
+import { EndOffsetReader } from '../kafka/offsets.js';
+import type { LocalCluster } from '../localcluster/cluster.js';
+import { checkSinkTopic, produceVerifyRecords, type VerifyReport } from '../verify/verify.js';
+import type { Scenario, ScenarioContext } from './scenarios.js';
+import { WorkerProcess } from './worker.js';
+
+export interface ChaosOptions {
+  records: number;
+  rounds: number;
+  partitions: number;
+  /** Directory for worker logs. */
+  workDir: string;
+  log(line: string): void;
+}
+
+export interface RoundResult {
+  scenario: string;
+  round: number;
+  records: number;
+  /** Records of the round found in the sink (first copies). */
+  received: number;
+  duplicates: number;
+  lost: number;
+  unexpected: number;
+  wrongValue: number;
+  orderViolations: number;
+  /** Records of aborted transactions, visible only to read_uncommitted (never counted above). */
+  abortedRecords: number;
+  /** From the end of the last fault until the pipeline committed progress again. */
+  recoverySeconds: number | null;
+  worstLsoLagRecords: number;
+  durationSeconds: number;
+  /** Worker restarts by the supervisor (a worker that exited on its own, e.g. FAILED). */
+  supervisorRestarts: number;
+  faults: string[];
+  passed: boolean;
+  error?: string;
+}
+
+const TIMEOUTS = { transaction: 12_000, session: 6_000, request: 10_000 };
+
+/** Java's String.hashCode, as Kafka uses it to place a transactional id on a __transaction_state partition. */
+export function javaStringHash(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** Broker leading the __transaction_state partition that coordinates a transactional id. */
+export async function transactionCoordinator(admin: Admin, transactionalId: string): Promise<number> {
+  const meta = await admin.fetchTopicMetadata({ topics: ['__transaction_state'] });
+  const partitions = meta.topics[0]!.partitions;
+  const p = partitions.find((x) => x.partitionId === (javaStringHash(transactionalId) & 0x7fffffff) % partitions.length)!;
+  return p.leader;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function runRound(cluster: LocalCluster, scenario: Scenario, round: number, opts: ChaosOptions): Promise<RoundResult> {
+  const t0 = Date.now();
+  const id = `chaos-${scenario.name}-${round}-${randomUUID().slice(0, 6)}`;
+  const source = `${id}-in`;
+  const sink = `${id}-out`;
+  const groupId = `${id}-group`;
+  const brokers = cluster.brokers;
+  const kafka = new Kafka({ clientId: `${id}-runner`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 15, initialRetryTime: 200, maxRetryTime: 2000 } });
+  const faults: string[] = [];
+  const workers = new Map<string, WorkerProcess>();
+  const intended = new Set<WorkerProcess>();
+  let supervisorRestarts = 0;
+  let finished = false;
+  let worstLag = 0n;
+  const progressLog: { t: number; committed: bigint }[] = [];
+  let total = 0n;
+  let lastFaultAt = 0;
+  mkdirSync(opts.workDir, { recursive: true });
+
+  const admin = kafka.admin();
+  await admin.connect();
+  const offsets = new EndOffsetReader(kafka);
+  // Fast enough to finish, slow enough for the faults to land inside the run.
+  const rate = Math.max(50, Math.ceil(opts.records / scenario.seconds));
+  const config = {
+    http: { host: '127.0.0.1', port: 0 },
+    log: { level: 'info' },
+    shutdown: { gracePeriod: '20s' },
+    kafka: { brokers, requestTimeout: `${TIMEOUTS.request}ms`, healthCheckInterval: '5s' },
+    audit: { enabled: false },
+    lsoMonitor: { enabled: false },
+    pipeline: {
+      enabled: true,
+      name: id,
+      sourceTopic: source,
+      sinkTopic: sink,
+      groupId,
+      transactionalIdPrefix: id,
+      startFrom: 'earliest',
+      checkpoint: { interval: '500ms', timeout: '10s', tolerableFailedCheckpoints: 10 },
+      transactionTimeout: `${TIMEOUTS.transaction}ms`,
+      sessionTimeout: `${TIMEOUTS.session}ms`,
+      heartbeatInterval: '1s',
+      onFailure: 'exit',
+      faultInjection: { maxRecordsPerSecond: rate },
+    },
+  };
+
+  const startWorker = (name = 'main'): WorkerProcess => {
+    const w = new WorkerProcess(config, name, { logFile: join(opts.workDir, `${id}-${name}.log`) });
+    workers.set(name, w);
+    void w.exited.then(async () => {
+      if (finished || intended.has(w) || workers.get(name) !== w) return;
+      supervisorRestarts++;
+      opts.log(`  worker ${name} exited on its own; restarting it (log: ${join(opts.workDir, `${id}-${name}.log`)})`);
+      await sleep(1000);
+      if (!finished && workers.get(name) === w) startWorker(name);
+    });
+    return w;
+  };
+
+  const readProgress = async (): Promise<{ committed: bigint; total: bigint }> => {
+    const ends = await admin.fetchTopicOffsets(source);
+    const committed = (await admin.fetchOffsets({ groupId, topics: [source] }))[0]?.partitions ?? [];
+    let c = 0n;
+    let t = 0n;
+    for (const e of ends) {
+      t += BigInt(e.high);
+      const o = committed.find((p) => p.partition === e.partition)?.offset;
+      if (o !== undefined && o !== '-1') c += BigInt(o);
+    }
+    return { committed: c, total: t };
+  };
+
+  const pct = () => {
+    const last = progressLog[progressLog.length - 1];
+    return last && total > 0n ? `${Number((last.committed * 100n) / total)} %` : '0 %';
+  };
+
+  let monitor: Promise<void> | undefined;
+  const ctx: ScenarioContext = {
+    brokers: Object.keys(cluster.pids()).map(Number),
+    worker: (name = 'main') => workers.get(name)!,
+    startWorker,
+    async killWorker(name, how) {
+      const w = workers.get(name)!;
+      intended.add(w);
+      if (how === 'SIGKILL') await w.kill();
+      else await w.stop();
+    },
+    async waitProgress(fraction) {
+      const deadline = Date.now() + 30 * 60_000;
+      while (Date.now() < deadline) {
+        const last = progressLog[progressLog.length - 1];
+        if (last && total > 0n && Number(last.committed) >= fraction * Number(total)) return;
+        await sleep(200);
+      }
+      throw new Error(`the pipeline did not reach ${Math.round(fraction * 100)} % of the input`);
+    },
+    fault(what) {
+      lastFaultAt = Date.now();
+      faults.push(`${what} at ${pct()}`);
+      opts.log(`  ${what} (progress ${pct()})`);
+    },
+    killBroker: (n) => cluster.kill(n).then(() => void (lastFaultAt = Date.now())),
+    stopBroker: (n) => cluster.stop(n).then(() => void (lastFaultAt = Date.now())),
+    startBroker: (n) => cluster.start(n).then(() => void (lastFaultAt = Date.now())),
+    pauseBroker: (n) => cluster.pause(n),
+    resumeBroker: (n) => cluster.resume(n).then(() => void (lastFaultAt = Date.now())),
+    async waitReplicated() {
+      const deadline = Date.now() + 180_000;
+      for (;;) {
+        try {
+          const meta = await admin.fetchTopicMetadata({ topics: [source, sink, '__transaction_state', '__consumer_offsets'] });
+          const short = meta.topics.flatMap((t) => t.partitions.filter((p) => p.isr.length < p.replicas.length || p.leader < 0).map((p) => `${t.name}-${p.partitionId}`));
+          if (!short.length) break;
+          if (Date.now() > deadline) throw new Error(`partitions still under-replicated after 180 s: ${short.slice(0, 5).join(', ')}`);
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+        }
+        await sleep(500);
+      }
+      lastFaultAt = Date.now();
+    },
+    transactionCoordinatorOf: (p) => transactionCoordinator(admin, `${id}-${source}-${p}`),
+    async leaderOf(topic, partition) {
+      const meta = await admin.fetchTopicMetadata({ topics: [topic === 'source' ? source : sink] });
+      return meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!.leader;
+    },
+    sleep,
+    timeouts: TIMEOUTS,
+  };
+
+  try {
+    await ensureTopics(admin, [source, sink, `${sink}.dlq`].map((topic) => ({ topic, numPartitions: opts.partitions, replicationFactor: 3 })));
+    const manifest = await produceVerifyRecords(kafka, source, { records: opts.records, run: id, batch: opts.partitions * 100 });
+    total = BigInt(opts.records);
+    opts.log(`  ${opts.records} records written in ${(manifest.ms / 1000).toFixed(1)} s; pipeline limited to ${rate} records/s`);
+
+    // Progress and LSO lag, every 500 ms, for the whole round.
+    monitor = (async () => {
+      while (!finished) {
+        try {
+          const p = await readProgress();
+          total = p.total;
+          progressLog.push({ t: Date.now(), committed: p.committed });
+          for (const e of await offsets.read(sink)) if (e.high - e.lso > worstLag) worstLag = e.high - e.lso;
+        } catch {
+          /* a broker fault: the next reading will do */
+        }
+        await sleep(500);
+      }
+    })();
+
+    startWorker('main');
+    await scenario.inject(ctx);
+    const faultEnd = lastFaultAt;
+    const atFault = [...progressLog].reverse().find((x) => x.t <= faultEnd)?.committed ?? 0n;
+
+    // Done when every input record is committed (the group's offsets reach the source's end).
+    const limit = Date.now() + Math.max(180_000, (opts.records / rate) * 3000);
+    for (;;) {
+      const last = progressLog[progressLog.length - 1];
+      if (last && last.committed >= total && total > 0n && last.t > faultEnd) break;
+      if (Date.now() > limit) throw new Error(`the pipeline did not finish: ${pct()} of the input committed`);
+      await sleep(500);
+    }
+    const recovered = progressLog.find((x) => x.t > faultEnd && x.committed > atFault);
+    const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : atFault >= total ? 0 : null;
+
+    finished = true;
+    await Promise.all([...workers.values()].map((w) => w.stop()));
+    const report: VerifyReport = await checkSinkTopic(kafka, sink, {
+      run: id,
+      records: opts.records,
+      partitions: opts.partitions,
+      valueDelta: 1,
+      thresholds: { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0 },
+      uncommittedPass: true,
+      timeoutMs: 180_000,
+    });
+    return {
+      scenario: scenario.name,
+      round,
+      records: opts.records,
+      received: report.received,
+      duplicates: report.duplicates,
+      lost: report.lost,
+      unexpected: report.unexpected,
+      wrongValue: report.wrongValue,
+      orderViolations: report.orderViolations,
+      abortedRecords: report.abortedRecords ?? 0,
+      recoverySeconds,
+      worstLsoLagRecords: Number(worstLag),
+      durationSeconds: (Date.now() - t0) / 1000,
+      supervisorRestarts,
+      faults,
+      passed: report.violations.length === 0,
+      ...(report.violations.length ? { error: report.violations.join('; ') } : {}),
+    };
+  } catch (err) {
+    return {
+      scenario: scenario.name,
+      round,
+      records: opts.records,
+      received: 0,
+      duplicates: 0,
+      lost: 0,
+      unexpected: 0,
+      wrongValue: 0,
+      orderViolations: 0,
+      abortedRecords: 0,
+      recoverySeconds: null,
+      worstLsoLagRecords: Number(worstLag),
+      durationSeconds: (Date.now() - t0) / 1000,
+      supervisorRestarts,
+      faults,
+      passed: false,
+      error: `${(err as Error).message}${[...workers.values()].map((w) => `\n${w.tail(15)}`).join('')}`,
+    };
+  } finally {
+    finished = true;
+    await Promise.all([...workers.values()].map((w) => w.kill()));
+    await monitor;
+    // Leave the cluster whole for the next round.
+    for (const n of ctx.brokers) {
+      if (cluster.status(n) === 'paused') await cluster.resume(n).catch(() => undefined);
+      if (cluster.status(n) === 'stopped') await cluster.start(n).catch(() => undefined);
+    }
+    await offsets.close();
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+export interface ChaosRun {
+  startedAt: string;
+  kafkaVersion: string;
+  records: number;
+  rounds: number;
+  partitions: number;
+  results: RoundResult[];
+  passed: boolean;
+}
+
+/** Runs every round of every scenario on one cluster, in order. */
+export async function runScenarios(cluster: LocalCluster, scenarios: Scenario[], opts: ChaosOptions & { kafkaVersion: string }): Promise<ChaosRun> {
+  const run: ChaosRun = { startedAt: new Date().toISOString(), kafkaVersion: opts.kafkaVersion, records: opts.records, rounds: opts.rounds, partitions: opts.partitions, results: [], passed: true };
+  for (const s of scenarios) {
+    for (let r = 1; r <= opts.rounds; r++) {
+      opts.log(`${s.name} round ${r}/${opts.rounds}: ${s.description}`);
+      const res = await runRound(cluster, s, r, opts);
+      opts.log(`  ${res.passed ? 'PASS' : 'FAIL'}: ${res.received} received, ${res.duplicates} duplicates, ${res.lost} lost, ${res.orderViolations} order violations${res.error ? ` (${res.error.split('\n')[0]})` : ''}`);
+      run.results.push(res);
+      if (!res.passed) run.passed = false;
+    }
+  }
+  return run;
+}

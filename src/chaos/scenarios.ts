@@ -1,0 +1,160 @@
+// The fault scenarios of `eoswatch chaos`. Each one injects its faults into a running round (the
+// pipeline workers and the local 3-node cluster) through the round's context, and returns when
+// the last fault is over; the runner then waits for the pipeline to finish and verifies the sink.
+import type { WorkerProcess } from './worker.js';
+
+export interface ScenarioContext {
+  /** Node ids of the cluster's brokers. */
+  brokers: number[];
+  /** The worker that runs the round's pipeline (the latest one started under this name). */
+  worker(name?: string): WorkerProcess;
+  startWorker(name?: string): WorkerProcess;
+  /** Stops a worker on purpose: the supervisor does not restart it. */
+  killWorker(name: string, how: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  /** Resolves once the pipeline has committed this fraction of the input. */
+  waitProgress(fraction: number): Promise<void>;
+  /** Records a fault (with the progress at that moment) for the report. */
+  fault(what: string): void;
+  killBroker(id: number): Promise<void>;
+  stopBroker(id: number): Promise<void>;
+  startBroker(id: number): Promise<void>;
+  pauseBroker(id: number): Promise<void>;
+  resumeBroker(id: number): Promise<void>;
+  /** Waits until every partition of the round's topics and of the internal topics has its full ISR. */
+  waitReplicated(): Promise<void>;
+  /** Broker leading the __transaction_state partition of a partition task's transactional id. */
+  transactionCoordinatorOf(sourcePartition: number): Promise<number>;
+  leaderOf(topic: 'source' | 'sink', partition: number): Promise<number>;
+  sleep(ms: number): Promise<void>;
+  /** Transaction and session timeouts the round's workers run with (ms). */
+  timeouts: { transaction: number; session: number; request: number };
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** Roughly how long the round should last, so that its faults fall inside the pipeline's run. */
+  seconds: number;
+  inject(ctx: ScenarioContext): Promise<void>;
+}
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'worker-kill',
+    description: 'the worker killed with SIGKILL at 20 %, 40 % and 60 % of the input, restarted each time',
+    seconds: 30,
+    async inject(ctx) {
+      for (const at of [0.2, 0.4, 0.6]) {
+        await ctx.waitProgress(at);
+        ctx.fault('SIGKILL worker');
+        await ctx.killWorker('main', 'SIGKILL');
+        ctx.startWorker('main');
+      }
+    },
+  },
+  {
+    name: 'worker-term',
+    description: 'the worker stopped with SIGTERM at 30 % (final checkpoint, clean leave) and started again',
+    seconds: 25,
+    async inject(ctx) {
+      await ctx.waitProgress(0.3);
+      ctx.fault('SIGTERM worker');
+      await ctx.killWorker('main', 'SIGTERM');
+      ctx.startWorker('main');
+    },
+  },
+  {
+    name: 'broker-kill',
+    description: 'every broker in turn killed with SIGKILL and restarted, each after the previous one is back in sync',
+    seconds: 90,
+    async inject(ctx) {
+      await ctx.waitProgress(0.2);
+      for (const id of ctx.brokers) {
+        ctx.fault(`SIGKILL broker ${id}`);
+        await ctx.killBroker(id);
+        await ctx.sleep(5000);
+        await ctx.startBroker(id);
+        await ctx.waitReplicated();
+      }
+    },
+  },
+  {
+    name: 'broker-rolling-restart',
+    description: 'a clean rolling restart: every broker in turn stopped with SIGTERM and started, each after the previous one is back in sync',
+    seconds: 90,
+    async inject(ctx) {
+      await ctx.waitProgress(0.2);
+      for (const id of ctx.brokers) {
+        ctx.fault(`SIGTERM broker ${id}`);
+        await ctx.stopBroker(id);
+        await ctx.startBroker(id);
+        await ctx.waitReplicated();
+      }
+    },
+  },
+  {
+    name: 'coordinator-kill',
+    description: 'SIGKILL of the broker leading the transaction coordinator partition of partition 0\'s transactional id, restarted after 5 s',
+    seconds: 40,
+    async inject(ctx) {
+      await ctx.waitProgress(0.2);
+      const id = await ctx.transactionCoordinatorOf(0);
+      ctx.fault(`SIGKILL broker ${id} (transaction coordinator)`);
+      await ctx.killBroker(id);
+      await ctx.sleep(5000);
+      await ctx.startBroker(id);
+      await ctx.waitReplicated();
+    },
+  },
+  {
+    name: 'zombie',
+    description: 'the worker paused (SIGSTOP) past its session and transaction timeouts while a second worker takes over, then resumed: it must be fenced',
+    seconds: 45,
+    async inject(ctx) {
+      await ctx.waitProgress(0.2);
+      const zombie = ctx.worker('main');
+      ctx.fault('SIGSTOP worker main');
+      zombie.signal('SIGSTOP');
+      const pausedAt = Date.now();
+      const b = ctx.startWorker('b');
+      await b.waitFor(/partition task initialised/, 120_000).catch(() => undefined);
+      const pause = Math.max(ctx.timeouts.transaction, ctx.timeouts.session) + 3000;
+      await ctx.sleep(Math.max(0, pausedAt + pause - Date.now()));
+      ctx.fault('SIGCONT worker main');
+      zombie.signal('SIGCONT');
+      const fenced = await zombie.waitFor(/producer fenced by a newer epoch|fenced/, 60_000).then(
+        () => true,
+        () => false,
+      );
+      ctx.fault(fenced ? 'zombie reported itself fenced' : 'zombie did not report itself fenced within 60 s');
+    },
+  },
+  {
+    name: 'broker-pause',
+    description: 'the leader of source partition 0 paused (SIGSTOP) for longer than the request timeout, then resumed',
+    seconds: 45,
+    async inject(ctx) {
+      await ctx.waitProgress(0.2);
+      const id = await ctx.leaderOf('source', 0);
+      ctx.fault(`SIGSTOP broker ${id}`);
+      await ctx.pauseBroker(id);
+      await ctx.sleep(ctx.timeouts.request + 5000);
+      ctx.fault(`SIGCONT broker ${id}`);
+      await ctx.resumeBroker(id);
+      await ctx.waitReplicated();
+    },
+  },
+];
+
+export function scenarioNames(): string[] {
+  return SCENARIOS.map((s) => s.name);
+}
+
+export function findScenarios(spec: string): Scenario[] {
+  if (spec === 'all') return SCENARIOS;
+  return spec.split(',').map((name) => {
+    const s = SCENARIOS.find((x) => x.name === name.trim());
+    if (!s) throw new Error(`unknown scenario "${name}"; expected one of: ${scenarioNames().join(', ')}, all`);
+    return s;
+  });
+}
