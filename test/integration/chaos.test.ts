@@ -1,0 +1,40 @@
+// The chaos scenarios in their short form (10,000 records, one round each) on the real 3-node
+// cluster: each must end with every record in the sink exactly once, in order, with value + 1.
+// The runner is the one behind `eoswatch chaos`; its verdict comes from the verifier, which
+// reads the sink read_committed with its own consumer.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { useCluster } from '../harness/index.js';
+import { SCENARIOS } from '../../src/chaos/scenarios.js';
+import { runRound } from '../../src/chaos/runner.js';
+import { formatChaosTable } from '../../src/chaos/report.js';
+
+const RECORDS = 10_000;
+
+describe('chaos scenarios, short form (3-node cluster)', () => {
+  const h = useCluster({ nodes: 3 });
+  const workDir = mkdtempSync(join(tmpdir(), 'eoswatch-chaos-'));
+
+  for (const scenario of SCENARIOS) {
+    test(`${scenario.name}: ${scenario.description}`, async () => {
+      const lines: string[] = [];
+      const r = await runRound(h.cluster, scenario, 1, { records: RECORDS, rounds: 1, partitions: 6, workDir, log: (l) => lines.push(l) });
+      const context = `${formatChaosTable({ startedAt: '', kafkaVersion: '', records: RECORDS, rounds: 1, partitions: 6, results: [r], passed: r.passed })}\n${lines.join('\n')}\n${r.error ?? ''}`;
+      assert.equal(r.error, undefined, context);
+      assert.deepEqual(
+        { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations },
+        { received: RECORDS, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 },
+        context,
+      );
+      assert.ok(r.faults.length >= 1, `faults were injected\n${context}`);
+      // Every fault landed while the pipeline still had work to do.
+      assert.ok(!r.faults[0]!.endsWith('at 100 %'), `the first fault came after the pipeline had finished\n${context}`);
+      assert.ok(r.passed, context);
+      if (scenario.name === 'worker-kill') assert.equal(r.faults.filter((f) => f.startsWith('SIGKILL worker')).length, 3);
+      if (scenario.name === 'zombie') assert.ok(r.faults.some((f) => f.startsWith('zombie reported itself fenced')), `the zombie was fenced\n${context}`);
+    });
+  }
+});
