@@ -7,6 +7,9 @@ import { VERSION } from '../version.js';
 export function createRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client's totals of active handles, requests and resources are gauges named like counters,
+  // which `promtool check metrics` rejects; the per-type gauges without the suffix stay.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
   const buildInfo = new Gauge({
     name: 'eos_build_info',
     help: 'Build information of eoswatch; always 1.',

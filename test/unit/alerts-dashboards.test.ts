@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { allPanels, metricNames, type Panel, type Rule, type RuleFile } from '../harness/promql.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RULES = 'alerts/eoswatch.rules.yml';
@@ -32,17 +33,6 @@ const ALERTS = [
   'EosExporterDown',
 ];
 
-interface Rule {
-  alert?: string;
-  record?: string;
-  expr: string;
-  for?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
-interface RuleFile {
-  groups: { name: string; rules: Rule[] }[];
-}
 interface AlertRuleTest {
   eval_time: string;
   alertname: string;
@@ -51,23 +41,6 @@ interface AlertRuleTest {
 interface RuleTestFile {
   rule_files: string[];
   tests: { name?: string; alert_rule_test?: AlertRuleTest[] }[];
-}
-interface Target {
-  expr?: string;
-  datasource?: unknown;
-  instant?: boolean;
-  format?: string;
-}
-interface Panel {
-  id: number;
-  type: string;
-  title: string;
-  datasource?: unknown;
-  targets?: Target[];
-  panels?: Panel[];
-  fieldConfig?: {
-    defaults?: { unit?: string; thresholds?: { steps: { value: number | null; color: string }[] } };
-  };
 }
 interface TemplateVar {
   name: string;
@@ -116,29 +89,6 @@ const githubAnchor = (heading: string): string =>
     .replace(/[^\p{L}\p{N}\s_-]/gu, '')
     .replace(/\s/g, '-');
 
-const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
-
-/** Metric names referenced by a PromQL expression (Grafana variables allowed). */
-function metricNames(expr: string): string[] {
-  const s = expr
-    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""')
-    .replace(/\{[^}]*\}/g, ' ')
-    .replace(/\[[^\]]*\]/g, ' ')
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/gi, ' ')
-    .replace(/\$\{[^}]*\}|\$\w+/g, ' ');
-  const names: string[] = [];
-  for (const m of s.matchAll(/(?<![\w.:])[A-Za-z_:][A-Za-z0-9_:]*/g)) {
-    const after = s.slice((m.index ?? 0) + m[0].length);
-    if (/^\s*\(/.test(after)) continue; // function or aggregation
-    if (PROMQL_WORDS.has(m[0].toLowerCase())) continue;
-    names.push(m[0]);
-  }
-  return names;
-}
-
-function allPanels(panels: Panel[]): Panel[] {
-  return panels.flatMap((p) => [p, ...allPanels(p.panels ?? [])]);
-}
 
 describe('alerts: promtool', () => {
   test(`promtool check rules ${RULES}`, () => {

@@ -1,0 +1,170 @@
+// The live end-to-end test of what operators see: Prometheus (Debian package `prometheus`) on
+// loopback with the shipped alert rules, scraping an eoswatch daemon that runs the pipeline, the
+// audit, the canary and the LSO monitor against the real 3-node cluster. Every dashboard and
+// alert expression must be accepted, every metric they reference must exist, the overview's
+// panels must return data, and killing eoswatch must turn EosExporterDown pending.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { useCluster } from '../harness/index.js';
+import { pipelineConfig, pipelineTopics } from '../harness/pipeline.js';
+import { WorkerProcess } from '../../src/chaos/worker.js';
+import { produceSeed } from '../harness/seed.js';
+import { RULES_FILE, alertRules, dashboardPanels, metricNames } from '../harness/promql.js';
+
+const PROMETHEUS = process.env.PROMETHEUS ?? 'prometheus';
+const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Grafana's variables as a Grafana would fill them for "All". */
+function grafanaToPromql(expr: string): string {
+  return expr
+    .replace(/\$__rate_interval|\$\{__rate_interval\}/g, '1m')
+    .replace(/\$__interval|\$\{__interval\}/g, '15s')
+    .replace(/\$__range|\$\{__range\}/g, '5m')
+    .replace(/\$\{?(job|instance|pipeline)(:\w+)?\}?/g, '.*');
+}
+
+interface PromResponse<T> {
+  status: string;
+  data: T;
+  error?: string;
+}
+
+describe('live Prometheus end to end (3-node cluster)', () => {
+  const h = useCluster({ nodes: 3 });
+  let prom = '';
+  // Started in the before hook, so stopped by pid in the after hook of this block (not per test).
+  let daemon: WorkerProcess | undefined;
+  let prometheus: ChildProcess | undefined;
+
+  const api = async <T>(path: string): Promise<PromResponse<T>> => (await fetch(`${prom}${path}`)).json() as Promise<PromResponse<T>>;
+  const query = (q: string) => api<{ resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] }>(`/api/v1/query?query=${encodeURIComponent(q)}`);
+  const until = async (what: string, ok: () => Promise<boolean>, timeoutMs: number): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (await ok().catch(() => false)) return;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+
+  before(async () => {
+    const s = await pipelineTopics(h.cluster.brokers, 'prom', 3, 3);
+    await produceSeed(h.cluster.brokers, s.source, 3, 3000);
+    daemon = new WorkerProcess(
+      pipelineConfig(s, {}, { canary: { enabled: true, rate: 20, lostAfter: '30s' }, lsoMonitor: { interval: '1s' }, audit: { enabled: true, schedule: '*/1 * * * *', topics: [s.source, s.sink] } }),
+      'daemon',
+    );
+    await daemon.waitFor(/canary started/, 90_000);
+    const target = new URL(await daemon.url).host;
+
+    const dir = mkdtempSync(join(tmpdir(), 'eoswatch-prom-'));
+    const config = join(dir, 'prometheus.yml');
+    writeFileSync(
+      config,
+      stringify({
+        global: { scrape_interval: '1s', evaluation_interval: '1s' },
+        rule_files: [RULES_FILE],
+        scrape_configs: [{ job_name: 'eoswatch', static_configs: [{ targets: [target] }] }],
+      }),
+    );
+    const port = await freePort();
+    prom = `http://127.0.0.1:${port}`;
+    const p = (prometheus = spawn(PROMETHEUS, [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--web.enable-lifecycle'], { stdio: ['ignore', 'ignore', 'pipe'] }));
+    let out = '';
+    p.stderr!.on('data', (d) => (out += d));
+    p.on('error', (err) => (out += `\ncannot start ${PROMETHEUS}: ${err.message} (install the Debian package prometheus)`));
+    await until('Prometheus ready', async () => (await fetch(`${prom}/-/ready`)).ok, 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${out.slice(-3000)}`);
+    });
+    // A few scrapes with the canary and checkpoints running, and one audit.
+    await until(
+      'eoswatch scraped with canary, pipeline and audit data',
+      async () => {
+        const r = await query('count(eos_canary_records_total{result="received"} > 0) and count(eos_checkpoints_total{outcome="completed"} > 0) and count(eos_audit_check_passed)');
+        return r.data.result.length > 0;
+      },
+      120_000,
+    );
+    await new Promise((r) => setTimeout(r, 5000));
+  });
+
+  after(async () => {
+    await daemon?.kill();
+    if (prometheus?.pid && prometheus.exitCode === null && prometheus.signalCode === null) {
+      const gone = new Promise((r) => prometheus!.once('exit', r));
+      process.kill(prometheus.pid, 'SIGKILL');
+      await gone;
+    }
+  });
+
+  test('the /metrics text passes promtool check metrics with no findings', async () => {
+    const text = await daemon!.metricsText();
+    const r = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    assert.equal(r.error, undefined, `cannot run ${PROMTOOL}: install the Debian package prometheus`);
+    assert.equal(`${r.stdout}${r.stderr}`.trim(), '', 'promtool findings');
+    assert.equal(r.status, 0);
+  });
+
+  test('Prometheus loaded every alert rule and evaluates it without error', async () => {
+    const r = await api<{ groups: { rules: { name: string; health: string; lastError?: string; type: string }[] }[] }>('/api/v1/rules');
+    const loaded = r.data.groups.flatMap((g) => g.rules).filter((x) => x.type === 'alerting');
+    assert.deepEqual(loaded.map((x) => x.name).sort(), alertRules().map((x) => x.alert).sort());
+    const unhealthy = loaded.filter((x) => x.health !== 'ok').map((x) => `${x.name}: ${x.health} ${x.lastError ?? ''}`);
+    assert.deepEqual(unhealthy, []);
+  });
+
+  test('every alert and dashboard expression is accepted, and every metric they reference exists', async () => {
+    const exprs = [...alertRules().map((r) => r.expr), ...dashboardPanels().flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? '')).filter(Boolean).map(grafanaToPromql)];
+    const rejected: string[] = [];
+    for (const e of exprs) {
+      const r = await query(e);
+      if (r.status !== 'success') rejected.push(`${e}: ${r.error}`);
+    }
+    assert.deepEqual(rejected, []);
+    const names = new Set(exprs.flatMap(metricNames));
+    const missing: string[] = [];
+    for (const n of names) {
+      const r = await query(`count(${n})`);
+      if (!r.data.result.length) missing.push(n);
+    }
+    assert.deepEqual(missing, [], 'metrics referenced by the dashboard or the alerts but not exported');
+  });
+
+  test('every panel of the overview dashboard returns data', async () => {
+    const empty: string[] = [];
+    for (const p of dashboardPanels().filter((x) => x.targets?.length)) {
+      let rows = 0;
+      for (const t of p.targets!) if (t.expr) rows += (await query(grafanaToPromql(t.expr))).data.result.length;
+      if (rows === 0) empty.push(p.title);
+    }
+    assert.deepEqual(empty, [], 'panels without data');
+  });
+
+  test('no alert fires on the healthy pipeline, and eoswatch killed turns EosExporterDown pending', async () => {
+    const alerts = async () => (await api<{ alerts: { labels: Record<string, string>; state: string }[] }>('/api/v1/alerts')).data.alerts;
+    const active = (await alerts()).filter((a) => a.labels.alertname !== 'EosConfigAuditCritical').map((a) => `${a.labels.alertname} ${a.state}`);
+    assert.deepEqual(active, [], 'alerts on a healthy pipeline (the audit may legitimately find the test cluster\'s settings)');
+    await daemon!.kill();
+    await until('EosExporterDown pending', async () => (await alerts()).some((a) => a.labels.alertname === 'EosExporterDown' && (a.state === 'pending' || a.state === 'firing')), 30_000);
+    const down = (await alerts()).find((a) => a.labels.alertname === 'EosExporterDown')!;
+    assert.equal(down.labels.job, 'eoswatch');
+    assert.equal(down.labels.severity, 'critical');
+  });
+});
