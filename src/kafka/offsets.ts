@@ -23,6 +23,10 @@ export interface PartitionEnds {
 
 interface OffsetCluster {
   connect(): Promise<void>;
+  findGroupCoordinator(req: { groupId: string }): Promise<{
+    offsetCommit(req: { groupId: string; groupGenerationId: number; memberId: string; topics: { topic: string; partitions: { partition: number; offset: string }[] }[] }): Promise<unknown>;
+  }>;
+  refreshMetadata(): Promise<void>;
   disconnect(): Promise<void>;
   addTargetTopic(topic: string): Promise<void>;
   refreshMetadataIfNecessary(): Promise<void>;
@@ -84,5 +88,41 @@ export class EndOffsetReader {
   async close(): Promise<void> {
     this.connected = false;
     await Promise.all([this.committed.disconnect().catch(() => undefined), this.uncommitted.disconnect().catch(() => undefined)]);
+  }
+}
+
+/**
+ * Commits offsets of a group that has no members (at-least-once mode: the instances split the
+ * partitions through another group). A plain OffsetCommit with generation -1 and no member id, as
+ * Kafka accepts for an empty group; kafkajs' admin.setOffsets would instead join the group with
+ * a temporary consumer, which takes a rebalance per call.
+ */
+export class GroupOffsetWriter {
+  private readonly cluster: OffsetCluster;
+  private connected = false;
+
+  constructor(kafka: Kafka) {
+    this.cluster = createCluster(kafka, READ_UNCOMMITTED);
+  }
+
+  async commit(groupId: string, topic: string, partitions: { partition: number; offset: bigint }[]): Promise<void> {
+    if (!this.connected) {
+      await this.cluster.connect();
+      this.connected = true;
+    }
+    await retryRetriable(async () => {
+      const coordinator = await this.cluster.findGroupCoordinator({ groupId });
+      await coordinator.offsetCommit({
+        groupId,
+        groupGenerationId: -1,
+        memberId: '',
+        topics: [{ topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: String(p.offset) })) }],
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.connected = false;
+    await this.cluster.disconnect().catch(() => undefined);
   }
 }

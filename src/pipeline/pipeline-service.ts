@@ -4,7 +4,7 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
-import { fetchCommittedOffsets } from '../kafka/offsets.js';
+import { GroupOffsetWriter, fetchCommittedOffsets } from '../kafka/offsets.js';
 import type { Logger } from '../log.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
@@ -38,6 +38,7 @@ export class PipelineService implements Service {
   private failure: string | undefined;
   private control: Promise<unknown> = Promise.resolve();
   private commitDelaysDone = 0;
+  private offsetWriter: GroupOffsetWriter | undefined;
   private assigned = new Set<number>();
 
   constructor(
@@ -267,7 +268,11 @@ export class PipelineService implements Service {
       task.bootstrapAt(fetchedOffset);
       this.logger.warn({ partition: task.partition, offset: fetchedOffset.toString(), startFrom: this.config.startFrom }, 'no committed offset: bootstrapping');
     }
-    this.logger.info({ partition: task.partition, committed: task.committedOffset?.toString(), transactionalId: task.transactionalId }, 'partition task initialised (producer fenced any zombie)');
+    if (this.config.mode === 'EXACTLY_ONCE') {
+      this.logger.info({ partition: task.partition, committed: task.committedOffset?.toString(), transactionalId: task.transactionalId }, 'partition task initialised (producer fenced any zombie)');
+    } else {
+      this.logger.info({ partition: task.partition, committed: task.committedOffset?.toString() }, 'partition task initialised (at-least-once: no fencing)');
+    }
   }
 
   private async checkpointLoop(): Promise<void> {
@@ -351,8 +356,10 @@ export class PipelineService implements Service {
       }
       if (left() <= 0) throw new TimeoutError(`checkpoint ${cp.id} timed out before commit`);
       // At-least-once: offsets go to the offsets group directly (it has no members, so a plain commit is accepted).
-      const commitOffsets = (t: PartitionTask) => (offset: bigint) =>
-        this.admin!.setOffsets({ groupId: this.config.groupId, topic: t.topic, partitions: [{ partition: t.partition, offset: String(offset) }] });
+      const commitOffsets = (t: PartitionTask) => (offset: bigint) => {
+        this.offsetWriter ??= new GroupOffsetWriter(this.kafka);
+        return this.offsetWriter.commit(this.config.groupId, t.topic, [{ partition: t.partition, offset }]);
+      };
       const latencies = await withTimeout(
         Promise.all(
           toCommit.map(async (t) => {
@@ -440,6 +447,8 @@ export class PipelineService implements Service {
     await Promise.all([...this.tasks.values()].map((t) => t.close()));
     this.tasks.clear();
     this.metrics.assignedPartitions.set(this.labels, 0);
+    await this.offsetWriter?.close();
+    this.offsetWriter = undefined;
     await this.admin?.disconnect().catch(() => undefined);
   }
 

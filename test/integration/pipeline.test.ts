@@ -57,6 +57,24 @@ describe('transactional pipeline (3-node cluster)', () => {
     await p.kill();
   });
 
+  test('AT_LEAST_ONCE mode (no transactions, offsets committed after the sends): nothing lost across a SIGKILL, duplicates possible', async () => {
+    const s = await setup('alo');
+    const sent = await produceSeed(s.brokers, s.source, P, 20_000);
+    const cfg = pipelineConfig(s, { mode: 'AT_LEAST_ONCE', faultInjection: { maxRecordsPerSecond: 4000 } });
+    let p = new PipelineProcess(cfg);
+    await p.waitFor(/partition task initialised/);
+    await new Promise((r) => setTimeout(r, 2500));
+    await p.kill();
+    p = new PipelineProcess(pipelineConfig(s, { mode: 'AT_LEAST_ONCE' }));
+    await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
+    const report = await checkSink(s.brokers, s.sink, sent);
+    assert.equal(report.lost, 0, `at-least-once must not lose records\n${(report.examples ?? []).join('\n')}\n${tails(p)}`);
+    assert.equal(report.unexpected + report.wrongValue, 0);
+    assert.equal(report.total, sent.length + report.duplicates, 'every record in the sink is a sent one or a duplicate of one');
+    assert.equal((await p.metric('eos_transactions_total', { outcome: 'committed' })) ?? 0, 0, 'no transactions in at-least-once mode');
+    await p.kill();
+  });
+
   test('no committed offset and no startFrom: refuses to start and says how to bootstrap', async () => {
     const s = await setup('no-offset');
     await produceSeed(s.brokers, s.source, P, 10);
