@@ -84,6 +84,9 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
           transform: 'increment',
           checkpoint: { interval: '1s', timeout: '30s' },
         },
+        // 10 canary records/s through the same pipeline; the LSO monitor watches both topics.
+        canary: { enabled: true, id: 'demo', rate: 10, lostAfter: '1m' },
+        lsoMonitor: { interval: '2s' },
       },
       '(demo)',
     );

@@ -25,7 +25,16 @@ describe('eoswatch CLI', () => {
   test('--help lists the commands and exits 0', async () => {
     const r = await eoswatch(['--help']);
     assert.equal(r.code, 0);
-    for (const c of ['run', 'audit', 'verify', 'config validate', 'demo']) assert.match(r.stdout, new RegExp(`^  ${c}`, 'm'));
+    for (const c of ['run', 'audit', 'verify', 'chaos', 'config validate', 'demo']) assert.match(r.stdout, new RegExp(`^  ${c}`, 'm'));
+  });
+
+  test('chaos rejects an unknown scenario or a bad count with exit 2 and names the option', async () => {
+    const a = await eoswatch(['chaos', '--scenario', 'worker-kill,nope']);
+    assert.equal(a.code, 2);
+    assert.match(a.stderr, /--scenario: unknown scenario "nope"; expected one of: worker-kill, .*zombie.*, all/);
+    const b = await eoswatch(['chaos', '--records', '0']);
+    assert.equal(b.code, 2);
+    assert.match(b.stderr, /--records: expected a positive integer, found "0"/);
   });
 
   test('--version prints the package version', async () => {
@@ -36,7 +45,7 @@ describe('eoswatch CLI', () => {
   });
 
   test('each command has --help', async () => {
-    for (const args of [['run', '--help'], ['audit', '--help'], ['verify', '--help'], ['config', 'validate', '--help'], ['demo', '--help']]) {
+    for (const args of [['run', '--help'], ['audit', '--help'], ['verify', '--help'], ['config', 'validate', '--help'], ['demo', '--help'], ['chaos', '--help']]) {
       const r = await eoswatch(args);
       assert.equal(r.code, 0, args.join(' '));
       assert.match(r.stdout, /^Usage: eoswatch /m);
