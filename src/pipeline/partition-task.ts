@@ -116,6 +116,12 @@ export class PartitionTask {
 
   private producer: Producer | null = null;
   private txn: Transaction | null = null;
+  private readonly keyPartitioner = Partitioners.DefaultPartitioner();
+  private metadataCache: { partitionId: number; leader: number; replicas: number[]; isr: number[]; partitionErrorCode: number }[] | undefined;
+  /** What the partitioner needs: the number of sink partitions (keyed records ignore leaders). */
+  private get sinkPartitionMetadata() {
+    return (this.metadataCache ??= Array.from({ length: this.ctx.sinkPartitions }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 })));
+  }
   /** Records were sent into txn (an empty transaction needs no commit). */
   private txnHasData = false;
   private readonly lock = new Lock();
@@ -252,9 +258,12 @@ export class PartitionTask {
         if (this.exactlyOnce) {
           this.txn ??= await this.producer!.transaction();
           this.txnHasData = true;
-          await this.txn.sendBatch({ topicMessages, acks: -1 });
+          // One partition per send: a kafkajs send spanning several leaders can skip a partition
+          // whose leader moved, during its retry, to a broker that had already answered, and still
+          // resolve; inside a transaction that would commit without those records.
+          for (const tm of topicMessages) await this.txn.send({ topic: tm.topic, messages: tm.messages, acks: -1 });
         } else {
-          await this.producer!.sendBatch({ topicMessages, acks: -1 });
+          for (const tm of topicMessages) await this.producer!.send({ topic: tm.topic, messages: tm.messages, acks: -1 });
         }
       }
     } catch (err) {
@@ -275,11 +284,20 @@ export class PartitionTask {
     const c = this.ctx.config;
     const topicMessages: { topic: string; messages: Message[] }[] = [];
     if (out.length) {
-      const partition = c.partitioning === 'input' ? this.partition % this.ctx.sinkPartitions : undefined;
-      topicMessages.push({
-        topic: c.sinkTopic,
-        messages: out.map((o) => ({ key: o.key ?? null, value: o.value, headers: o.headers, ...(partition === undefined ? {} : { partition }) })),
-      });
+      if (c.partitioning === 'input') {
+        const partition = this.partition % this.ctx.sinkPartitions;
+        topicMessages.push({ topic: c.sinkTopic, messages: out.map((o) => ({ key: o.key ?? null, value: o.value, headers: o.headers, partition })) });
+      } else {
+        // Key partitioning: the partition is chosen here (kafkajs' Java-compatible murmur2
+        // partitioner), so that each send below goes to one partition (see send()).
+        const byPartition = new Map<number, Message[]>();
+        for (const o of out) {
+          const m: Message = { key: o.key ?? null, value: o.value, headers: o.headers };
+          const partition = this.keyPartitioner({ topic: c.sinkTopic, partitionMetadata: this.sinkPartitionMetadata, message: m });
+          (byPartition.get(partition) ?? byPartition.set(partition, []).get(partition)!).push({ ...m, partition });
+        }
+        for (const messages of byPartition.values()) topicMessages.push({ topic: c.sinkTopic, messages });
+      }
     }
     if (dlq.length) {
       topicMessages.push({

@@ -3,6 +3,7 @@
 // by test/harness code (a plain read_committed kafkajs consumer), never by the pipeline's.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { Partitioners } from 'kafkajs';
 import { readAll, uniqueName, useCluster, kafkaFor } from '../harness/index.js';
 import { assertExactlyOnce, checkSink, produceSeed, type SentRecord } from '../harness/seed.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
@@ -54,6 +55,19 @@ describe('transactional pipeline (3-node cluster)', () => {
     await waitCaughtUp(s.brokers, s.groupId, s.source);
     assertExactlyOnce(await checkSink(s.brokers, s.sink, committed), committed.length, tails(p));
     assert.equal(await p.metric('eos_pipeline_records_total', { direction: 'in' }), committed.length);
+    await p.kill();
+  });
+
+  test('key partitioning: every id exactly once, each in the partition its key hashes to (one send per sink partition)', async () => {
+    const s = await setup('bykey');
+    const sent = await produceSeed(s.brokers, s.source, P, 12_000);
+    const p = new PipelineProcess(pipelineConfig(s, { partitioning: 'key' }));
+    await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, sent, { checkOrder: false }), sent.length, tails(p));
+    const partitioner = Partitioners.DefaultPartitioner();
+    const metadata = Array.from({ length: P }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
+    const misplaced = (await readAll(s.brokers, s.sink)).filter(({ partition, message }) => partitioner({ topic: s.sink, partitionMetadata: metadata, message: { key: message.key, value: null } }) !== partition);
+    assert.equal(misplaced.length, 0, 'records in the partition of their key');
     await p.kill();
   });
 
