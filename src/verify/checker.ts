@@ -5,6 +5,104 @@
 // prefix of sequences and a sorted set of the sequences seen beyond it.
 import { parseVerifyRecord } from './record.js';
 
+// ---------------------------------------------------------------- fast path for sink values
+//
+// The checker reads every value of the sink (a million or more), and JSON.parse of the whole value
+// (after decoding it to a string) was its largest cost. A value of this checker's run laid out
+// exactly as JSON.stringify writes a verification record,
+//   {"id":"<ascii>","ts":<int>,"value":<int>,"run":"<run>","p":<int>,"seq":<int>}
+// (what `verify produce` writes, and what the built-in transforms write back), is read here
+// straight from the bytes, without building a string or an object. Anything else (other layouts,
+// whitespace, escapes, non-ASCII bytes, fractions or exponents, other runs, invalid JSON, strings
+// instead of Buffers) goes through parseVerifyRecord as before. For every value this template
+// accepts, JSON.parse would build an object with exactly these six members and these values, so
+// each value is judged the same either way.
+
+/** Integers of up to 15 digits: exact in a double, and what JSON.parse gives for the same digits. */
+const MAX_DIGITS = 15;
+
+/** The run's fixed bytes between the numbers, or undefined when the run id cannot be matched byte for byte. */
+function templateFor(run: string): Uint8Array[] | undefined {
+  // Printable ASCII without '"' and '\\': JSON.stringify writes such a string unchanged.
+  if (!/^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/.test(run)) return undefined;
+  return ['","ts":', ',"value":', `,"run":"${run}","p":`, ',"seq":'].map((x) => Buffer.from(x, 'latin1'));
+}
+
+const ID_PREFIX = Buffer.from('{"id":"', 'latin1');
+
+/** Template fields of the last scanned value. */
+interface Scanned {
+  ts: number;
+  value: number;
+  p: number;
+  seq: number;
+  /** Index just past the last number read by readInt. */
+  end: number;
+}
+
+function matchAt(b: Buffer, i: number, lit: Uint8Array): number {
+  const n = lit.length;
+  if (i + n > b.length) return -1;
+  for (let k = 0; k < n; k++) if (b[i + k] !== lit[k]) return -1;
+  return i + n;
+}
+
+/**
+ * A JSON integer at i (-?(0|[1-9][0-9]*), at most MAX_DIGITS digits) followed by the byte `next`:
+ * its value, with s.end set past it; NaN (fall back) otherwise.
+ */
+function readInt(b: Buffer, i: number, next: number, s: Scanned): number {
+  const len = b.length;
+  let neg = false;
+  if (i < len && b[i] === 0x2d) {
+    neg = true;
+    i++;
+  }
+  const start = i;
+  let n = 0;
+  while (i < len) {
+    const c = b[i]!;
+    if (c < 0x30 || c > 0x39) break;
+    n = n * 10 + (c - 0x30);
+    i++;
+  }
+  const digits = i - start;
+  if (digits === 0 || digits > MAX_DIGITS || (digits > 1 && b[start] === 0x30) || i >= len || b[i] !== next) return NaN;
+  s.end = i + 1;
+  return neg ? -n : n;
+}
+
+/** Reads b as a record of the run whose template is t; false: not in that layout (fall back). */
+function scanTemplate(b: Buffer, t: Uint8Array[], s: Scanned): boolean {
+  let i = matchAt(b, 0, ID_PREFIX);
+  if (i < 0) return false;
+  // The id: printable ASCII without escapes (its value is not used, only that it is a string).
+  const len = b.length;
+  for (;;) {
+    if (i >= len) return false;
+    const c = b[i]!;
+    if (c === 0x22) break;
+    if (c < 0x20 || c >= 0x80 || c === 0x5c) return false;
+    i++;
+  }
+  i = matchAt(b, i, t[0]!);
+  if (i < 0) return false;
+  s.ts = readInt(b, i, 0x2c, s);
+  if (Number.isNaN(s.ts)) return false;
+  i = matchAt(b, s.end - 1, t[1]!);
+  if (i < 0) return false;
+  s.value = readInt(b, i, 0x2c, s);
+  if (Number.isNaN(s.value)) return false;
+  i = matchAt(b, s.end - 1, t[2]!);
+  if (i < 0) return false;
+  s.p = readInt(b, i, 0x2c, s);
+  if (Number.isNaN(s.p)) return false;
+  i = matchAt(b, s.end - 1, t[3]!);
+  if (i < 0) return false;
+  s.seq = readInt(b, i, 0x7d, s);
+  return !Number.isNaN(s.seq) && s.end === len;
+}
+
 export interface CheckerOptions {
   run: string;
   /** Expected records per source partition (index = partition). */
@@ -141,13 +239,24 @@ export class ExactlyOnceChecker {
   private foreign = 0;
   private wrongValue = 0;
 
+  /** The run's template for the fast path (undefined: every value goes through parseVerifyRecord). */
+  private readonly template: Uint8Array[] | undefined;
+  private readonly scanned: Scanned = { ts: 0, value: 0, p: 0, seq: 0, end: 0 };
+
   constructor(private readonly opts: CheckerOptions) {
     this.partitions = opts.expected.map((n) => new PartitionTracker(n));
+    this.template = templateFor(opts.run);
   }
 
   /** One sink record (its value, and the sink record's timestamp in ms for latency). */
   add(value: Buffer | string | null, sinkTimestampMs?: number): void {
     this.total++;
+    const t = this.template;
+    if (t && value !== null && typeof value !== 'string' && scanTemplate(value, t, this.scanned)) {
+      const f = this.scanned;
+      this.judge(f.p, f.seq, f.value, f.ts, sinkTimestampMs);
+      return;
+    }
     const r = parseVerifyRecord(value);
     if (!r) {
       this.unexpected++;
@@ -157,19 +266,23 @@ export class ExactlyOnceChecker {
       this.foreign++;
       return;
     }
-    const t = this.partitions[r.p];
+    this.judge(r.p, r.seq, r.value, r.ts, sinkTimestampMs);
+  }
+
+  private judge(p: number, seq: number, value: number, ts: unknown, sinkTimestampMs: number | undefined): void {
+    const t = this.partitions[p];
     if (!t) {
       this.unexpected++;
       return;
     }
-    const verdict = t.add(r.seq);
+    const verdict = t.add(seq);
     if (verdict === 'unexpected') {
       this.unexpected++;
       return;
     }
     if (verdict === 'duplicate') return;
-    if (r.value !== r.seq + this.opts.valueDelta) this.wrongValue++;
-    if (sinkTimestampMs !== undefined && Number.isFinite(r.ts)) this.latency.add(sinkTimestampMs - r.ts);
+    if (value !== seq + this.opts.valueDelta) this.wrongValue++;
+    if (sinkTimestampMs !== undefined && Number.isFinite(ts)) this.latency.add(sinkTimestampMs - (ts as number));
   }
 
   /** Memory held beyond counters: out-of-order sequences waiting for their gaps to close. */

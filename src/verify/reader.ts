@@ -19,7 +19,20 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions):
   } finally {
     await admin.disconnect();
   }
-  const consumer = kafka.consumer({ groupId: `eoswatch-reader-${randomUUID()}`, readUncommitted: opts.readUncommitted ?? false, maxWaitTimeInMs: 200 });
+  // Fetches of at most 1 MiB (256 KiB per partition) instead of kafkajs' 10 MiB (1 MiB): kafkajs
+  // decodes a whole fetch response into message objects before handing out its batches, so the
+  // smaller responses keep fewer of them alive at a time. Reading 1,000,000 records of ~90 bytes
+  // (bench/checker.bench.ts's topic) this took the same time within noise, about 10 % less CPU
+  // (less garbage collection) and 40 % less peak memory than kafkajs' defaults. The broker still
+  // returns a record batch larger than these limits when it comes first, so any record size makes
+  // progress.
+  const consumer = kafka.consumer({
+    groupId: `eoswatch-reader-${randomUUID()}`,
+    readUncommitted: opts.readUncommitted ?? false,
+    maxWaitTimeInMs: 200,
+    maxBytes: 1024 * 1024,
+    maxBytesPerPartition: 256 * 1024,
+  });
   await consumer.connect();
   const reached = new Set<number>();
   for (const [p, end] of ends) if (end === 0n) reached.add(p);
@@ -41,7 +54,11 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions):
       autoCommit: false,
       eachBatch: async ({ batch }) => {
         const end = ends.get(batch.partition) ?? 0n;
-        for (const m of batch.messages) if (BigInt(m.offset) < end) opts.onRecord(batch.partition, m);
+        const { messages } = batch;
+        if (messages.length === 0) return;
+        // Messages come in offset order: when the last one is below the end, all are (no BigInt per record).
+        if (BigInt(messages[messages.length - 1]!.offset) < end) for (const m of messages) opts.onRecord(batch.partition, m);
+        else for (const m of messages) if (BigInt(m.offset) < end) opts.onRecord(batch.partition, m);
       },
     });
     const timeoutMs = opts.timeoutMs ?? 120_000;

@@ -1,0 +1,832 @@
+// Benchmark: `eoswatch verify check` over N verification records against plain consumers reading
+// the same topic to the end, read_committed: kcat (librdkafka) and Kafka's own ConsumerPerformance
+// (the Java client), on one real local cluster, interleaved, in one invocation.
+//
+//   node --import tsx bench/checker.bench.ts [--records 1000000] [--rounds 4] [--nodes 1|3]
+//        [--small-records 100000] [--no-warmup] [--no-profile] [--skip dist,kcat,kcat-fw10,perf]
+//        [--fuzz-cases 100000] [--out bench/RESULTS.md]
+//
+// One topic of 6 partitions gets N records from `produceVerifyRecords` (the records `eoswatch
+// verify produce` writes; nothing transforms them, so the check runs with --value-delta 0). After
+// a warm-up round (not counted), rounds of the checker (`node --import tsx src/cli.ts verify check`,
+// a child process), kcat (`-C -e -o beginning -q -X isolation.level=read_committed` to /dev/null)
+// and ConsumerPerformance (`--num-records N`, isolation.level=read_committed from a
+// --command-config file) run in ABBA order, with two extras: the same checker compiled by tsc, as
+// the installed `eoswatch` (bin/eoswatch.js → dist/) runs it, without tsx, and kcat with
+// `-X fetch.wait.max.ms=10` (by default librdkafka's last, empty fetch waits up to 500 ms before kcat
+// sees the end of a partition). Each run is timed from spawn to exit, with its peak RSS and
+// CPU from GNU time (or /proc when /usr/bin/time is missing). The checker also runs on a topic of
+// --small-records records, to show that its memory does not grow with N, and once under
+// `node --cpu-prof` (not counted). Before measuring, bench/checker-scan-fuzz.ts checks that the
+// checker's fast path judges values exactly as its JSON.parse path.
+//
+// The results go into their own section of bench/RESULTS.md, between the CHECKER BENCH markers,
+// which sits inside the notes block that bench/pipeline.bench.ts keeps when it rewrites the file;
+// the hand-written CHECKER NOTES block inside the section is kept too. Every process started here is
+// stopped by pid, also on failure; the cluster with cluster.down().
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify, parseArgs } from 'node:util';
+import { LocalCluster } from '../src/localcluster/cluster.js';
+import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../src/localcluster/kafka-dist.js';
+import { produceVerifyRecords } from '../src/verify/verify.js';
+import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
+import { fuzzCheckerScan } from './checker-scan-fuzz.js';
+
+const execFileP = promisify(execFile);
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH_DIR, '..');
+const PARTITIONS = 6;
+const GNU_TIME = '/usr/bin/time';
+
+// ---------------------------------------------------------------- arguments
+
+const { values: argv } = parseArgs({
+  options: {
+    records: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '4' },
+    nodes: { type: 'string', default: '1' },
+    'small-records': { type: 'string', default: '100000' },
+    'no-warmup': { type: 'boolean', default: false },
+    'no-profile': { type: 'boolean', default: false },
+    skip: { type: 'string', default: '' },
+    'fuzz-cases': { type: 'string', default: '100000' },
+    out: { type: 'string', default: join(BENCH_DIR, 'RESULTS.md') },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (argv.help) {
+  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0]! + '\n');
+  process.exit(0);
+}
+const N = Number(argv.records);
+const ROUNDS = Number(argv.rounds);
+const NODES = Number(argv.nodes);
+const SMALL = Number(argv['small-records']);
+const FUZZ = Number(argv['fuzz-cases']);
+const WARMUP = !argv['no-warmup'];
+const SKIP = new Set((argv.skip ?? '').split(',').filter(Boolean));
+if (!Number.isInteger(N) || N < PARTITIONS) throw new Error(`--records: expected an integer >= ${PARTITIONS}`);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('--rounds: expected an integer >= 1');
+if (NODES !== 1 && NODES !== 3) throw new Error('--nodes: 1 or 3');
+if (!Number.isInteger(SMALL) || SMALL < 0 || SMALL >= N) throw new Error('--small-records: an integer >= 0 and below --records (0: no small topic)');
+if (!Number.isInteger(FUZZ) || FUZZ < 0) throw new Error('--fuzz-cases: an integer >= 0');
+for (const s of SKIP) if (!['dist', 'kcat', 'kcat-fw10', 'perf'].includes(s)) throw new Error(`--skip: any of dist, kcat, kcat-fw10, perf, not ${s}`);
+const RF = NODES === 3 ? 3 : 1;
+
+const OUT_DIR = join(BENCH_DIR, 'out', `checker-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+mkdirSync(OUT_DIR, { recursive: true });
+
+function log(msg: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 23)}] ${msg}\n`);
+}
+
+// ---------------------------------------------------------------- processes (tracked by pid)
+
+const live = new Set<ChildProcess>();
+
+function killByPid(child: ChildProcess, sig: NodeJS.Signals = 'SIGKILL'): void {
+  if (child.pid && child.exitCode === null && child.signalCode === null) {
+    try {
+      process.kill(child.pid, sig);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+let clusterRef: LocalCluster | undefined;
+function emergencyStop(): void {
+  for (const c of live) killByPid(c);
+  clusterRef?.killAllSync();
+}
+process.on('exit', emergencyStop);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    log(`${sig}: stopping every process started by the benchmark`);
+    emergencyStop();
+    process.exit(130);
+  });
+}
+
+const CLK_TCK = 100; // getconf CLK_TCK on Linux
+
+/** [own utime+stime, reaped children's cutime+cstime] of a process in seconds, from /proc. */
+function procCpu(pid: number | 'self'): [number, number] {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [(Number(f[11]) + Number(f[12])) / CLK_TCK, (Number(f[13]) + Number(f[14])) / CLK_TCK];
+  } catch {
+    return [0, 0];
+  }
+}
+
+function vmHwmKb(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+interface Measured {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** spawn → exit, ms (our clock). */
+  wallMs: number;
+  /** Peak resident set size of the measured process, MiB. */
+  peakRssMiB: number;
+  /** user + system CPU seconds of the measured process. */
+  cpuS: number;
+  /** CPU seconds of the brokers over the same time. */
+  brokerCpuS: number;
+  stdout: string;
+  stderr: string;
+  /** Newlines seen on stdout when `countLines` (stdout is not kept then). */
+  lines: number;
+  how: 'GNU time' | '/proc';
+}
+
+const HAVE_GNU_TIME = existsSync(GNU_TIME);
+
+/**
+ * Runs one command to its end and measures it: under GNU time (peak RSS = its ru_maxrss, CPU =
+ * user + sys) when /usr/bin/time exists, else by polling /proc/<pid>/status VmHWM every 20 ms and
+ * the CPU of reaped children. stdout goes to /dev/null when `devNull`, is only counted in lines
+ * when `countLines`, else it is kept.
+ */
+async function measure(
+  cmd: string,
+  args: string[],
+  opts: { devNull?: boolean; countLines?: boolean; timeoutMs: number; label: string; cluster: LocalCluster; env?: NodeJS.ProcessEnv },
+): Promise<Measured> {
+  const timeFile = join(OUT_DIR, `${opts.label}.time`);
+  const [file, fargs] = HAVE_GNU_TIME ? [GNU_TIME, ['-o', timeFile, '-f', '%e %M %U %S', cmd, ...args]] : [cmd, args];
+  const nullFd = opts.devNull ? openSync('/dev/null', 'w') : undefined;
+  const brokers = (): number => Object.values(opts.cluster.pids()).reduce<number>((a, pid) => a + (pid ? procCpu(pid)[0] : 0), 0);
+  const b0 = brokers();
+  const c0 = procCpu('self')[1];
+  const t0 = performance.now();
+  const child = spawn(file, fargs, { cwd: ROOT, env: opts.env ?? process.env, stdio: ['ignore', nullFd ?? 'pipe', 'pipe'] });
+  if (nullFd !== undefined) closeSync(nullFd);
+  live.add(child);
+  let stdout = '';
+  let stderr = '';
+  let lines = 0;
+  if (opts.countLines)
+    child.stdout?.on('data', (d: Buffer) => {
+      for (let i = d.indexOf(10); i >= 0; i = d.indexOf(10, i + 1)) lines++;
+    });
+  else child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  let hwm = 0;
+  const poller = HAVE_GNU_TIME ? undefined : setInterval(() => (hwm = Math.max(hwm, child.pid ? vmHwmKb(child.pid) : 0)), 20);
+  const timer = setTimeout(() => killByPid(child), opts.timeoutMs);
+  try {
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((res) => {
+      child.once('exit', (c, s) => res([c, s]));
+      child.once('error', () => res([-1, null]));
+    });
+    const wallMs = performance.now() - t0;
+    const brokerCpuS = brokers() - b0;
+    // Let the pipes drain.
+    await new Promise((r) => setImmediate(r));
+    if (HAVE_GNU_TIME) {
+      const t = readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+      return { code, signal, wallMs, peakRssMiB: t[1]! / 1024, cpuS: t[2]! + t[3]!, brokerCpuS, stdout, stderr, lines, how: 'GNU time' };
+    }
+    return { code, signal, wallMs, peakRssMiB: hwm / 1024, cpuS: procCpu('self')[1] - c0, brokerCpuS, stdout, stderr, lines, how: '/proc' };
+  } finally {
+    clearTimeout(timer);
+    if (poller) clearInterval(poller);
+    killByPid(child);
+    live.delete(child);
+  }
+}
+
+// ---------------------------------------------------------------- statistics and formatting
+
+function median(xs: number[]): number {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const h = (s.length - 1) / 2;
+  return s[Math.floor(h)]! + (s[Math.ceil(h)]! - s[Math.floor(h)]!) * (h - Math.floor(h));
+}
+
+const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a');
+const ratio = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+
+function mdTable(head: string[], rows: (string | number)[][]): string {
+  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+// ---------------------------------------------------------------- the runs
+
+type Kind = 'checker' | 'dist' | 'kcat' | 'kcat-fw10' | 'perf';
+const KINDS: Kind[] = ['checker', 'dist', 'kcat', 'kcat-fw10', 'perf'];
+const LABEL: Record<Kind, string> = {
+  checker: 'checker',
+  dist: 'checker, compiled (no tsx)',
+  kcat: 'kcat',
+  'kcat-fw10': 'kcat, fetch.wait.max.ms=10',
+  perf: 'ConsumerPerformance',
+};
+
+interface Run {
+  kind: Kind;
+  round: number | 'warm-up' | 'small' | 'profile';
+  records: number;
+  wallMs: number;
+  /** The tool's own time for the read, where it reports one (checker: checkSinkTopic; perf: start.time → end.time). */
+  readMs: number;
+  peakRssMiB: number;
+  cpuS: number;
+  brokerCpuS: number;
+  load1m: number;
+  check: string;
+  /** perf only: fetch.nMsg.sec (the rate without its group join). */
+  fetchRate?: number;
+}
+
+interface Ctx {
+  cluster: LocalCluster;
+  /** The entry of the compiled checker (see buildCompiled), if it was built. */
+  compiled?: string;
+  libs: string;
+  log4j: string;
+  consumerConfig: string;
+}
+
+interface Topic {
+  name: string;
+  run: string;
+  records: number;
+}
+
+async function runChecker(ctx: Ctx, topic: Topic, round: Run['round'], opts: { profileDir?: string; compiled?: boolean } = {}): Promise<Run> {
+  const kind: Kind = opts.compiled ? 'dist' : 'checker';
+  const label = `${kind}-${round}-${Date.now()}`;
+  const load1m = loadavg()[0]!;
+  if (opts.compiled && !ctx.compiled) throw new Error('the compiled checker was not built');
+  const args = [
+    ...(opts.compiled ? [] : ['--import', 'tsx']),
+    ...(opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : []),
+    opts.compiled ? ctx.compiled! : 'src/cli.ts',
+    'verify',
+    'check',
+    '-b',
+    ctx.cluster.bootstrapServers,
+    '--topic',
+    topic.name,
+    '--run',
+    topic.run,
+    '--records',
+    String(topic.records),
+    '--partitions',
+    String(PARTITIONS),
+    '--value-delta',
+    '0',
+    '--timeout',
+    '10m',
+    '--format',
+    'json',
+  ];
+  const m = await measure('node', args, { timeoutMs: 15 * 60_000, label, cluster: ctx.cluster });
+  writeFileSync(join(OUT_DIR, `${label}.out`), `${m.stdout}\n--- stderr\n${m.stderr}`);
+  if (m.code !== 0) throw new Error(`verify check exited with ${m.code ?? m.signal}:\n${m.stdout.slice(-2000)}\n${m.stderr.slice(-2000)}`);
+  const report = JSON.parse(m.stdout) as { ms: number; received: number; duplicates: number; lost: number; unexpected: number; wrongValue: number; orderViolations: number; violations: string[] };
+  const bad = report.received !== topic.records || report.duplicates || report.lost || report.unexpected || report.wrongValue || report.orderViolations || report.violations.length;
+  const check = bad ? `CHECK: ${JSON.stringify({ ...report, partitions: undefined })}` : `ok: ${fmt(report.received)} received, 0 duplicates/lost/unexpected/wrong/out of order`;
+  return { kind, round, records: topic.records, wallMs: m.wallMs, readMs: report.ms, peakRssMiB: m.peakRssMiB, cpuS: m.cpuS, brokerCpuS: m.brokerCpuS, load1m, check };
+}
+
+/** kcat to /dev/null; `count` (the warm-up) pipes its stdout here instead and counts the records (one line each). */
+async function runKcat(ctx: Ctx, topic: Topic, round: Run['round'], opts: { count?: boolean; noWait?: boolean } = {}): Promise<Run> {
+  const kind: Kind = opts.noWait ? 'kcat-fw10' : 'kcat';
+  const count = opts.count ?? false;
+  const label = `${kind}-${round}-${Date.now()}`;
+  const load1m = loadavg()[0]!;
+  const args = ['-C', '-b', ctx.cluster.bootstrapServers, '-t', topic.name, '-X', 'isolation.level=read_committed', ...(opts.noWait ? ['-X', 'fetch.wait.max.ms=10'] : []), '-e', '-o', 'beginning', '-q'];
+  const m = await measure('kcat', args, { devNull: !count, countLines: count, timeoutMs: 10 * 60_000, label, cluster: ctx.cluster });
+  writeFileSync(join(OUT_DIR, `${label}.err`), m.stderr);
+  if (m.code !== 0) throw new Error(`kcat exited with ${m.code ?? m.signal}:\n${m.stderr.slice(-2000)}`);
+  let check = 'not counted (stdout to /dev/null)';
+  if (count) {
+    const lines = m.lines;
+    check = lines === topic.records ? `ok: ${fmt(lines)} records counted` : `CHECK: ${lines} records counted, expected ${topic.records}`;
+  }
+  return { kind, round, records: topic.records, wallMs: m.wallMs, readMs: NaN, peakRssMiB: m.peakRssMiB, cpuS: m.cpuS, brokerCpuS: m.brokerCpuS, load1m, check };
+}
+
+async function runPerf(ctx: Ctx, topic: Topic, round: Run['round']): Promise<Run> {
+  const label = `perf-${round}-${Date.now()}`;
+  const load1m = loadavg()[0]!;
+  // The JVM options of kafka-consumer-perf-test.sh (-Xmx512M) and kafka-run-class.sh.
+  const args = [
+    '-Xmx512M',
+    '-server',
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-XX:InitiatingHeapOccupancyPercent=35',
+    '-XX:+ExplicitGCInvokesConcurrent',
+    '-Djava.awt.headless=true',
+    `-Dlog4j2.configurationFile=${ctx.log4j}`,
+    '-cp',
+    `${ctx.libs}/*`,
+    'org.apache.kafka.tools.ConsumerPerformance',
+    '--bootstrap-server',
+    ctx.cluster.bootstrapServers,
+    '--topic',
+    topic.name,
+    '--num-records',
+    String(topic.records),
+    '--group',
+    uniqueName('bench-perf'),
+    '--command-config',
+    ctx.consumerConfig,
+    '--timeout',
+    '60000',
+  ];
+  const m = await measure('java', args, { timeoutMs: 10 * 60_000, label, cluster: ctx.cluster });
+  writeFileSync(join(OUT_DIR, `${label}.out`), `${m.stdout}\n--- stderr\n${m.stderr}`);
+  if (m.code !== 0) throw new Error(`ConsumerPerformance exited with ${m.code ?? m.signal}:\n${m.stdout.slice(-2000)}\n${m.stderr.slice(-2000)}`);
+  const lines = m.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+  const hi = lines.findIndex((l) => l.startsWith('start.time'));
+  if (hi < 0 || !lines[hi + 1]) throw new Error(`ConsumerPerformance printed no result:\n${m.stdout}\n${m.stderr}`);
+  const head = lines[hi]!.split(',').map((x) => x.trim());
+  const vals = lines[hi + 1]!.split(',').map((x) => x.trim());
+  const get = (k: string) => vals[head.indexOf(k)] ?? '';
+  const consumed = Number(get('data.consumed.in.nMsg'));
+  const parseTime = (s: string) => Date.parse(s.replace(/^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d):(\d{3})$/, '$1T$2.$3'));
+  const readMs = parseTime(get('end.time')) - parseTime(get('start.time'));
+  const check = consumed === topic.records ? `ok: ${fmt(consumed)} consumed` : `CHECK: ${consumed} consumed, expected ${topic.records}`;
+  return {
+    kind: 'perf',
+    round,
+    records: topic.records,
+    wallMs: m.wallMs,
+    readMs,
+    peakRssMiB: m.peakRssMiB,
+    cpuS: m.cpuS,
+    brokerCpuS: m.brokerCpuS,
+    load1m,
+    check,
+    fetchRate: Number(get('fetch.nMsg.sec')),
+  };
+}
+
+// ---------------------------------------------------------------- CPU profile summary
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+function category(url: string, fn: string): string {
+  if (fn === '(idle)') return 'idle (waiting for I/O)';
+  if (fn === '(garbage collector)') return 'garbage collector';
+  if (fn === '(program)') return 'V8/native (program)';
+  if (url.includes('node_modules/kafkajs/')) return 'kafkajs';
+  if (url.includes('node_modules/tsx') || url.includes('node_modules/esbuild')) return 'tsx/esbuild (start-up)';
+  if (url.includes('node_modules/')) return 'other node_modules';
+  if (url.includes('/src/verify/')) return 'eoswatch src/verify (checker, reader)';
+  if (url.includes('/src/')) return 'eoswatch src/ (other)';
+  if (url.startsWith('node:') || url === '') return 'node core / builtins';
+  return 'other';
+}
+
+function summariseProfile(file: string): { totalMs: number; categories: [string, number][]; top: { name: string; where: string; ms: number; pct: number }[] } {
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
+  let total = 0;
+  const cats = new Map<string, number>();
+  const fns = new Map<string, { name: string; where: string; us: number }>();
+  for (const [id, us] of self) {
+    const n = byId.get(id);
+    if (!n) continue;
+    total += us;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const c = category(url, functionName);
+    cats.set(c, (cats.get(c) ?? 0) + us);
+    if (functionName === '(idle)') continue;
+    const short = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '').replace(/^node_modules\//, '');
+    const key = `${functionName}|${url}|${lineNumber}`;
+    // tsx-compiled modules report line 0 for everything: the file alone then.
+    const e = fns.get(key) ?? { name: functionName || '(anonymous)', where: short ? (lineNumber > 0 ? `${short}:${lineNumber + 1}` : short) : '', us: 0 };
+    e.us += us;
+    fns.set(key, e);
+  }
+  return {
+    totalMs: total / 1000,
+    categories: [...cats.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, (100 * v) / total]),
+    top: [...fns.values()]
+      .sort((a, b) => b.us - a.us)
+      .slice(0, 12)
+      .map((f) => ({ name: f.name, where: f.where, ms: f.us / 1000, pct: (100 * f.us) / total })),
+  };
+}
+
+// ---------------------------------------------------------------- environment
+
+async function versions(): Promise<Record<string, string>> {
+  const java = await execFileP('java', ['-version']).then((r) => r.stderr.split('\n')[0] ?? '', () => 'unknown');
+  const kcat = SKIP.has('kcat')
+    ? 'not run'
+    : await execFileP('kcat', ['-V']).then(
+        (r) => {
+          const m = /Version (\S+) \(.*librdkafka (\S+)/.exec(r.stdout + r.stderr);
+          return m ? `${m[1]} (librdkafka ${m[2]})` : (r.stdout + r.stderr).split('\n')[0]!;
+        },
+        () => 'not installed',
+      );
+  const kafkajs = (JSON.parse(readFileSync(join(ROOT, 'node_modules/kafkajs/package.json'), 'utf8')) as { version: string }).version;
+  const git = (args: string[]) => execFileP('git', ['-C', ROOT, ...args]).then((r) => r.stdout.trim(), () => '');
+  const rev = await git(['rev-parse', '--short', 'HEAD']);
+  const dirty = rev ? await git(['status', '--porcelain', '--', 'src/verify']) : '';
+  const eoswatch = rev ? `this checkout at ${rev}${dirty ? ' with uncommitted changes in src/verify/' : ''}` : ROOT;
+  return { node: process.version, java, kcat, kafkajs, eoswatch };
+}
+
+// ---------------------------------------------------------------- RESULTS.md
+
+const SECTION_BEGIN = '<!-- BEGIN CHECKER BENCH (written by bench/checker.bench.ts; inside the notes block, so bench/pipeline.bench.ts keeps it) -->';
+const SECTION_END = '<!-- END CHECKER BENCH -->';
+const CHECKER_NOTES_BEGIN = '<!-- BEGIN CHECKER NOTES (hand-written; kept when bench/checker.bench.ts rewrites its section) -->';
+const CHECKER_NOTES_END = '<!-- END CHECKER NOTES -->';
+const PIPELINE_NOTES_END = '<!-- END NOTES -->';
+
+function between(text: string, a: string, b: string): string | undefined {
+  const i = text.indexOf(a);
+  const j = text.indexOf(b, i + a.length);
+  return i >= 0 && j > i ? text.slice(i, j + b.length) : undefined;
+}
+
+/** Puts the section into the file: in place of the old one, else just before the end of the pipeline benchmark's notes block, else at the end. */
+function writeSection(file: string, section: string): void {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const old = between(text, SECTION_BEGIN, SECTION_END);
+  let out: string;
+  if (old) out = text.replace(old, () => section);
+  else if (text.includes(PIPELINE_NOTES_END)) {
+    const k = text.indexOf(PIPELINE_NOTES_END);
+    out = `${text.slice(0, k).replace(/\n*$/, '\n\n')}${section}\n${text.slice(k)}`;
+  } else out = `${text.replace(/\n*$/, text ? '\n\n' : '')}${section}\n`;
+  writeFileSync(file, out);
+}
+
+interface Report {
+  startedAt: Date;
+  totalS: number;
+  load0: number[];
+  load1: number[];
+  env: Record<string, string>;
+  kafka: string;
+  produceMs: number;
+  smallProduceMs: number;
+  recordBytes: number;
+  fuzz?: { cases: number; scannedShare: number };
+  rounds: Run[][];
+  warm: Run[];
+  small: Run[];
+  prof?: { run: Run; file?: string };
+}
+
+function section(r: Report): string {
+  const L: string[] = [];
+  const line = (s = '') => L.push(s);
+  const all = r.rounds.flat();
+  const of = (k: Kind) => all.filter((x) => x.kind === k);
+  const rate = (x: Run) => (x.records / x.wallMs) * 1000;
+  const ownClock = (k: Kind) => k === 'checker' || k === 'dist' || k === 'perf';
+  const readRate = (x: Run) => (ownClock(x.kind) ? (x.records / x.readMs) * 1000 : rate(x));
+  const med = (k: Kind, f: (x: Run) => number) => median(of(k).map(f));
+  /** The fastest counted run: the one least disturbed by the other work on the machine. */
+  const best = (k: Kind, f: (x: Run) => number) => Math.max(...of(k).map(f).filter((v) => Number.isFinite(v)));
+  const cpuUs = (x: Run) => (x.cpuS / x.records) * 1e6;
+  const has = (k: Kind) => of(k).length > 0;
+  const cmd = `npm run bench:checker${N !== 1_000_000 ? ` -- --records ${N}` : ''}`;
+  const opts = [ROUNDS !== 4 ? `--rounds ${ROUNDS}` : '', NODES !== 1 ? `--nodes ${NODES}` : '', SMALL !== 100_000 ? `--small-records ${SMALL}` : '', WARMUP ? '' : '--no-warmup', SKIP.size ? `--skip ${[...SKIP].join(',')}` : '']
+    .filter(Boolean)
+    .join(' ');
+  line(SECTION_BEGIN);
+  line(`## verify check (${fmt(N)} records)`);
+  line();
+  line(
+    `Generated by \`${cmd}${opts ? `${N !== 1_000_000 ? ' ' : ' -- '}${opts}` : ''}\` (= \`node --import tsx bench/checker.bench.ts ...\`) on ${r.startedAt.toISOString()}; the whole run took ${fmt(r.totalS / 60, 1)} min. ` +
+      '`eoswatch verify check` against two plain consumers reading the same topic to its end, read_committed, one process each, side by side in one invocation.',
+  );
+  line();
+  const cpu = cpus();
+  line(
+    mdTable(
+      ['what', 'value'],
+      [
+        ['machine', `nproc ${cpu.length} (${cpu[0]?.model ?? 'unknown'}), ${fmt(totalmem() / 2 ** 30, 1)} GiB memory; **shared**: other people's tests and benchmarks ran on it at the same time`],
+        ['load average 1/5/15 min, start → end', `${r.load0.map((x) => x.toFixed(2)).join(' / ')} → ${r.load1.map((x) => x.toFixed(2)).join(' / ')}`],
+        ['Node', r.env.node ?? ''],
+        ['Kafka (broker, ConsumerPerformance)', `${r.kafka}: ${NODES} KRaft broker+controller node${NODES > 1 ? 's' : ''} on loopback (src/localcluster), heap 512m`],
+        ['Java', r.env.java ?? ''],
+        ['kcat', r.env.kcat ?? ''],
+        ['kafkajs (the checker\'s client)', r.env.kafkajs ?? ''],
+        ['eoswatch measured', r.env.eoswatch ?? ''],
+      ],
+    ),
+  );
+  line();
+  line(
+    `**Input**: one topic, ${PARTITIONS} partitions, RF ${RF}, holding ${fmt(N)} records written by \`produceVerifyRecords\` (what \`eoswatch verify produce\` writes; idempotent producer, not transactional, in ${fmt(r.produceMs / 1000, 1)} s): JSON values of ${fmt(r.recordBytes, 1)} bytes on average plus a key, ${fmt((N * r.recordBytes) / 2 ** 20, 0)} MiB of values. Nothing transforms them, so the check runs with \`--value-delta 0\`.`,
+  );
+  line();
+  line('**Runs**, each a fresh process timed from spawn to exit, stdout of the peers to /dev/null:');
+  line();
+  line(`- **checker**: \`node --import tsx src/cli.ts verify check -b … --topic … --run … --records ${N} --partitions ${PARTITIONS} --value-delta 0 --format json\`; it reads every partition from the beginning to the end it had at the start (read_committed, a throwaway kafkajs consumer group), judges every record, and must report all ${fmt(N)} received with no duplicate, loss, unexpected or wrong value and no order violation.`);
+  if (!SKIP.has('kcat')) line('- **kcat**: `kcat -C -b … -t … -X isolation.level=read_committed -e -o beginning -q > /dev/null` (librdkafka, every partition assigned, exits at the end of all partitions); the warm-up run piped its output here instead and counted the records.');
+  if (!SKIP.has('dist')) line('- extra, **checker compiled**: the same command run by `node <out>/eoswatch.mjs` on a `tsc -p tsconfig.build.json` build of this checkout (what the installed `eoswatch`, bin/eoswatch.js → dist/, runs): the checker without tsx\'s start-up.');
+  if (!SKIP.has('kcat-fw10')) line('- extra, **kcat, fetch.wait.max.ms=10**: kcat as above plus `-X fetch.wait.max.ms=10`. kcat only sees the end of a partition in a fetch response that returns nothing, and by default the broker holds such a fetch for 500 ms (librdkafka\'s fetch.wait.max.ms): the plain kcat runs above include that wait (it took 1.0–1.5 s on an empty topic here, 0.03 s with this option).');
+  if (!SKIP.has('perf')) line(`- **ConsumerPerformance**: \`java -Xmx512M … -cp '<kafka libs>/*' org.apache.kafka.tools.ConsumerPerformance --num-records ${N} --command-config <isolation.level=read_committed> --group <fresh>\` (the JVM options of \`kafka-consumer-perf-test.sh\`); it must report ${fmt(N)} consumed.`);
+  line(`- **Order**: ${WARMUP ? 'one warm-up round of every run, not counted; then ' : ''}${ROUNDS} rounds in ABBA order (odd rounds ${KINDS.filter((k) => !SKIP.has(k)).map((k) => LABEL[k]).join(' → ')}, even rounds the reverse). Tables show the median over rounds.`);
+  line(`- **Rates**: "records/s" is records / (spawn → exit), process start-up included (Node + tsx compiling the TypeScript CLI, the JVM). "read records/s" uses the tool's own clock where it has one: the checker's \`ms\` (admin connect, group join, read, judgement: everything in \`checkSinkTopic\`), ConsumerPerformance's start.time → end.time (group join included); kcat has none, so only its records/s is given (its process starts in a few ms, but see the end-of-partition wait below).`);
+  line(`- **Peak RSS** and CPU (user + sys) from ${HAVE_GNU_TIME ? 'GNU `/usr/bin/time` (ru_maxrss of the measured process)' : '/proc (VmHWM polled every 20 ms; CPU of the reaped child)'}; broker CPU from /proc over the same time.`);
+  line();
+  line('### Results (median over rounds)');
+  line();
+  const rows: (string | number)[][] = [];
+  const row = (k: Kind, label: string) => {
+    if (!has(k)) return;
+    rows.push([
+      label,
+      fmt(med(k, rate)),
+      fmt(best(k, rate)),
+      fmt(med(k, (x) => x.wallMs / 1000), 2),
+      ownClock(k) ? `${fmt(med(k, readRate))} (${fmt(best(k, readRate))})` : '',
+      fmt(med(k, (x) => x.peakRssMiB)),
+      `${fmt(med(k, cpuUs), 1)} / ${fmt(med(k, (x) => (x.brokerCpuS / x.records) * 1e6), 1)}`,
+    ]);
+  };
+  row('checker', '**eoswatch verify check** (`node --import tsx src/cli.ts`)');
+  row('kcat', '**kcat**');
+  row('perf', '**ConsumerPerformance**');
+  row('dist', 'extra: eoswatch verify check compiled (no tsx)');
+  row('kcat-fw10', 'extra: kcat -X fetch.wait.max.ms=10');
+  line(mdTable(['', 'records/s (incl. start-up)', 'best run records/s', 'wall s', 'read records/s, own clock (best run)', 'peak RSS MiB', 'CPU µs per record: tool / broker'], rows));
+  line();
+  const ratioRows: string[][] = [];
+  const target = (x: number) => (Number.isFinite(x) ? (x >= 0.5 ? 'yes' : '**no**') : '');
+  /** A ratio of the medians and of the best runs; `goal`: compared with the 0.5 target. */
+  const addRatio = (name: string, a: Kind, fa: (x: Run) => number, b: Kind, fb: (x: Run) => number, goal: boolean) => {
+    if (!has(a) || !has(b)) return;
+    const m = med(a, fa) / med(b, fb);
+    const x = best(a, fa) / best(b, fb);
+    ratioRows.push([name, goal ? `**${ratio(m)}**` : ratio(m), ratio(x), goal ? '>= 0.5' : '(information)', goal ? `${target(m)} / ${target(x)}` : '']);
+  };
+  addRatio('**checker / kcat**, records/s incl. start-up', 'checker', rate, 'kcat', rate, true);
+  addRatio('checker / kcat, the checker\'s read records/s (own clock, no start-up)', 'checker', readRate, 'kcat', rate, true);
+  addRatio('**checker / ConsumerPerformance**, records/s incl. start-up', 'checker', rate, 'perf', rate, true);
+  addRatio('checker / ConsumerPerformance, read records/s (both own clocks)', 'checker', readRate, 'perf', readRate, true);
+  addRatio('compiled checker / kcat, records/s incl. start-up', 'dist', rate, 'kcat', rate, false);
+  addRatio('compiled checker / ConsumerPerformance, records/s incl. start-up', 'dist', rate, 'perf', rate, false);
+  addRatio('the checker\'s read records/s / kcat -X fetch.wait.max.ms=10', 'checker', readRate, 'kcat-fw10', rate, false);
+  if (has('kcat')) ratioRows.push(['CPU per record, checker / kcat', ratio(med('checker', cpuUs) / med('kcat', cpuUs)), '', '(information)', '']);
+  if (has('perf')) ratioRows.push(['CPU per record, checker / ConsumerPerformance', ratio(med('checker', cpuUs) / med('perf', cpuUs)), '', '(information)', '']);
+  if (has('kcat')) ratioRows.push(['peak RSS, checker / kcat', ratio(med('checker', (x) => x.peakRssMiB) / med('kcat', (x) => x.peakRssMiB)), '', '(information)', '']);
+  if (has('perf')) ratioRows.push(['peak RSS, checker / ConsumerPerformance', ratio(med('checker', (x) => x.peakRssMiB) / med('perf', (x) => x.peakRssMiB)), '', '(information)', '']);
+  line(mdTable(['ratio', 'medians', 'best runs', 'target', 'met: medians / best runs'], ratioRows));
+  line();
+  line('"best runs" divides the fastest counted run of each by the other\'s fastest: on a shared machine the fastest run is the one least disturbed by other work.');
+  line();
+  if (r.small.length) {
+    const big = of('checker');
+    line(
+      `**Memory in N**: the checker's peak RSS was ${fmt(median(r.small.map((x) => x.peakRssMiB)))} MiB for ${fmt(SMALL)} records (${r.small.map((x) => fmt(x.peakRssMiB)).join(' / ')}; ${fmt(median(r.small.map((x) => (x.records / x.readMs) * 1000)))} read records/s) and ${fmt(median(big.map((x) => x.peakRssMiB)))} MiB for ${fmt(N)} (${big.map((x) => fmt(x.peakRssMiB)).join(' / ')}): ${fmt(N / SMALL)}× the records, ${ratio(median(big.map((x) => x.peakRssMiB)) / median(r.small.map((x) => x.peakRssMiB)))}× the peak memory.`,
+    );
+    line();
+  }
+  if (r.fuzz)
+    line(
+      `**Same verdicts**: before measuring, \`bench/checker-scan-fuzz.ts\` fed ${fmt(r.fuzz.cases)} generated values (canonical records, other layouts, wrong types, repeated keys, escapes, non-ASCII, mutated bytes) both as Buffers and as strings to two checkers; ${fmt(r.fuzz.scannedShare * 100, 1)}% took the byte fast path, the rest JSON.parse, and every result was identical.`,
+    );
+  line();
+  line('### Every run');
+  line();
+  const runRows: (string | number)[][] = [];
+  const label = (x: Run) => LABEL[x.kind];
+  const add = (x: Run) =>
+    runRows.push([
+      String(x.round),
+      label(x),
+      fmt(x.records),
+      fmt(x.wallMs / 1000, 2),
+      fmt(rate(x)),
+      !ownClock(x.kind) ? '' : `${fmt(readRate(x))}${x.fetchRate ? ` (fetch only: ${fmt(x.fetchRate)})` : ''}`,
+      fmt(x.peakRssMiB),
+      `${fmt(x.cpuS, 2)} / ${fmt(x.brokerCpuS, 2)}`,
+      x.load1m.toFixed(1),
+      x.check,
+    ]);
+  r.warm.forEach(add);
+  all.forEach(add);
+  r.small.forEach(add);
+  if (r.prof) add(r.prof.run);
+  line('In the order they ran. "fetch only" is ConsumerPerformance\'s fetch.nMsg.sec, which leaves its group join out.');
+  line();
+  line(mdTable(['round', 'run', 'records', 'wall s', 'records/s', 'read records/s', 'peak RSS MiB', 'CPU s: tool / broker', 'load 1m', 'check'], runRows));
+  line();
+  if (r.prof?.file) {
+    const s = summariseProfile(r.prof.file);
+    line(`### CPU profile of the checker (\`node --cpu-prof\`, one separate run, not counted)`);
+    line();
+    line(`The whole \`verify check\` process, start-up included: ${fmt(s.totalMs / 1000, 2)} s of main-thread samples; ${fmt((r.prof.run.records / r.prof.run.readMs) * 1000)} read records/s in this run.`);
+    line();
+    line(mdTable(['where the main thread was', '% of samples'], s.categories.map(([k, v]) => [k, v.toFixed(1)])));
+    line();
+    line(mdTable(['function (self time, idle excluded)', 'where', 'ms', '%'], s.top.map((f) => [`\`${f.name}\``, f.where, fmt(f.ms), f.pct.toFixed(1)])));
+    line();
+  }
+  line(`Raw outputs, GNU time files and the profile: \`${OUT_DIR.replace(`${ROOT}/`, '')}/\` (git-ignored).`);
+  line();
+  line('### Notes');
+  line();
+  const old = existsSync(argv.out!) ? between(readFileSync(argv.out!, 'utf8'), CHECKER_NOTES_BEGIN, CHECKER_NOTES_END) : undefined;
+  line(old ?? `${CHECKER_NOTES_BEGIN}\n${CHECKER_NOTES_END}`);
+  line(SECTION_END);
+  return L.join('\n');
+}
+
+// ---------------------------------------------------------------- the compiled checker
+
+/**
+ * The checker as the installed CLI runs it: this checkout's src/ compiled by tsc into
+ * <out>/compiled/dist, next to a copy of package.json and a link to config/ (dist/ finds both one
+ * level up, as it does in the package), inside the repository so that node_modules resolves.
+ * undefined when the build fails (the run is then left out and the failure logged).
+ */
+async function buildCompiled(): Promise<string | undefined> {
+  const dir = join(OUT_DIR, 'compiled');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), readFileSync(join(ROOT, 'package.json')));
+  symlinkSync(join(ROOT, 'config'), join(dir, 'config'));
+  try {
+    await execFileP(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  } catch (err) {
+    const e = err as { stdout?: string; message: string };
+    log(`tsc build for the compiled checker failed, leaving that run out: ${(e.stdout ?? e.message).slice(0, 2000)}`);
+    return undefined;
+  }
+  const entry = join(dir, 'eoswatch.mjs');
+  // bin/eoswatch.js, pointed at this build.
+  writeFileSync(entry, "const { main } = await import('./dist/cli.js');\nprocess.exit(await main(process.argv.slice(2)));\n");
+  return entry;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const load0 = loadavg();
+  log(`records ${N}, rounds ${ROUNDS}, nodes ${NODES}; artifacts in ${OUT_DIR}`);
+  let fuzz: Report['fuzz'];
+  if (FUZZ > 0) {
+    const f = fuzzCheckerScan(FUZZ);
+    if (f.mismatch) throw new Error(`the checker's fast path and its JSON.parse path disagree: ${f.mismatch}`);
+    fuzz = { cases: f.cases, scannedShare: f.scannedShare };
+    log(`fuzz: ${f.cases} values, ${(f.scannedShare * 100).toFixed(1)}% on the fast path, identical results`);
+  }
+  const env = await versions();
+  if (!SKIP.has('kcat') && env.kcat === 'not installed') throw new Error('kcat is not installed (Debian: apt-get install kcat), or run with --skip kcat');
+  const version = process.env.EOSWATCH_KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION;
+  const libs = await ensureKafka(version);
+  const log4j = join(OUT_DIR, 'log4j2.properties');
+  writeFileSync(
+    log4j,
+    'status = error\nappender.out.type = Console\nappender.out.name = OUT\nappender.out.target = SYSTEM_ERR\nappender.out.layout.type = PatternLayout\nappender.out.layout.pattern = %p %m (%c)%n\nrootLogger.level = WARN\nrootLogger.appenderRef.out.ref = OUT\n',
+  );
+  const consumerConfig = join(OUT_DIR, 'consumer.properties');
+  writeFileSync(consumerConfig, 'isolation.level=read_committed\n');
+  const compiled = SKIP.has('dist') ? undefined : await buildCompiled();
+  const c0 = Date.now();
+  const cluster = await LocalCluster.start({ nodes: NODES as 1 | 3, version });
+  clusterRef = cluster;
+  const ctx: Ctx = { cluster, libs, log4j, consumerConfig, ...(compiled ? { compiled } : {}) };
+  const rounds: Run[][] = [];
+  const warm: Run[] = [];
+  const small: Run[] = [];
+  let prof: Report['prof'];
+  let produceMs = 0;
+  let smallProduceMs = 0;
+  let recordBytes = 0;
+  try {
+    log(`cluster up in ${((Date.now() - c0) / 1000).toFixed(1)} s: ${cluster.bootstrapServers} (Kafka ${cluster.version})`);
+    const kafka = kafkaFor(cluster.brokers);
+    const make = async (records: number, label: string): Promise<[Topic, number]> => {
+      const name = uniqueName(`bench-checker-${label}`);
+      await createTopic(cluster.brokers, name, PARTITIONS, RF);
+      log(`producing ${records} verification records into ${name}`);
+      const m = await produceVerifyRecords(kafka, name, { records });
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        const end = (await admin.fetchTopicOffsets(name)).reduce((a, o) => a + Number(o.high), 0);
+        if (end !== records) throw new Error(`${name} holds ${end} records, expected ${records}`);
+      } finally {
+        await admin.disconnect();
+      }
+      return [{ name, run: m.run, records }, m.ms];
+    };
+    const [topic, pms] = await make(N, 'big');
+    produceMs = pms;
+    // JSON.stringify of a record of this run at a typical sequence: the value size.
+    recordBytes = JSON.stringify({ id: `${topic.run}-0-${Math.floor(N / PARTITIONS / 2)}`, ts: Date.now(), value: Math.floor(N / PARTITIONS / 2), run: topic.run, p: 0, seq: Math.floor(N / PARTITIONS / 2) }).length;
+    let smallTopic: Topic | undefined;
+    if (SMALL > 0) [smallTopic, smallProduceMs] = await make(SMALL, 'small');
+    const describe = (x: Run) =>
+      `${x.kind}: ${fmt(x.wallMs / 1000, 2)} s wall, ${fmt((x.records / x.wallMs) * 1000)} rec/s${Number.isFinite(x.readMs) ? `, read ${fmt((x.records / x.readMs) * 1000)} rec/s` : ''}, peak RSS ${fmt(x.peakRssMiB)} MiB, CPU ${fmt(x.cpuS, 2)} s, ${x.check}`;
+    const one = async (k: Kind, round: Run['round'], count = false): Promise<Run> => {
+      const x =
+        k === 'checker' || k === 'dist'
+          ? await runChecker(ctx, topic, round, { compiled: k === 'dist' })
+          : k === 'kcat' || k === 'kcat-fw10'
+            ? await runKcat(ctx, topic, round, { count, noWait: k === 'kcat-fw10' })
+            : await runPerf(ctx, topic, round);
+      log(`  ${describe(x)}`);
+      if (x.check.startsWith('CHECK')) throw new Error(`${k} in round ${round}: ${x.check}`);
+      return x;
+    };
+    const kinds = KINDS.filter((k) => !SKIP.has(k) && (k !== 'dist' || ctx.compiled));
+    if (WARMUP) {
+      log('warm-up round (not counted)');
+      for (const k of kinds) warm.push(await one(k, 'warm-up', k === 'kcat'));
+    } else if (!SKIP.has('kcat')) {
+      warm.push(await one('kcat', 'warm-up', true));
+    }
+    for (let r = 1; r <= ROUNDS; r++) {
+      log(`round ${r} of ${ROUNDS}`);
+      const order = r % 2 === 1 ? kinds : [...kinds].reverse();
+      const runs: Run[] = [];
+      for (const k of order) runs.push(await one(k, r));
+      rounds.push(runs);
+    }
+    if (smallTopic) {
+      log(`checker on ${SMALL} records (memory in N)`);
+      for (let i = 0; i < Math.min(2, ROUNDS); i++) {
+        const x = await runChecker(ctx, smallTopic, 'small');
+        log(`  ${describe(x)}`);
+        if (x.check.startsWith('CHECK')) throw new Error(`checker on the small topic: ${x.check}`);
+        small.push(x);
+      }
+    }
+    if (!argv['no-profile']) {
+      const dir = join(OUT_DIR, 'profile');
+      mkdirSync(dir, { recursive: true });
+      log('checker under --cpu-prof (not counted)');
+      const x = await runChecker(ctx, topic, 'profile', { profileDir: dir });
+      log(`  ${describe(x)}`);
+      const f = readdirSync(dir).find((n) => n.endsWith('.cpuprofile'));
+      prof = { run: x, ...(f ? { file: join(dir, f) } : {}) };
+    }
+  } finally {
+    emergencyStop();
+    await cluster.down().catch((err: unknown) => log(`cluster down: ${(err as Error).message}`));
+    clusterRef = undefined;
+  }
+  const report: Report = {
+    startedAt,
+    totalS: (Date.now() - startedAt.getTime()) / 1000,
+    load0,
+    load1: loadavg(),
+    env,
+    kafka: cluster.version,
+    produceMs,
+    smallProduceMs,
+    recordBytes,
+    ...(fuzz ? { fuzz } : {}),
+    rounds,
+    warm,
+    small,
+    ...(prof ? { prof } : {}),
+  };
+  writeFileSync(join(OUT_DIR, 'results.json'), JSON.stringify(report, null, 1));
+  const text = section(report);
+  writeSection(argv.out!, text);
+  const all = rounds.flat();
+  const medRate = (k: Kind) => median(all.filter((x) => x.kind === k).map((x) => (x.records / x.wallMs) * 1000));
+  process.stdout.write(
+    `\nrecords/s incl. start-up (median): ${KINDS.map((k) => `${LABEL[k]} ${fmt(medRate(k))}`).join(', ')}\n` +
+      `checker/kcat ${ratio(medRate('checker') / medRate('kcat'))}, checker/ConsumerPerformance ${ratio(medRate('checker') / medRate('perf'))} (target >= 0.5)\nwritten to ${argv.out}\n`,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log(`FAILED: ${(err as Error).stack ?? String(err)}`);
+    emergencyStop();
+    process.exit(1);
+  },
+);
