@@ -7,7 +7,6 @@ import { loadConfig, redactConfig, validateConfig } from './config/load.js';
 import type { Config } from './config/types.js';
 import { EosError, ErrorCodes, ExitCodes, errorMessage, exitCodeFor } from './errors.js';
 import { createLogger, type Logger } from './log.js';
-import { createDaemon } from './services.js';
 import { VERSION } from './version.js';
 
 const MAIN_HELP = `eoswatch ${VERSION} — exactly-once watchdog for Kafka transactional pipelines
@@ -176,6 +175,8 @@ async function cmdRun(args: string[]): Promise<number> {
   const logger = createLogger(config.log.level);
   logger.info({ version: VERSION, config: redactConfig(config) }, 'eoswatch starting');
   return runUntilStopped(async () => {
+    // Loaded here, not at the top: one-shot commands (verify, audit) start without the daemon's modules.
+    const { createDaemon } = await import('./services.js');
     const { daemon, fatal } = createDaemon(config, logger);
     await daemon.start();
     return { stop: () => daemon.stop(), fatal };
