@@ -24,21 +24,17 @@
 // which sits inside the notes block that bench/pipeline.bench.ts keeps when it rewrites the file;
 // the hand-written CHECKER NOTES block inside the section is kept too. Every process started here is
 // stopped by pid, also on failure; the cluster with cluster.down().
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify, parseArgs } from 'node:util';
-import { LocalCluster } from '../src/localcluster/cluster.js';
-import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../src/localcluster/kafka-dist.js';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { LocalCluster } from '../src/localcluster/cluster.js';
 import { produceVerifyRecords } from '../src/verify/verify.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { fuzzCheckerScan } from './checker-scan-fuzz.js';
+import { BENCH_DIR, ROOT, between, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, runMain, sumHighWatermarks, summariseProfile, withCluster, writeLog4j, writeSection } from './common.js';
 
-const execFileP = promisify(execFile);
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(BENCH_DIR, '..');
 const PARTITIONS = 6;
 const GNU_TIME = '/usr/bin/time';
 
@@ -58,72 +54,24 @@ const { values: argv } = parseArgs({
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
-if (argv.help) {
-  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0]! + '\n');
-  process.exit(0);
-}
-const N = Number(argv.records);
-const ROUNDS = Number(argv.rounds);
+if (argv.help) printUsageAndExit(import.meta.url);
+const N = intOption(argv.records, '--records', PARTITIONS);
+const ROUNDS = intOption(argv.rounds, '--rounds', 1);
 const NODES = Number(argv.nodes);
 const SMALL = Number(argv['small-records']);
 const FUZZ = Number(argv['fuzz-cases']);
 const WARMUP = !argv['no-warmup'];
-const SKIP = new Set((argv.skip ?? '').split(',').filter(Boolean));
-if (!Number.isInteger(N) || N < PARTITIONS) throw new Error(`--records: expected an integer >= ${PARTITIONS}`);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('--rounds: expected an integer >= 1');
+const SKIP = listOption(argv.skip);
 if (NODES !== 1 && NODES !== 3) throw new Error('--nodes: 1 or 3');
 if (!Number.isInteger(SMALL) || SMALL < 0 || SMALL >= N) throw new Error('--small-records: an integer >= 0 and below --records (0: no small topic)');
 if (!Number.isInteger(FUZZ) || FUZZ < 0) throw new Error('--fuzz-cases: an integer >= 0');
 for (const s of SKIP) if (!['dist', 'kcat', 'kcat-fw10', 'perf'].includes(s)) throw new Error(`--skip: any of dist, kcat, kcat-fw10, perf, not ${s}`);
 const RF = NODES === 3 ? 3 : 1;
 
-const OUT_DIR = join(BENCH_DIR, 'out', `checker-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-mkdirSync(OUT_DIR, { recursive: true });
+const OUT_DIR = makeOutDir('checker-');
+installEmergencyStop();
 
-function log(msg: string): void {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 23)}] ${msg}\n`);
-}
-
-// ---------------------------------------------------------------- processes (tracked by pid)
-
-const live = new Set<ChildProcess>();
-
-function killByPid(child: ChildProcess, sig: NodeJS.Signals = 'SIGKILL'): void {
-  if (child.pid && child.exitCode === null && child.signalCode === null) {
-    try {
-      process.kill(child.pid, sig);
-    } catch {
-      /* already gone */
-    }
-  }
-}
-
-let clusterRef: LocalCluster | undefined;
-function emergencyStop(): void {
-  for (const c of live) killByPid(c);
-  clusterRef?.killAllSync();
-}
-process.on('exit', emergencyStop);
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    log(`${sig}: stopping every process started by the benchmark`);
-    emergencyStop();
-    process.exit(130);
-  });
-}
-
-const CLK_TCK = 100; // getconf CLK_TCK on Linux
-
-/** [own utime+stime, reaped children's cutime+cstime] of a process in seconds, from /proc. */
-function procCpu(pid: number | 'self'): [number, number] {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return [(Number(f[11]) + Number(f[12])) / CLK_TCK, (Number(f[13]) + Number(f[14])) / CLK_TCK];
-  } catch {
-    return [0, 0];
-  }
-}
+// ---------------------------------------------------------------- measured runs (tracked by pid, in common.ts's live)
 
 function vmHwmKb(pid: number): number {
   try {
@@ -168,9 +116,7 @@ async function measure(
   const timeFile = join(OUT_DIR, `${opts.label}.time`);
   const [file, fargs] = HAVE_GNU_TIME ? [GNU_TIME, ['-o', timeFile, '-f', '%e %M %U %S', cmd, ...args]] : [cmd, args];
   const nullFd = opts.devNull ? openSync('/dev/null', 'w') : undefined;
-  const brokers = (): number => Object.values(opts.cluster.pids()).reduce<number>((a, pid) => a + (pid ? procCpu(pid)[0] : 0), 0);
-  const b0 = brokers();
-  const c0 = procCpu('self')[1];
+  const meter = cpuMeter(opts.cluster);
   const t0 = performance.now();
   const child = spawn(file, fargs, { cwd: ROOT, env: opts.env ?? process.env, stdio: ['ignore', nullFd ?? 'pipe', 'pipe'] });
   if (nullFd !== undefined) closeSync(nullFd);
@@ -193,14 +139,15 @@ async function measure(
       child.once('error', () => res([-1, null]));
     });
     const wallMs = performance.now() - t0;
-    const brokerCpuS = brokers() - b0;
+    const cpu = meter();
+    const brokerCpuS = cpu.brokers;
     // Let the pipes drain.
     await new Promise((r) => setImmediate(r));
     if (HAVE_GNU_TIME) {
       const t = readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
       return { code, signal, wallMs, peakRssMiB: t[1]! / 1024, cpuS: t[2]! + t[3]!, brokerCpuS, stdout, stderr, lines, how: 'GNU time' };
     }
-    return { code, signal, wallMs, peakRssMiB: hwm / 1024, cpuS: procCpu('self')[1] - c0, brokerCpuS, stdout, stderr, lines, how: '/proc' };
+    return { code, signal, wallMs, peakRssMiB: hwm / 1024, cpuS: cpu.pipeline, brokerCpuS, stdout, stderr, lines, how: '/proc' };
   } finally {
     clearTimeout(timer);
     if (poller) clearInterval(poller);
@@ -209,21 +156,9 @@ async function measure(
   }
 }
 
-// ---------------------------------------------------------------- statistics and formatting
+// ---------------------------------------------------------------- formatting
 
-function median(xs: number[]): number {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (!s.length) return NaN;
-  const h = (s.length - 1) / 2;
-  return s[Math.floor(h)]! + (s[Math.ceil(h)]! - s[Math.floor(h)]!) * (h - Math.floor(h));
-}
-
-const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a');
 const ratio = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
-
-function mdTable(head: string[], rows: (string | number)[][]): string {
-  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-}
 
 // ---------------------------------------------------------------- the runs
 
@@ -382,11 +317,6 @@ async function runPerf(ctx: Ctx, topic: Topic, round: Run['round']): Promise<Run
 
 // ---------------------------------------------------------------- CPU profile summary
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
-
 function category(url: string, fn: string): string {
   if (fn === '(idle)') return 'idle (waiting for I/O)';
   if (fn === '(garbage collector)') return 'garbage collector';
@@ -400,43 +330,10 @@ function category(url: string, fn: string): string {
   return 'other';
 }
 
-function summariseProfile(file: string): { totalMs: number; categories: [string, number][]; top: { name: string; where: string; ms: number; pct: number }[] } {
-  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  const self = new Map<number, number>();
-  prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
-  let total = 0;
-  const cats = new Map<string, number>();
-  const fns = new Map<string, { name: string; where: string; us: number }>();
-  for (const [id, us] of self) {
-    const n = byId.get(id);
-    if (!n) continue;
-    total += us;
-    const { functionName, url, lineNumber } = n.callFrame;
-    const c = category(url, functionName);
-    cats.set(c, (cats.get(c) ?? 0) + us);
-    if (functionName === '(idle)') continue;
-    const short = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '').replace(/^node_modules\//, '');
-    const key = `${functionName}|${url}|${lineNumber}`;
-    // tsx-compiled modules report line 0 for everything: the file alone then.
-    const e = fns.get(key) ?? { name: functionName || '(anonymous)', where: short ? (lineNumber > 0 ? `${short}:${lineNumber + 1}` : short) : '', us: 0 };
-    e.us += us;
-    fns.set(key, e);
-  }
-  return {
-    totalMs: total / 1000,
-    categories: [...cats.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, (100 * v) / total]),
-    top: [...fns.values()]
-      .sort((a, b) => b.us - a.us)
-      .slice(0, 12)
-      .map((f) => ({ name: f.name, where: f.where, ms: f.us / 1000, pct: (100 * f.us) / total })),
-  };
-}
-
 // ---------------------------------------------------------------- environment
 
 async function versions(): Promise<Record<string, string>> {
-  const java = await execFileP('java', ['-version']).then((r) => r.stderr.split('\n')[0] ?? '', () => 'unknown');
+  const java = await javaVersion();
   const kcat = SKIP.has('kcat')
     ? 'not run'
     : await execFileP('kcat', ['-V']).then(
@@ -446,10 +343,8 @@ async function versions(): Promise<Record<string, string>> {
         },
         () => 'not installed',
       );
-  const kafkajs = (JSON.parse(readFileSync(join(ROOT, 'node_modules/kafkajs/package.json'), 'utf8')) as { version: string }).version;
-  const git = (args: string[]) => execFileP('git', ['-C', ROOT, ...args]).then((r) => r.stdout.trim(), () => '');
-  const rev = await git(['rev-parse', '--short', 'HEAD']);
-  const dirty = rev ? await git(['status', '--porcelain', '--', 'src/verify']) : '';
+  const kafkajs = kafkajsVersion();
+  const { rev, dirty } = await gitState(ROOT, 'src/verify');
   const eoswatch = rev ? `this checkout at ${rev}${dirty ? ' with uncommitted changes in src/verify/' : ''}` : ROOT;
   return { node: process.version, java, kcat, kafkajs, eoswatch };
 }
@@ -460,26 +355,6 @@ const SECTION_BEGIN = '<!-- BEGIN CHECKER BENCH (written by bench/checker.bench.
 const SECTION_END = '<!-- END CHECKER BENCH -->';
 const CHECKER_NOTES_BEGIN = '<!-- BEGIN CHECKER NOTES (hand-written; kept when bench/checker.bench.ts rewrites its section) -->';
 const CHECKER_NOTES_END = '<!-- END CHECKER NOTES -->';
-const PIPELINE_NOTES_END = '<!-- END NOTES -->';
-
-function between(text: string, a: string, b: string): string | undefined {
-  const i = text.indexOf(a);
-  const j = text.indexOf(b, i + a.length);
-  return i >= 0 && j > i ? text.slice(i, j + b.length) : undefined;
-}
-
-/** Puts the section into the file: in place of the old one, else just before the end of the pipeline benchmark's notes block, else at the end. */
-function writeSection(file: string, section: string): void {
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const old = between(text, SECTION_BEGIN, SECTION_END);
-  let out: string;
-  if (old) out = text.replace(old, () => section);
-  else if (text.includes(PIPELINE_NOTES_END)) {
-    const k = text.indexOf(PIPELINE_NOTES_END);
-    out = `${text.slice(0, k).replace(/\n*$/, '\n\n')}${section}\n${text.slice(k)}`;
-  } else out = `${text.replace(/\n*$/, text ? '\n\n' : '')}${section}\n`;
-  writeFileSync(file, out);
-}
 
 interface Report {
   startedAt: Date;
@@ -519,17 +394,17 @@ function section(r: Report): string {
   line(`## verify check (${fmt(N)} records)`);
   line();
   line(
-    `Generated by \`${cmd}${opts ? `${N !== 1_000_000 ? ' ' : ' -- '}${opts}` : ''}\` (= \`node --import tsx bench/checker.bench.ts ...\`) on ${r.startedAt.toISOString()}; the whole run took ${fmt(r.totalS / 60, 1)} min. ` +
+    `${generatedBy(`${cmd}${opts ? `${N !== 1_000_000 ? ' ' : ' -- '}${opts}` : ''}`, 'bench/checker.bench.ts', r.startedAt, r.totalS)} ` +
       '`eoswatch verify check` against two plain consumers reading the same topic to its end, read_committed, one process each, side by side in one invocation.',
   );
   line();
-  const cpu = cpus();
+  const cpu = machine();
   line(
     mdTable(
       ['what', 'value'],
       [
-        ['machine', `nproc ${cpu.length} (${cpu[0]?.model ?? 'unknown'}), ${fmt(totalmem() / 2 ** 30, 1)} GiB memory; **shared**: other people's tests and benchmarks ran on it at the same time`],
-        ['load average 1/5/15 min, start → end', `${r.load0.map((x) => x.toFixed(2)).join(' / ')} → ${r.load1.map((x) => x.toFixed(2)).join(' / ')}`],
+        ['machine', `nproc ${cpu.nproc} (${cpu.model}), ${fmt(cpu.memGiB, 1)} GiB memory; **shared**: other people's tests and benchmarks ran on it at the same time`],
+        loadAverageRow(r.load0, r.load1),
         ['Node', r.env.node ?? ''],
         ['Kafka (broker, ConsumerPerformance)', `${r.kafka}: ${NODES} KRaft broker+controller node${NODES > 1 ? 's' : ''} on loopback (src/localcluster), heap 512m`],
         ['Java', r.env.java ?? ''],
@@ -639,7 +514,7 @@ function section(r: Report): string {
   line(mdTable(['round', 'run', 'records', 'wall s', 'records/s', 'read records/s', 'peak RSS MiB', 'CPU s: tool / broker', 'load 1m', 'check'], runRows));
   line();
   if (r.prof?.file) {
-    const s = summariseProfile(r.prof.file);
+    const s = summariseProfile(r.prof.file, { category, top: 12 });
     line(`### CPU profile of the checker (\`node --cpu-prof\`, one separate run, not counted)`);
     line();
     line(`The whole \`verify check\` process, start-up included: ${fmt(s.totalMs / 1000, 2)} s of main-thread samples; ${fmt((r.prof.run.records / r.prof.run.readMs) * 1000)} read records/s in this run.`);
@@ -649,7 +524,7 @@ function section(r: Report): string {
     line(mdTable(['function (self time, idle excluded)', 'where', 'ms', '%'], s.top.map((f) => [`\`${f.name}\``, f.where, fmt(f.ms), f.pct.toFixed(1)])));
     line();
   }
-  line(`Raw outputs, GNU time files and the profile: \`${OUT_DIR.replace(`${ROOT}/`, '')}/\` (git-ignored).`);
+  line(`Raw outputs, GNU time files and the profile: \`${fromRoot(OUT_DIR)}/\` (git-ignored).`);
   line();
   line('### Notes');
   line();
@@ -700,49 +575,31 @@ async function main(): Promise<void> {
   }
   const env = await versions();
   if (!SKIP.has('kcat') && env.kcat === 'not installed') throw new Error('kcat is not installed (Debian: apt-get install kcat), or run with --skip kcat');
-  const version = process.env.EOSWATCH_KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION;
-  const libs = await ensureKafka(version);
-  const log4j = join(OUT_DIR, 'log4j2.properties');
-  writeFileSync(
-    log4j,
-    'status = error\nappender.out.type = Console\nappender.out.name = OUT\nappender.out.target = SYSTEM_ERR\nappender.out.layout.type = PatternLayout\nappender.out.layout.pattern = %p %m (%c)%n\nrootLogger.level = WARN\nrootLogger.appenderRef.out.ref = OUT\n',
-  );
+  const { version, libs } = await kafkaDist();
+  const log4j = writeLog4j(OUT_DIR);
   const consumerConfig = join(OUT_DIR, 'consumer.properties');
   writeFileSync(consumerConfig, 'isolation.level=read_committed\n');
   const compiled = SKIP.has('dist') ? undefined : await buildCompiled();
-  const c0 = Date.now();
-  const cluster = await LocalCluster.start({ nodes: NODES as 1 | 3, version });
-  clusterRef = cluster;
-  const ctx: Ctx = { cluster, libs, log4j, consumerConfig, ...(compiled ? { compiled } : {}) };
-  const rounds: Run[][] = [];
-  const warm: Run[] = [];
-  const small: Run[] = [];
-  let prof: Report['prof'];
-  let produceMs = 0;
-  let smallProduceMs = 0;
-  let recordBytes = 0;
-  try {
-    log(`cluster up in ${((Date.now() - c0) / 1000).toFixed(1)} s: ${cluster.bootstrapServers} (Kafka ${cluster.version})`);
+  const measured = await withCluster({ nodes: NODES as 1 | 3, version }, async (cluster) => {
+    const ctx: Ctx = { cluster, libs, log4j, consumerConfig, ...(compiled ? { compiled } : {}) };
+    const rounds: Run[][] = [];
+    const warm: Run[] = [];
+    const small: Run[] = [];
+    let prof: Report['prof'];
+    let smallProduceMs = 0;
     const kafka = kafkaFor(cluster.brokers);
     const make = async (records: number, label: string): Promise<[Topic, number]> => {
       const name = uniqueName(`bench-checker-${label}`);
       await createTopic(cluster.brokers, name, PARTITIONS, RF);
       log(`producing ${records} verification records into ${name}`);
       const m = await produceVerifyRecords(kafka, name, { records });
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        const end = (await admin.fetchTopicOffsets(name)).reduce((a, o) => a + Number(o.high), 0);
-        if (end !== records) throw new Error(`${name} holds ${end} records, expected ${records}`);
-      } finally {
-        await admin.disconnect();
-      }
+      const end = await sumHighWatermarks(cluster.brokers, name);
+      if (end !== records) throw new Error(`${name} holds ${end} records, expected ${records}`);
       return [{ name, run: m.run, records }, m.ms];
     };
-    const [topic, pms] = await make(N, 'big');
-    produceMs = pms;
+    const [topic, produceMs] = await make(N, 'big');
     // JSON.stringify of a record of this run at a typical sequence: the value size.
-    recordBytes = JSON.stringify({ id: `${topic.run}-0-${Math.floor(N / PARTITIONS / 2)}`, ts: Date.now(), value: Math.floor(N / PARTITIONS / 2), run: topic.run, p: 0, seq: Math.floor(N / PARTITIONS / 2) }).length;
+    const recordBytes = JSON.stringify({ id: `${topic.run}-0-${Math.floor(N / PARTITIONS / 2)}`, ts: Date.now(), value: Math.floor(N / PARTITIONS / 2), run: topic.run, p: 0, seq: Math.floor(N / PARTITIONS / 2) }).length;
     let smallTopic: Topic | undefined;
     if (SMALL > 0) [smallTopic, smallProduceMs] = await make(SMALL, 'small');
     const describe = (x: Run) =>
@@ -790,18 +647,16 @@ async function main(): Promise<void> {
       const f = readdirSync(dir).find((n) => n.endsWith('.cpuprofile'));
       prof = { run: x, ...(f ? { file: join(dir, f) } : {}) };
     }
-  } finally {
-    emergencyStop();
-    await cluster.down().catch((err: unknown) => log(`cluster down: ${(err as Error).message}`));
-    clusterRef = undefined;
-  }
+    return { kafka: cluster.version, produceMs, smallProduceMs, recordBytes, rounds, warm, small, prof };
+  });
+  const { kafka, produceMs, smallProduceMs, recordBytes, rounds, warm, small, prof } = measured;
   const report: Report = {
     startedAt,
     totalS: (Date.now() - startedAt.getTime()) / 1000,
     load0,
     load1: loadavg(),
     env,
-    kafka: cluster.version,
+    kafka,
     produceMs,
     smallProduceMs,
     recordBytes,
@@ -813,7 +668,7 @@ async function main(): Promise<void> {
   };
   writeFileSync(join(OUT_DIR, 'results.json'), JSON.stringify(report, null, 1));
   const text = section(report);
-  writeSection(argv.out!, text);
+  writeSection(argv.out!, SECTION_BEGIN, SECTION_END, text);
   const all = rounds.flat();
   const medRate = (k: Kind) => median(all.filter((x) => x.kind === k).map((x) => (x.records / x.wallMs) * 1000));
   process.stdout.write(
@@ -822,11 +677,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    log(`FAILED: ${(err as Error).stack ?? String(err)}`);
-    emergencyStop();
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -14,23 +14,19 @@
 // interleaved in ABBA order, and the medians are reported. A last, separate eoswatch run under
 // `node --cpu-prof` gives the profile summarised in RESULTS.md, whose hand-written notes block is
 // kept. Every process started here is stopped by pid, also on failure.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { LocalCluster } from '../src/localcluster/cluster.js';
-import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../src/localcluster/kafka-dist.js';
+import type { LocalCluster } from '../src/localcluster/cluster.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { produceSeed } from '../test/harness/seed.js';
 import { parsePrometheusText, sampleValue, type Parsed } from '../test/harness/promtext.js';
+import { BENCH_DIR, ROOT, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, keptNotes, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, quantile, runMain, sumHighWatermarks, summariseProfile, withCluster, writeLog4j } from './common.js';
 
-const execFileP = promisify(execFile);
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(BENCH_DIR, '..');
 const PARTITIONS = 6;
 const RF = 3;
 const VALUE_BYTES = 100;
@@ -53,15 +49,12 @@ const { values: argv } = parseArgs({
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
-if (argv.help) {
-  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0]! + '\n');
-  process.exit(0);
-}
-const N = Number(argv.records);
-const ROUNDS = Number(argv.rounds);
+if (argv.help) printUsageAndExit(import.meta.url);
+const N = intOption(argv.records, '--records', PARTITIONS);
+const ROUNDS = intOption(argv.rounds, '--rounds', 1);
 const WARMUP = !argv['no-warmup'];
 // Runs left out (experiments): any of copier, eoscopy, perf.
-const SKIP = new Set((argv.skip ?? '').split(',').filter(Boolean));
+const SKIP = listOption(argv.skip);
 // Extra modules preloaded into the eoswatch process (experiments, e.g. bench/experiments/*.ts).
 const EOS_PRELOADS = (argv['eos-preload'] ?? []).map((f) => pathToFileURL(resolve(f)).href);
 const TRANSFORM = argv.transform!;
@@ -69,45 +62,13 @@ const CHECKPOINT_INTERVAL = argv['checkpoint-interval']!;
 // The eoswatch checkout whose `src/cli.ts run` is benchmarked (default: this one; another one to compare commits).
 const EOS_DIR = resolve(argv['eoswatch-dir']!);
 const FIXED_COPIER_TXN = argv['copier-txn-size'] === undefined ? undefined : Number(argv['copier-txn-size']);
-if (!Number.isInteger(N) || N < PARTITIONS) throw new Error(`--records: expected an integer >= ${PARTITIONS}`);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('--rounds: expected an integer >= 1');
 if (!['identity', 'increment'].includes(TRANSFORM)) throw new Error('--transform: identity or increment');
 if (FIXED_COPIER_TXN !== undefined && !(Number.isInteger(FIXED_COPIER_TXN) && FIXED_COPIER_TXN > 0)) throw new Error('--copier-txn-size: a positive integer');
 
-const OUT_DIR = join(BENCH_DIR, 'out', new Date().toISOString().replace(/[:.]/g, '-'));
-mkdirSync(OUT_DIR, { recursive: true });
+const OUT_DIR = makeOutDir();
+installEmergencyStop();
 
-function log(msg: string): void {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 23)}] ${msg}\n`);
-}
-
-// ---------------------------------------------------------------- processes (tracked by pid)
-
-const live = new Set<ChildProcess>();
-
-function killByPid(child: ChildProcess, sig: NodeJS.Signals = 'SIGKILL'): void {
-  if (child.pid && child.exitCode === null && child.signalCode === null) {
-    try {
-      process.kill(child.pid, sig);
-    } catch {
-      /* already gone */
-    }
-  }
-}
-
-let clusterRef: LocalCluster | undefined;
-function emergencyStop(): void {
-  for (const c of live) killByPid(c);
-  clusterRef?.killAllSync();
-}
-process.on('exit', emergencyStop);
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    log(`${sig}: stopping every process started by the benchmark`);
-    emergencyStop();
-    process.exit(130);
-  });
-}
+// ---------------------------------------------------------------- processes (tracked by pid, in common.ts's live)
 
 interface Proc {
   child: ChildProcess;
@@ -181,48 +142,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   );
 }
 
-// ---------------------------------------------------------------- CPU accounting
-
-const CLK_TCK = 100; // getconf CLK_TCK on Linux
-
-/** [own utime+stime, reaped children's cutime+cstime] of a process in seconds, from /proc. */
-function procCpu(pid: number | 'self'): [number, number] {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields 14-17 of stat(5), counted from the state field (3) here
-    return [(Number(f[11]) + Number(f[12])) / CLK_TCK, (Number(f[13]) + Number(f[14])) / CLK_TCK];
-  } catch {
-    return [0, 0];
-  }
-}
-
-/**
- * CPU seconds used during a run by the processes under test (children of this process that exited
- * during the run: their CPU is added to our cutime/cstime when reaped) and by the brokers.
- */
-function cpuMeter(cluster: LocalCluster): () => { pipeline: number; brokers: number } {
-  const brokers = (): number => Object.values(cluster.pids()).reduce<number>((a, pid) => a + (pid ? procCpu(pid)[0] : 0), 0);
-  const c0 = procCpu('self')[1];
-  const b0 = brokers();
-  return () => ({ pipeline: procCpu('self')[1] - c0, brokers: brokers() - b0 });
-}
-
 // ---------------------------------------------------------------- statistics
-
-/** Sample quantile, linear interpolation between closest ranks (R type 7 / numpy default). */
-function quantile(xs: number[], q: number): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const h = (s.length - 1) * q;
-  const lo = Math.floor(h);
-  const hi = Math.ceil(h);
-  return s[lo]! + (s[hi]! - s[lo]!) * (h - lo);
-}
-
-function median(xs: number[]): number {
-  return quantile(xs.filter((x) => Number.isFinite(x)), 0.5);
-}
 
 /** histogram_quantile() as PromQL computes it: linear interpolation inside the bucket. */
 function histogramQuantile(parsed: Parsed, name: string, q: number): number {
@@ -246,19 +166,7 @@ function histogramQuantile(parsed: Parsed, name: string, q: number): number {
   return prevLe;
 }
 
-const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a');
-
 // ---------------------------------------------------------------- Kafka helpers
-
-async function sumHighWatermarks(brokers: string[], topic: string): Promise<number> {
-  const admin = kafkaFor(brokers).admin();
-  await admin.connect();
-  try {
-    return (await admin.fetchTopicOffsets(topic)).reduce((a, o) => a + Number(o.high), 0);
-  } finally {
-    await admin.disconnect();
-  }
-}
 
 /**
  * Sum of the sink's end offsets as a read_committed reader sees them (kafkajs' admin lists offsets
@@ -633,12 +541,6 @@ async function runPerf(ctx: Ctx, round: number, recordSize: number): Promise<Per
 
 // ---------------------------------------------------------------- CPU profile summary
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-
 function category(url: string, fn: string): string {
   if (fn === '(idle)') return 'idle (waiting for I/O)';
   if (fn === '(garbage collector)') return 'garbage collector';
@@ -654,48 +556,11 @@ function category(url: string, fn: string): string {
   return 'other';
 }
 
-function summariseProfile(file: string): { total: number; categories: [string, number][]; top: { name: string; where: string; ms: number; pct: number }[]; kafkajsFiles: [string, number][] } {
-  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  const self = new Map<number, number>();
-  prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
-  let total = 0;
-  const cats = new Map<string, number>();
-  const fns = new Map<string, { name: string; where: string; us: number }>();
-  const kfiles = new Map<string, number>();
-  for (const [id, us] of self) {
-    const n = byId.get(id);
-    if (!n) continue;
-    total += us;
-    const { functionName, url, lineNumber } = n.callFrame;
-    const c = category(url, functionName);
-    cats.set(c, (cats.get(c) ?? 0) + us);
-    const short = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '').replace(/^node_modules\//, '');
-    if (c.startsWith('kafkajs')) kfiles.set(short.replace(/^kafkajs\//, ''), (kfiles.get(short.replace(/^kafkajs\//, '')) ?? 0) + us);
-    if (functionName === '(idle)') continue;
-    const key = `${functionName}|${url}|${lineNumber}`;
-    const e = fns.get(key) ?? { name: functionName || '(anonymous)', // tsx-compiled modules report line 0 for everything: give the file alone then.
-      where: short ? (lineNumber > 0 ? `${short}:${lineNumber + 1}` : short) : '', us: 0 };
-    e.us += us;
-    fns.set(key, e);
-  }
-  const top = [...fns.values()]
-    .sort((a, b) => b.us - a.us)
-    .slice(0, 20)
-    .map((f) => ({ name: f.name, where: f.where, ms: f.us / 1000, pct: (100 * f.us) / total }));
-  return {
-    total: total / 1000,
-    categories: [...cats.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, (100 * v) / total]),
-    top,
-    kafkajsFiles: [...kfiles.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([k, v]) => [k, (100 * v) / total]),
-  };
-}
-
 // ---------------------------------------------------------------- environment
 
 async function versions(libs: string, bootstrap: string): Promise<Record<string, string>> {
-  const java = await execFileP('java', ['-version']).then((r) => r.stderr.split('\n')[0] ?? '', () => 'unknown');
-  const kafkajs = (JSON.parse(readFileSync(join(ROOT, 'node_modules/kafkajs/package.json'), 'utf8')) as { version: string }).version;
+  const java = await javaVersion();
+  const kafkajs = kafkajsVersion();
   let txnVersion = 'unknown';
   try {
     const r = await execFileP('java', ['-cp', `${libs}/*`, 'org.apache.kafka.tools.FeatureCommand', '--bootstrap-server', bootstrap, 'describe']);
@@ -706,28 +571,9 @@ async function versions(libs: string, bootstrap: string): Promise<Record<string,
     /* left unknown */
   }
   // Which eoswatch was measured: the checkout's commit, and whether src/ had uncommitted changes.
-  const git = (args: string[]) => execFileP('git', ['-C', EOS_DIR, ...args]).then((r) => r.stdout.trim(), () => '');
-  const rev = await git(['rev-parse', '--short', 'HEAD']);
-  const dirty = rev ? (await git(['status', '--porcelain', '--', 'src'])) !== '' : false;
+  const { rev, dirty } = await gitState(EOS_DIR, 'src');
   const eoswatch = rev ? `${EOS_DIR === ROOT ? 'this checkout' : EOS_DIR} at ${rev}${dirty ? ', with uncommitted changes in src/' : ''}` : EOS_DIR;
   return { node: process.version, java, kafkajs, txnVersion, eoswatch };
-}
-
-// ---------------------------------------------------------------- report
-
-function mdTable(head: string[], rows: (string | number)[][]): string {
-  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-}
-
-const NOTES_BEGIN = '<!-- BEGIN NOTES (kept when the benchmark rewrites this file) -->';
-const NOTES_END = '<!-- END NOTES -->';
-
-function keptNotes(file: string): string {
-  if (!existsSync(file)) return `${NOTES_BEGIN}\n${NOTES_END}`;
-  const text = readFileSync(file, 'utf8');
-  const a = text.indexOf(NOTES_BEGIN);
-  const b = text.indexOf(NOTES_END);
-  return a >= 0 && b > a ? text.slice(a, b + NOTES_END.length) : `${NOTES_BEGIN}\n${NOTES_END}`;
 }
 
 // ---------------------------------------------------------------- main
@@ -795,31 +641,20 @@ async function main(): Promise<void> {
   const load0 = loadavg();
   log(`records ${N}, rounds ${ROUNDS}, warm-up ${WARMUP ? 'yes' : 'no'}, transform ${TRANSFORM}, checkpoint ${CHECKPOINT_INTERVAL}; artifacts in ${OUT_DIR}`);
   // The Java probes, compiled against this Kafka's jars before the cluster starts.
-  const version = process.env.EOSWATCH_KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION;
-  const libs = await ensureKafka(version);
+  const { version, libs } = await kafkaDist();
   const classes = join(OUT_DIR, 'classes');
   mkdirSync(classes, { recursive: true });
   await execFileP('javac', ['-nowarn', '-cp', `${libs}/*`, '-d', classes, join(BENCH_DIR, 'java', 'CopierProbe.java'), join(BENCH_DIR, 'java', 'EosCopy.java')]);
-  const log4j = join(OUT_DIR, 'log4j2.properties');
-  writeFileSync(
-    log4j,
-    'status = error\nappender.out.type = Console\nappender.out.name = OUT\nappender.out.target = SYSTEM_ERR\nappender.out.layout.type = PatternLayout\nappender.out.layout.pattern = %p %m (%c)%n\nrootLogger.level = WARN\nrootLogger.appenderRef.out.ref = OUT\n',
-  );
-  const c0 = Date.now();
-  const cluster = await LocalCluster.start({ nodes: 3, version });
-  clusterRef = cluster;
-  const rounds: Round[] = [];
-  let warm: Round | undefined;
-  let prof: EosResult | undefined;
-  let env: Record<string, string> = {};
-  let seed = { source: '', ms: 0, valueAvg: 0 };
-  try {
-    log(`cluster up in ${((Date.now() - c0) / 1000).toFixed(1)} s: ${cluster.bootstrapServers} (Kafka ${cluster.version})`);
-    env = { ...(await versions(cluster.state.libs, cluster.bootstrapServers)), kafka: cluster.version };
-    seed = await seedTopic(cluster, N, 'source');
+  const log4j = writeLog4j(OUT_DIR);
+  const { env, seed, rounds, warm, prof } = await withCluster({ nodes: 3, version }, async (cluster) => {
+    const env: Record<string, string> = { ...(await versions(cluster.state.libs, cluster.bootstrapServers)), kafka: cluster.version };
+    const seed = await seedTopic(cluster, N, 'source');
     const perfRecordSize = Math.round(seed.valueAvg + 36);
     const ctx: Ctx = { cluster, source: seed.source, records: N, classes, log4j };
     const state = { txn: 0 };
+    const rounds: Round[] = [];
+    let warm: Round | undefined;
+    let prof: EosResult | undefined;
     if (WARMUP) {
       // Fresh brokers run interpreted code for a while (their CPU per record keeps falling over the
       // first minutes): one round of eoswatch, EosCopy and producer-perf on the same input first,
@@ -835,17 +670,16 @@ async function main(): Promise<void> {
       prof = await runEoswatch(ctx, ROUNDS + 1, true);
       log(`  eoswatch (profiled): ${fmt(prof.recordsPerSec)} rec/s; profile ${prof.profile ?? 'missing'}`);
     }
-  } finally {
-    emergencyStop();
-    await cluster.down().catch((err: unknown) => log(`cluster down: ${(err as Error).message}`));
-    clusterRef = undefined;
-  }
+    return { env, seed, rounds, warm, prof };
+  });
   const load1 = loadavg();
   const totalS = (Date.now() - startedAt.getTime()) / 1000;
   report({ startedAt, load0, load1, totalS, env, seed, rounds, warm, prof });
 }
 
 // ---------------------------------------------------------------- RESULTS.md
+
+// The file is rewritten but for its notes block (keptNotes, common.ts), where the other benchmarks write their sections.
 
 function report(r: {
   startedAt: Date;
@@ -882,15 +716,19 @@ function report(r: {
   const tputRatio = mE.tput / mC.tput;
   const p99Ratio = mE.p99 / mC.p99;
   const ratio = (x: number) => (Number.isFinite(x) ? (x >= 0.1 ? x.toFixed(2) : x.toPrecision(2)) : 'n/a');
-  const cpu = cpus();
+  const cpu = machine();
   const L: string[] = [];
   const line = (s = '') => L.push(s);
   const recordBytes = (r.seed.valueAvg + 36).toFixed(0);
   line('# Pipeline benchmark: eoswatch vs Kafka TransactionalMessageCopier vs ProducerPerformance');
   line();
   line(
-    `Generated by \`npm run bench:pipeline -- --records ${N} --rounds ${ROUNDS}${WARMUP ? '' : ' --no-warmup'}${TRANSFORM !== 'identity' ? ` --transform ${TRANSFORM}` : ''}${CHECKPOINT_INTERVAL !== '1s' ? ` --checkpoint-interval ${CHECKPOINT_INTERVAL}` : ''}${SKIP.size ? ` --skip ${[...SKIP].join(',')}` : ''}${(argv['eos-preload'] ?? []).map((f) => ` --eos-preload ${f}`).join('')}${FIXED_COPIER_TXN ? ` --copier-txn-size ${FIXED_COPIER_TXN}` : ''}\` ` +
-      `(= \`node --import tsx bench/pipeline.bench.ts ...\`) on ${r.startedAt.toISOString()}; the whole run took ${fmt(r.totalS / 60, 1)} min.`,
+    generatedBy(
+      `npm run bench:pipeline -- --records ${N} --rounds ${ROUNDS}${WARMUP ? '' : ' --no-warmup'}${TRANSFORM !== 'identity' ? ` --transform ${TRANSFORM}` : ''}${CHECKPOINT_INTERVAL !== '1s' ? ` --checkpoint-interval ${CHECKPOINT_INTERVAL}` : ''}${SKIP.size ? ` --skip ${[...SKIP].join(',')}` : ''}${(argv['eos-preload'] ?? []).map((f) => ` --eos-preload ${f}`).join('')}${FIXED_COPIER_TXN ? ` --copier-txn-size ${FIXED_COPIER_TXN}` : ''}`,
+      'bench/pipeline.bench.ts',
+      r.startedAt,
+      r.totalS,
+    ),
   );
   line();
   line('## Machine and versions');
@@ -899,9 +737,9 @@ function report(r: {
     mdTable(
       ['what', 'value'],
       [
-        ['CPU', `nproc ${cpu.length}: ${cpu[0]?.model ?? 'unknown'}`],
-        ['memory', `${(totalmem() / 2 ** 30).toFixed(1)} GiB`],
-        ['load average 1/5/15 min, start → end', `${r.load0.map((x) => x.toFixed(2)).join(' / ')} → ${r.load1.map((x) => x.toFixed(2)).join(' / ')}`],
+        ['CPU', `nproc ${cpu.nproc}: ${cpu.model}`],
+        ['memory', `${cpu.memGiB.toFixed(1)} GiB`],
+        loadAverageRow(r.load0, r.load1),
         ['Node', r.env.node ?? ''],
         ['Java', r.env.java ?? ''],
         ['Kafka (brokers, tools, Java clients)', `${r.env.kafka ?? ''}: 3 KRaft broker+controller nodes on loopback (src/localcluster), heap 512m each, min.insync.replicas 2`],
@@ -1006,13 +844,13 @@ function report(r: {
   line('  - copier: its own producer\'s metric `txn-commit-time-ns-total` (cumulative nanoseconds in `KafkaProducer.commitTransaction()`), read from the in-JVM MBeanServer by `bench/java/CopierProbe.java`, which runs the unchanged tool in the same JVM. The copier commits at most one transaction between two of its status lines, so the metric is read at each status line (and, for the last transaction, by a 1 ms poller, before `close()` unregisters it) and each increase is one commit.');
   if (mT) line('  - EosCopy: `System.nanoTime()` around `commitTransaction()`, after `flush()` and `sendOffsetsToTransaction()`.');
   line(`- **exactly-once check**: after each run the sum of the sink's end offsets as a read_committed reader sees them (last stable offsets, polled until the commit markers are written) must equal the record count plus one commit marker per committed transaction (so nothing was lost, duplicated or aborted), and the records copied (eoswatch: the group's committed offsets) must equal the record count.`);
-  line(`- Raw logs, probe outputs, per-run JSON and the CPU profile: \`${OUT_DIR.replace(`${ROOT}/`, '')}/\` (git-ignored).`);
+  line(`- Raw logs, probe outputs, per-run JSON and the CPU profile: \`${fromRoot(OUT_DIR)}/\` (git-ignored).`);
   line();
   if (r.prof?.profile) {
-    const s = summariseProfile(r.prof.profile);
+    const s = summariseProfile(r.prof.profile, { category, top: 20, fileOf: (c, short) => (c.startsWith('kafkajs') ? short.replace(/^kafkajs\//, '') : undefined) });
     line('## CPU profile of eoswatch (`node --cpu-prof`, separate run after the rounds)');
     line();
-    line(`The whole \`eoswatch run\` process, start-up included: ${fmt(s.total / 1000, 1)} s of samples of the main thread; ${fmt(r.prof.recordsPerSec)} records/s in this run (profiling costs a little).`);
+    line(`The whole \`eoswatch run\` process, start-up included: ${fmt(s.totalMs / 1000, 1)} s of samples of the main thread; ${fmt(r.prof.recordsPerSec)} records/s in this run (profiling costs a little).`);
     line();
     line(mdTable(['where the main thread was', '% of samples'], s.categories.map(([k, v]) => [k, v.toFixed(1)])));
     line();
@@ -1022,7 +860,7 @@ function report(r: {
     line();
     line('kafkajs self time by file:');
     line();
-    line(mdTable(['kafkajs file', '% of samples'], s.kafkajsFiles.map(([k, v]) => [k, v.toFixed(1)])));
+    line(mdTable(['kafkajs file', '% of samples'], s.files.map(([k, v]) => [k, v.toFixed(1)])));
     line();
   }
   line('## What limits eoswatch, and what was tried');
@@ -1047,11 +885,4 @@ function report(r: {
   );
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    log(`FAILED: ${(err as Error).stack ?? String(err)}`);
-    emergencyStop();
-    process.exit(1);
-  },
-);
+runMain(main);

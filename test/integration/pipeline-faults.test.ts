@@ -94,7 +94,9 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
   test('two instances in one group, one killed and one added mid-stream: no duplicate, no loss', async () => {
     const s = await setup('scale');
     const stream = seedStream(s.brokers, s.source, P, 20_000, 500, 200);
-    const cfg = pipelineConfig(s, { sessionTimeout: '6s', heartbeatInterval: '1s' });
+    // A checkpoint that meets a rebalance (or a slow, loaded machine) may fail; tolerated, so that
+    // the instances stay up and the test judges the data, not one checkpoint.
+    const cfg = pipelineConfig(s, { sessionTimeout: '6s', heartbeatInterval: '1s', checkpoint: { interval: '500ms', timeout: '20s', tolerableFailedCheckpoints: 3 } });
     const a = new PipelineProcess(cfg, 'a');
     const b = new PipelineProcess(cfg, 'b');
     await a.waitFor(/partition task initialised/);
@@ -108,6 +110,7 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     const sent = await sourceRecords(s.brokers, s.source);
     await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
     assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(a, b, c));
+    assert.ok(b.alive && c.alive, `b and c still run\n${tails(a, b, c)}`);
     const owned = ((await b.metric('eos_pipeline_assigned_partitions')) ?? 0) + ((await c.metric('eos_pipeline_assigned_partitions')) ?? 0);
     assert.equal(owned, P, 'b and c split all partitions');
     await b.kill();
