@@ -90,6 +90,7 @@ export class CanaryService implements Service {
   private sending: Promise<void> | undefined;
   private ticker: NodeJS.Timeout | undefined;
   private sweeper: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
   /** Next sink offset to take, per sink partition. */
   private readonly position = new Map<number, bigint>();
   private readonly labels: { pipeline: string };
@@ -124,9 +125,28 @@ export class CanaryService implements Service {
       await admin.disconnect();
     }
     this.seq = new Array<number>(this.partitions).fill(0);
-    await this.startReader();
+    // The sender starts once the reader holds its partitions (positioned before any record of
+    // this run); start() does not wait for it, so a slow group join never holds up the daemon.
+    const { joined } = await this.startReader();
+    const tryStart = (): void => {
+      this.startSender().catch((err) => {
+        this.lastSendError = errorMessage(err);
+        this.logger.warn({ err: this.lastSendError }, 'canary sender could not start; retrying in 5 s');
+        if (this.state === 'starting') this.retryTimer = setTimeout(tryStart, 5000);
+      });
+    };
+    void joined.then(tryStart);
+  }
+
+  private async startSender(): Promise<void> {
+    if (this.state !== 'starting') return;
+    await this.producer?.disconnect().catch(() => undefined); // a failed earlier attempt
     this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await this.producer.connect();
+    if (this.state !== 'starting') {
+      await this.producer.disconnect().catch(() => undefined); // stopped meanwhile
+      return;
+    }
     this.state = 'running';
     this.lastTick = Date.now();
     this.ticker = setInterval(() => this.tick(), TICK_MS);
@@ -137,7 +157,8 @@ export class CanaryService implements Service {
     this.logger.info({ run: this.run, source: this.opts.sourceTopic, sink: this.opts.sinkTopic, rate: this.opts.rate, partitions: this.partitions }, 'canary started');
   }
 
-  private async startReader(): Promise<void> {
+  /** Starts the reader; `joined` resolves at its first group join (wrapped: an async function would wait for it). */
+  private async startReader(): Promise<{ joined: Promise<void> }> {
     const consumer = this.kafka.consumer({ groupId: `${this.opts.id}.canary-reader`, maxWaitTimeInMs: 100, sessionTimeout: 30_000, heartbeatInterval: 3000 });
     this.consumer = consumer;
     let joined!: () => void;
@@ -159,7 +180,7 @@ export class CanaryService implements Service {
     await consumer.connect();
     await consumer.subscribe({ topic: this.opts.sinkTopic, fromBeginning: false });
     await consumer.run({ autoCommit: false, eachBatch: (p) => this.onBatch(p) });
-    await firstJoin;
+    return { joined: firstJoin };
   }
 
   private async onBatch({ batch }: EachBatchPayload): Promise<void> {
@@ -242,6 +263,7 @@ export class CanaryService implements Service {
   }
 
   ready(): ServiceHealth {
+    if (this.state === 'starting') return { ready: false, detail: 'canary reader joining its group' };
     if (this.state !== 'running') return { ready: false, detail: `canary ${this.state}` };
     return { ready: true, detail: this.lastSendError ? `sends failing: ${this.lastSendError}` : `run ${this.run}` };
   }
@@ -250,6 +272,7 @@ export class CanaryService implements Service {
     this.state = 'stopped';
     clearInterval(this.ticker);
     clearInterval(this.sweeper);
+    clearTimeout(this.retryTimer);
     await this.sending;
     await this.producer?.disconnect().catch(() => undefined);
     await this.consumer?.disconnect().catch(() => undefined);
