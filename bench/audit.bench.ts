@@ -2,7 +2,7 @@
 // target being under 10 s. Run: npm run bench:audit [-- --topics 500 --rounds 3]
 import { parseArgs } from 'node:util';
 import { cpus, totalmem } from 'node:os';
-import { LocalCluster } from '../src/localcluster/cluster.js';
+import { installEmergencyStop, withCluster } from './common.js';
 import { createKafka } from '../src/kafka/client.js';
 import { ensureTopics } from '../src/kafka/admin.js';
 import { createLogger } from '../src/log.js';
@@ -13,8 +13,9 @@ const { values } = parseArgs({ options: { topics: { type: 'string', default: '50
 const topics = Number(values.topics);
 const rounds = Number(values.rounds);
 
-const cluster = await LocalCluster.start({ nodes: 3 });
-try {
+// Ctrl-C or a failure stops the brokers by pid like the other benchmarks.
+installEmergencyStop();
+await withCluster({ nodes: 3 }, async (cluster) => {
   const config = validateConfig({ kafka: { brokers: cluster.brokers }, audit: { allTopics: true } }, '(bench)');
   const admin = createKafka(config.kafka, createLogger('silent')).admin();
   await admin.connect();
@@ -51,6 +52,4 @@ try {
     medianMs: times[Math.floor(times.length / 2)],
   };
   process.stdout.write(`${JSON.stringify(line)}\n`);
-} finally {
-  await cluster.down();
-}
+});
