@@ -17,6 +17,7 @@ import type { Logger } from '../log.js';
 import { LATENCY_BUCKETS } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { makeRecord, parseVerifyRecord } from '../verify/record.js';
+import { sendPerPartition } from '../kafka/send.js';
 import { CanaryTracker, type CanaryResult } from './tracker.js';
 
 export interface CanaryOptions {
@@ -231,12 +232,10 @@ export class CanaryService implements Service {
       group.seqs.push(r.seq);
       group.messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
     }
-    // One send per partition: a kafkajs send spanning several leaders can resolve without
-    // resending a partition whose leader moved to a broker that had already answered (its retry
-    // only targets brokers without a response), which would look like a loss in the pipeline.
+    // One partition per request (src/kafka/send.ts), each with its own outcome for the tracker.
     for (const [p, group] of byPartition) {
       try {
-        await this.producer!.send({ topic: this.opts.sourceTopic, acks: -1, messages: group.messages });
+        await sendPerPartition(this.producer!, this.opts.sourceTopic, group.messages);
         this.metrics.records.inc({ ...this.labels, result: 'sent' }, group.seqs.length);
         if (this.lastSendError) this.logger.info('canary sends succeed again');
         this.lastSendError = undefined;

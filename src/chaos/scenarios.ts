@@ -38,6 +38,16 @@ export interface Scenario {
   inject(ctx: ScenarioContext): Promise<void>;
 }
 
+/** A broker taken down (SIGKILL, or SIGTERM for a clean stop), started again after `downMs`, and back in sync. */
+async function bounceBroker(ctx: ScenarioContext, id: number, how: 'SIGKILL' | 'SIGTERM', downMs: number, label = `${how} broker ${id}`): Promise<void> {
+  ctx.fault(label);
+  if (how === 'SIGKILL') await ctx.killBroker(id);
+  else await ctx.stopBroker(id);
+  if (downMs > 0) await ctx.sleep(downMs);
+  await ctx.startBroker(id);
+  await ctx.waitReplicated();
+}
+
 export const SCENARIOS: Scenario[] = [
   {
     name: 'worker-kill',
@@ -69,13 +79,7 @@ export const SCENARIOS: Scenario[] = [
     seconds: 90,
     async inject(ctx) {
       await ctx.waitProgress(0.2);
-      for (const id of ctx.brokers) {
-        ctx.fault(`SIGKILL broker ${id}`);
-        await ctx.killBroker(id);
-        await ctx.sleep(5000);
-        await ctx.startBroker(id);
-        await ctx.waitReplicated();
-      }
+      for (const id of ctx.brokers) await bounceBroker(ctx, id, 'SIGKILL', 5000);
     },
   },
   {
@@ -84,12 +88,7 @@ export const SCENARIOS: Scenario[] = [
     seconds: 90,
     async inject(ctx) {
       await ctx.waitProgress(0.2);
-      for (const id of ctx.brokers) {
-        ctx.fault(`SIGTERM broker ${id}`);
-        await ctx.stopBroker(id);
-        await ctx.startBroker(id);
-        await ctx.waitReplicated();
-      }
+      for (const id of ctx.brokers) await bounceBroker(ctx, id, 'SIGTERM', 0);
     },
   },
   {
@@ -99,11 +98,7 @@ export const SCENARIOS: Scenario[] = [
     async inject(ctx) {
       await ctx.waitProgress(0.2);
       const id = await ctx.transactionCoordinatorOf(0);
-      ctx.fault(`SIGKILL broker ${id} (transaction coordinator)`);
-      await ctx.killBroker(id);
-      await ctx.sleep(5000);
-      await ctx.startBroker(id);
-      await ctx.waitReplicated();
+      await bounceBroker(ctx, id, 'SIGKILL', 5000, `SIGKILL broker ${id} (transaction coordinator)`);
     },
   },
   {

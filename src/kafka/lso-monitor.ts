@@ -9,7 +9,7 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
 import { lsoMetrics } from '../metrics/lso.js';
 import { EndOffsetReader } from './offsets.js';
-import { LsoTracker } from './lso-tracker.js';
+import { LsoTracker, type LsoState } from './lso-tracker.js';
 
 export interface LsoMonitorOptions {
   pipeline: string;
@@ -74,7 +74,7 @@ export class LsoMonitorService implements Service {
           this.metrics.stuck.set(pl, s.stuckMs / 1000);
           if (s.hanging) hanging++;
         }
-        this.reportHanging(topic, states.filter((s) => s.hanging).map((s) => s.partition), states);
+        this.reportTransitions(states);
         this.metrics.hanging.set(labels, hanging);
         this.dropSeries(topic, now);
         if (this.failing.delete(topic)) this.logger.info({ topic }, 'LSO reading works again');
@@ -94,20 +94,17 @@ export class LsoMonitorService implements Service {
     this.polled = true;
   }
 
-  private readonly hangingNow = new Map<string, Set<number>>();
-
-  private reportHanging(topic: string, hanging: number[], states: { partition: number; lag: number; stuckMs: number }[]): void {
-    const before = this.hangingNow.get(topic) ?? new Set<number>();
-    for (const p of hanging) {
-      if (before.has(p)) continue;
-      const s = states.find((x) => x.partition === p)!;
-      this.logger.warn(
-        { topic, partition: p, lagRecords: s.lag, stuckSeconds: Math.round(s.stuckMs / 1000) },
-        'hanging transaction: the last stable offset has not moved for longer than lsoMonitor.hangingAfter; read_committed consumers of this partition are frozen (find it with kafka-transactions.sh find-hanging)',
-      );
+  private reportTransitions(states: LsoState[]): void {
+    for (const s of states) {
+      if (s.hanging && !s.wasHanging) {
+        this.logger.warn(
+          { topic: s.topic, partition: s.partition, lagRecords: s.lag, stuckSeconds: Math.round(s.stuckMs / 1000) },
+          'hanging transaction: the last stable offset has not moved for longer than lsoMonitor.hangingAfter; read_committed consumers of this partition are frozen (find it with kafka-transactions.sh find-hanging)',
+        );
+      } else if (!s.hanging && s.wasHanging) {
+        this.logger.info({ topic: s.topic, partition: s.partition }, 'hanging transaction cleared: the last stable offset moves again');
+      }
     }
-    for (const p of before) if (!hanging.includes(p)) this.logger.info({ topic, partition: p }, 'hanging transaction cleared: the last stable offset moves again');
-    this.hangingNow.set(topic, new Set(hanging));
   }
 
   private dropSeries(topic: string, now: Set<number>): void {

@@ -13,6 +13,8 @@ export interface LsoState {
   stuckMs: number;
   /** stuckMs ≥ the hanging threshold. */
   hanging: boolean;
+  /** What the previous reading of this partition said (to log transitions). */
+  wasHanging: boolean;
 }
 
 interface Entry {
@@ -40,6 +42,7 @@ export class LsoTracker {
       seen.add(key);
       const lag = e.high > e.lso ? Number(e.high - e.lso) : 0;
       let entry = this.entries.get(key);
+      const wasHanging = entry?.hanging ?? false;
       if (!entry || entry.lso !== e.lso || entry.lag === 0) {
         entry = { lso: e.lso, lag, since: now, hanging: false };
         this.entries.set(key, entry);
@@ -47,17 +50,12 @@ export class LsoTracker {
       entry.lag = lag;
       const stuckMs = lag > 0 ? now - entry.since : 0;
       entry.hanging = lag > 0 && stuckMs >= this.hangingAfterMs;
-      out.push({ topic, partition: e.partition, lag, stuckMs, hanging: entry.hanging });
+      out.push({ topic, partition: e.partition, lag, stuckMs, hanging: entry.hanging, wasHanging });
     }
     for (const key of [...this.entries.keys()]) {
       if (key.startsWith(`${topic}\u0000`) && !seen.has(key)) this.entries.delete(key);
     }
     return out;
-  }
-
-  /** Was this partition hanging at its previous reading? (for logging transitions) */
-  wasHanging(topic: string, partition: number): boolean {
-    return this.entries.get(`${topic}\u0000${partition}`)?.hanging ?? false;
   }
 
   forget(topic: string): void {

@@ -19,6 +19,7 @@ import type { PipelineConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { RejectedRecord, type InputRecord, type OutputRecord, type TransformFn } from './transforms/index.js';
 import { withTimeout } from '../util/timeout.js';
+import { sendPerPartition } from '../kafka/send.js';
 
 export { TimeoutError, withTimeout } from '../util/timeout.js';
 
@@ -258,12 +259,11 @@ export class PartitionTask {
         if (this.exactlyOnce) {
           this.txn ??= await this.producer!.transaction();
           this.txnHasData = true;
-          // One partition per send: a kafkajs send spanning several leaders can skip a partition
-          // whose leader moved, during its retry, to a broker that had already answered, and still
-          // resolve; inside a transaction that would commit without those records.
-          for (const tm of topicMessages) await this.txn.send({ topic: tm.topic, messages: tm.messages, acks: -1 });
+          // One partition per request (src/kafka/send.ts): otherwise a leader change could commit
+          // the transaction without some of its records.
+          for (const tm of topicMessages) await sendPerPartition(this.txn, tm.topic, tm.messages);
         } else {
-          for (const tm of topicMessages) await this.producer!.send({ topic: tm.topic, messages: tm.messages, acks: -1 });
+          for (const tm of topicMessages) await sendPerPartition(this.producer!, tm.topic, tm.messages);
         }
       }
     } catch (err) {
@@ -289,14 +289,12 @@ export class PartitionTask {
         topicMessages.push({ topic: c.sinkTopic, messages: out.map((o) => ({ key: o.key ?? null, value: o.value, headers: o.headers, partition })) });
       } else {
         // Key partitioning: the partition is chosen here (kafkajs' Java-compatible murmur2
-        // partitioner), so that each send below goes to one partition (see send()).
-        const byPartition = new Map<number, Message[]>();
-        for (const o of out) {
+        // partitioner), so that the sends can go one partition per request.
+        const messages = out.map((o) => {
           const m: Message = { key: o.key ?? null, value: o.value, headers: o.headers };
-          const partition = this.keyPartitioner({ topic: c.sinkTopic, partitionMetadata: this.sinkPartitionMetadata, message: m });
-          (byPartition.get(partition) ?? byPartition.set(partition, []).get(partition)!).push({ ...m, partition });
-        }
-        for (const messages of byPartition.values()) topicMessages.push({ topic: c.sinkTopic, messages });
+          return { ...m, partition: this.keyPartitioner({ topic: c.sinkTopic, partitionMetadata: this.sinkPartitionMetadata, message: m }) };
+        });
+        topicMessages.push({ topic: c.sinkTopic, messages });
       }
     }
     if (dlq.length) {

@@ -6,6 +6,7 @@ import { Partitioners, type Kafka } from 'kafkajs';
 import { ExactlyOnceChecker, type CheckResult } from './checker.js';
 import { expectedCounts, makeRecord } from './record.js';
 import { readTopic } from './reader.js';
+import { sendPerPartition } from '../kafka/send.js';
 
 export interface ProduceManifest {
   run: string;
@@ -34,15 +35,13 @@ export async function produceVerifyRecords(kafka: Kafka, topic: string, opts: { 
   const seq = new Array<number>(partitions).fill(0);
   try {
     for (let i = 0; i < opts.records; i += batch) {
-      const perPartition: { key: string; partition: number; value: string }[][] = Array.from({ length: partitions }, () => []);
+      const messages = [];
       for (let j = i; j < Math.min(opts.records, i + batch); j++) {
         const p = j % partitions;
         const r = makeRecord(run, p, seq[p]!++);
-        perPartition[p]!.push({ key: r.id, partition: p, value: JSON.stringify(r) });
+        messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
       }
-      // One send per partition: a kafkajs send spanning several leaders can drop a partition whose
-      // leader moved during a retry (only brokers without an answer are retried) and still resolve.
-      for (const messages of perPartition) if (messages.length) await producer.send({ topic, acks: -1, messages });
+      await sendPerPartition(producer, topic, messages);
     }
   } finally {
     await producer.disconnect();

@@ -5,27 +5,17 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { kafkaFor, useCluster } from '../harness/index.js';
+import { transactionCoordinator } from '../../src/chaos/runner.js';
 import { assertExactlyOnce, checkSink, sourceRecords } from '../harness/seed.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, seedStream, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
 
 const P = 6;
-const TXN_LOG_PARTITIONS = 10; // transaction.state.log.num.partitions of the harness cluster
-
-/** Java's String.hashCode, as Kafka uses it to place a transactional id on a __transaction_state partition. */
-function javaHash(s: string): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
-  return h;
-}
-
+/** Broker leading the __transaction_state partition of a transactional id (the chaos runner's lookup). */
 async function transactionCoordinatorOf(brokers: string[], transactionalId: string): Promise<number> {
-  const partition = (javaHash(transactionalId) & 0x7fffffff) % TXN_LOG_PARTITIONS;
   const admin = kafkaFor(brokers).admin();
   await admin.connect();
   try {
-    const meta = await admin.fetchTopicMetadata({ topics: ['__transaction_state'] });
-    const p = meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!;
-    return p.leader;
+    return await transactionCoordinator(admin, transactionalId);
   } finally {
     await admin.disconnect();
   }
