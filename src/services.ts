@@ -10,6 +10,7 @@ import { PipelineService } from './pipeline/pipeline-service.js';
 import { AuditService } from './audit/audit-service.js';
 import { LsoMonitorService } from './kafka/lso-monitor.js';
 import { CanaryService, canaryTopics } from './canary/canary-service.js';
+import { LagService } from './lag/lag-service.js';
 import type { Service, ServiceContext } from './service.js';
 
 export interface BuiltDaemon {
@@ -54,6 +55,11 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
         new LsoMonitorService(kafka, { pipeline: config.pipeline.name, topics: [...topics], intervalMs: config.lsoMonitor.interval, hangingAfterMs: config.lsoMonitor.hangingAfter }, ctx),
       );
     }
+  }
+
+  if (config.lag.enabled) {
+    const ctx = context('lag');
+    services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), config.lag, ctx));
   }
 
   if (config.canary.enabled) {

@@ -11,6 +11,7 @@ import { EosError, ErrorCodes } from '../errors.js';
 import { parseDuration } from './duration.js';
 import { expandEnv } from './env.js';
 import type { Config } from './types.js';
+import { selectorPattern } from '../lag/selection.js';
 
 export const schemaPath = new URL('../../config/schema.json', import.meta.url);
 export const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as JsonSchema;
@@ -187,6 +188,16 @@ export function validateConfig(
   return config;
 }
 
+/** Why a /pattern/ selector does not compile, or null. */
+function regexProblem(selector: string): string | null {
+  try {
+    selectorPattern(selector);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 /** Rules between keys that a JSON schema cannot say. */
 export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
   const out: { path: Path; text: string }[] = [];
@@ -207,6 +218,12 @@ export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
     for (const k of ['sourceTopic', 'sinkTopic'] as const) {
       if (!c.canary[k]) out.push({ path: ['canary', k], text: `missing: expected a topic (without pipeline.enabled there is no pipeline topic to default to)` });
     }
+  }
+  for (const k of ['groups', 'topics'] as const) {
+    c.lag[k].forEach((sel, i) => {
+      const bad = regexProblem(sel);
+      if (bad) out.push({ path: ['lag', k, i], text: `found "${sel}", expected a name or a /regular expression/: ${bad}` });
+    });
   }
   if (c.audit.enabled && !cron.validate(c.audit.schedule)) {
     out.push({ path: ['audit', 'schedule'], text: `found "${c.audit.schedule}", expected a cron expression of 5 or 6 fields, e.g. "*/5 * * * *"` });

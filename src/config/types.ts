@@ -44,6 +44,7 @@ export interface Config {
   kafka: KafkaConfig;
   pipeline: PipelineConfig;
   lsoMonitor: LsoMonitorConfig;
+  lag: LagConfig;
   canary: CanaryConfig;
   audit: AuditConfig;
 }
@@ -103,4 +104,14 @@ export interface CanaryConfig {
   /** ms */
   lostAfter: number;
   valueDelta?: number;
+}
+
+export interface LagConfig {
+  enabled: boolean;
+  /** Group names, /regular expressions/, or `all`. */
+  groups: string[];
+  /** Topic names or /regular expressions/; empty: every topic the groups commit to. */
+  topics: string[];
+  /** ms */
+  interval: number;
 }

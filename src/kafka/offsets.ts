@@ -28,7 +28,7 @@ interface OffsetCluster {
   }>;
   refreshMetadata(): Promise<void>;
   disconnect(): Promise<void>;
-  addTargetTopic(topic: string): Promise<void>;
+  addMultipleTargetTopics(topics: string[]): Promise<void>;
   refreshMetadataIfNecessary(): Promise<void>;
   findTopicPartitionMetadata(topic: string): { partitionId: number }[];
   fetchTopicsOffset(
@@ -71,18 +71,32 @@ export class EndOffsetReader {
   }
 
   async read(topic: string): Promise<PartitionEnds[]> {
+    return (await this.readMany([topic])).get(topic) ?? [];
+  }
+
+  /**
+   * High watermark and LSO of every partition of the given topics. kafkajs groups the partitions by
+   * leader, so this is one ListOffsets per broker and isolation level, however many topics.
+   */
+  async readMany(topics: string[]): Promise<Map<string, PartitionEnds[]>> {
     await this.ensureConnected();
     const list = async (cluster: OffsetCluster) => {
-      await cluster.addTargetTopic(topic);
+      await cluster.addMultipleTargetTopics(topics);
       await cluster.refreshMetadataIfNecessary();
-      const partitions = cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId }));
-      const [res] = await cluster.fetchTopicsOffset([{ topic, fromBeginning: false, partitions }]);
-      return new Map((res?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+      const request = topics.map((topic) => ({ topic, fromBeginning: false, partitions: cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId })) }));
+      const res = await cluster.fetchTopicsOffset(request);
+      return new Map(res.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, BigInt(p.offset)]))]));
     };
     const [high, lso] = await Promise.all([list(this.uncommitted), list(this.committed)]);
-    return [...high.entries()]
-      .map(([partition, h]) => ({ partition, high: h, lso: lso.get(partition) ?? h }))
-      .sort((a, b) => a.partition - b.partition);
+    const out = new Map<string, PartitionEnds[]>();
+    for (const [topic, parts] of high) {
+      const stable = lso.get(topic);
+      out.set(
+        topic,
+        [...parts.entries()].map(([partition, h]) => ({ partition, high: h, lso: stable?.get(partition) ?? h })).sort((a, b) => a.partition - b.partition),
+      );
+    }
+    return out;
   }
 
   async close(): Promise<void> {
