@@ -52,7 +52,13 @@ export class LagCalculator {
    * without end offsets in `ends` (topic gone, not watched) are left out. Stuck-clocks of partitions
    * the group no longer reports are dropped.
    */
-  lag(group: string, committed: Map<string, Map<number, bigint>>, ends: Map<string, PartitionEnds[]>, now: number): PartitionLag[] {
+  lag(
+    group: string,
+    committed: Map<string, Map<number, bigint>>,
+    ends: Map<string, PartitionEnds[]>,
+    now: number,
+    nothingToRead: (topic: string, partition: number, committed: bigint) => boolean = () => false,
+  ): PartitionLag[] {
     const out: PartitionLag[] = [];
     const seen = new Set<string>();
     for (const [topic, offsets] of committed) {
@@ -60,7 +66,9 @@ export class LagCalculator {
       for (const [partition, c] of offsets) {
         const e = byPartition.get(partition);
         if (!e) continue;
-        const lsoLag = e.lso > c ? Number(e.lso - c) : 0;
+        // Only markers or aborted records between the committed offset and the LSO (a consumer that
+        // committed before a trailing marker, as kafkajs consumers do): nothing to read, no lag.
+        const lsoLag = e.lso > c && !nothingToRead(topic, partition, c) ? Number(e.lso - c) : 0;
         const hwLag = e.high > c ? Number(e.high - c) : 0;
         const sk = key(group, topic, partition);
         seen.add(sk);
@@ -82,6 +90,11 @@ export class LagCalculator {
     const prefix = key(group, '');
     for (const k of this.stillSince.keys()) if (k.startsWith(prefix) && !seen.has(k)) this.stillSince.delete(k);
     return out;
+  }
+
+  /** The group's committed offset on the partition was `committed` at the previous reading too. */
+  unmoved(group: string, topic: string, partition: number, committed: bigint): boolean {
+    return this.stillSince.get(key(group, topic, partition))?.committed === committed;
   }
 
   /** Forgets a group that vanished. */

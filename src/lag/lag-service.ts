@@ -9,9 +9,14 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import type { LagConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
-import { EndOffsetReader, type PartitionEnds } from '../kafka/offsets.js';
+import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
 import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
+
+/** A committed offset this close below the LSO that stands still may sit before markers only: probed. */
+const PROBE_MAX_LAG = 100;
+/** At most this many partitions probed per reading (one Fetch per leader), to bound the cost. */
+const PROBE_MAX_PARTITIONS = 200;
 
 /** What one reading found, for logs, readiness and the benchmark. */
 export interface LagReading {
@@ -38,6 +43,8 @@ export class LagService implements Service {
   /** Label sets with series, to remove those that disappear. */
   private partitionSeries = new Map<string, { group: string; topic: string; partition: string }>();
   private groupSeries = new Set<string>();
+  /** Probe answers by partition and committed offset, valid while the LSO they were asked for stands. */
+  private probes = new Map<string, { lso: bigint; first: FirstRecord }>();
 
   constructor(
     private readonly kafka: Kafka,
@@ -74,6 +81,7 @@ export class LagService implements Service {
       const reading = await this.read();
       this.last = { ...reading, durationMs: performance.now() - t0 };
       this.metrics.pollDuration.set(this.last.durationMs / 1000);
+      this.logger.debug(this.last, 'lag read');
       if (this.failure !== undefined) this.logger.info('lag reading works again');
       this.failure = undefined;
       return this.last;
@@ -95,6 +103,7 @@ export class LagService implements Service {
     await admin.connect();
     const listed = (await admin.listGroups()).groups.filter((g) => g.protocolType === 'consumer' || g.protocolType === '').map((g) => g.groupId);
     const groups = selectGroups(listed, this.groupMatch);
+    this.logger.trace({ listed, groups }, 'consumer groups');
     const [descriptions, existingTopics] = await Promise.all([groups.length ? admin.describeGroups(groups) : { groups: [] }, admin.listTopics()]);
     const existing = new Set(existingTopics);
 
@@ -128,11 +137,51 @@ export class LagService implements Service {
     const now = Date.now();
     this.calculator.observe(ends, now);
 
+    await this.probeStandingOffsets(committed, ends);
+    const lsoOf = (topic: string, partition: number) => ends.get(topic)?.find((e) => e.partition === partition)?.lso;
+    const nothingToRead = (topic: string, partition: number, c: bigint) => {
+      const p = this.probes.get(`${probeKey(topic, partition)}\u0000${c}`);
+      return p !== undefined && p.first.kind === 'none' && p.lso === lsoOf(topic, partition);
+    };
     const lags: PartitionLag[] = [];
-    for (const [group, byTopic] of committed) lags.push(...this.calculator.lag(group, byTopic, ends, now));
+    for (const [group, byTopic] of committed) lags.push(...this.calculator.lag(group, byTopic, ends, now, nothingToRead));
     for (const group of this.groupSeries) if (!committed.has(group) && !unread.has(group)) this.calculator.forgetGroup(group);
+    this.logger.trace({ lags: lags.map((l) => ({ ...l, committed: String(l.committed) })) }, 'lags');
     this.publish(lags, descriptions.groups, committed);
     return { groups: committed.size, partitions: lags.length };
+  }
+
+  /**
+   * A committed offset that has not moved and sits a little below the LSO may be followed by
+   * markers or aborted records only. One read_committed Fetch per leader tells; the answer is kept
+   * while the committed offset and the LSO stay where they are, so an idle group costs one probe.
+   */
+  private async probeStandingOffsets(committed: Map<string, Map<string, Map<number, bigint>>>, ends: Map<string, PartitionEnds[]>): Promise<void> {
+    const lsoOf = new Map<string, bigint>();
+    for (const [topic, parts] of ends) for (const e of parts) lsoOf.set(probeKey(topic, e.partition), e.lso);
+    const wanted = new Map<string, ProbeRequest>();
+    for (const [group, byTopic] of committed) {
+      for (const [topic, offsets] of byTopic) {
+        for (const [partition, c] of offsets) {
+          const k = probeKey(topic, partition);
+          const lso = lsoOf.get(k);
+          if (lso === undefined || lso <= c || lso - c > BigInt(PROBE_MAX_LAG)) continue;
+          if (!this.calculator.unmoved(group, topic, partition, c)) continue;
+          if (this.probes.get(`${k}\u0000${c}`)?.lso === lso) continue;
+          if (wanted.size < PROBE_MAX_PARTITIONS && !wanted.has(k)) wanted.set(k, { topic, partition, from: c, lso });
+        }
+      }
+    }
+    // Answers for an LSO that moved on are stale.
+    for (const [k, p] of this.probes) if (lsoOf.get(k.slice(0, k.lastIndexOf('\u0000'))) !== p.lso) this.probes.delete(k);
+    if (!wanted.size || !this.reader) return;
+    try {
+      const answers = await this.reader.probe([...wanted.values()]);
+      for (const [k, req] of wanted) this.probes.set(`${k}\u0000${req.from}`, { lso: req.lso, first: answers.get(k) ?? { kind: 'unknown' } });
+    } catch (err) {
+      // Without an answer the offsets speak for themselves: lag as counted.
+      this.logger.debug({ err: errorMessage(err) }, 'cannot probe partitions behind their last stable offset');
+    }
   }
 
   private async readEnds(topics: string[]): Promise<Map<string, PartitionEnds[]>> {

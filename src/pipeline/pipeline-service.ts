@@ -7,6 +7,7 @@ import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { GroupOffsetWriter, fetchCommittedOffsets } from '../kafka/offsets.js';
 import type { Logger } from '../log.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
+import { pipelineTransactionAgeMetrics } from '../metrics/lag.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { CheckpointCoordinator, type AbortOutcome } from './checkpoint-coordinator.js';
 import { PartitionTask, TimeoutError, withTimeout } from './partition-task.js';
@@ -57,6 +58,7 @@ export class PipelineService implements Service {
       mode: config.mode,
     });
     this.metrics = pipelineMetrics(ctx.registry);
+    pipelineTransactionAgeMetrics(ctx.registry, config.name, config.transactionTimeout, () => new Map([...this.tasks].map(([p, t]) => [p, t.openSince ?? 0])));
     const m = this.metrics;
     m.up.set(this.labels, 0);
     m.checkpointsPending.set(this.labels, 0);

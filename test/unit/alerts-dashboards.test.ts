@@ -29,6 +29,9 @@ const ALERTS = [
   'EosConfigAuditCritical',
   'EosHangingTransaction',
   'EosProducerFenced',
+  'EosConsumerLagHigh',
+  'EosConsumerStuck',
+  'EosTransactionNearTimeout',
   'EosKafkaUnreachable',
   'EosExporterDown',
 ];
