@@ -45,7 +45,8 @@ function countingKafka(brokers: string[], counts: Map<string, number>): Kafka {
 
 installEmergencyStop();
 await withCluster({ nodes }, async (cluster) => {
-  const kafka = new Kafka({ clientId: 'bench-lag-setup', brokers: cluster.brokers, logLevel: logLevel.NOTHING });
+  // Generous retries: on a fresh cluster the transaction and offsets topics are created on first use.
+  const kafka = new Kafka({ clientId: 'bench-lag-setup', brokers: cluster.brokers, logLevel: logLevel.NOTHING, retry: { retries: 20, maxRetryTime: 5000 } });
   const admin = kafka.admin();
   await admin.connect();
   const t0 = Date.now();

@@ -103,7 +103,6 @@ export class LagService implements Service {
     await admin.connect();
     const listed = (await admin.listGroups()).groups.filter((g) => g.protocolType === 'consumer' || g.protocolType === '').map((g) => g.groupId);
     const groups = selectGroups(listed, this.groupMatch);
-    this.logger.trace({ listed, groups }, 'consumer groups');
     const [descriptions, existingTopics] = await Promise.all([groups.length ? admin.describeGroups(groups) : { groups: [] }, admin.listTopics()]);
     const existing = new Set(existingTopics);
 
@@ -146,7 +145,6 @@ export class LagService implements Service {
     const lags: PartitionLag[] = [];
     for (const [group, byTopic] of committed) lags.push(...this.calculator.lag(group, byTopic, ends, now, nothingToRead));
     for (const group of this.groupSeries) if (!committed.has(group) && !unread.has(group)) this.calculator.forgetGroup(group);
-    this.logger.trace({ lags: lags.map((l) => ({ ...l, committed: String(l.committed) })) }, 'lags');
     this.publish(lags, descriptions.groups, committed);
     return { groups: committed.size, partitions: lags.length };
   }

@@ -26,7 +26,7 @@ describe('consumer lag to the last stable offset (1-node cluster)', () => {
 
   before(async () => {
     service = new LagService(kafkaFor(h.cluster.brokers), { enabled: true, groups: [`/^${prefix}-/`], topics: [], interval: INTERVAL_MS }, {
-      logger: createLogger((process.env.LAG_TEST_LOG as 'trace' | undefined) ?? 'silent'),
+      logger: createLogger('silent'),
       registry,
       fatal: () => undefined,
     });
