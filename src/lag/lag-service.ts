@@ -63,13 +63,15 @@ export class LagService implements Service {
     this.schedule(0);
   }
 
+  /** Readings start every interval (a reading longer than the interval delays the next one, never overlaps it). */
   private schedule(delay: number): void {
     this.timer = setTimeout(() => {
+      const started = Date.now();
       this.running = this.poll()
         .catch(() => undefined)
         .finally(() => {
           this.running = undefined;
-          if (!this.stopped) this.schedule(this.config.interval);
+          if (!this.stopped) this.schedule(Math.max(0, this.config.interval - (Date.now() - started)));
         });
     }, delay);
   }
