@@ -7,6 +7,7 @@ import { loadConfig, redactConfig, validateConfig } from './config/load.js';
 import type { Config } from './config/types.js';
 import { EosError, ErrorCodes, ExitCodes, errorMessage, exitCodeFor } from './errors.js';
 import { createLogger, type Logger } from './log.js';
+import { redactText } from './redact.js';
 import { VERSION } from './version.js';
 
 const MAIN_HELP = `eoswatch ${VERSION} — exactly-once watchdog for Kafka transactional pipelines
@@ -130,11 +131,11 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
 
 function reportError(err: unknown): number {
   if (err instanceof EosError) {
-    process.stderr.write(`eoswatch: ${err.message}\n`);
-    for (const d of err.details) process.stderr.write(`  ${d}\n`);
+    process.stderr.write(`eoswatch: ${redactText(err.message)}\n`);
+    for (const d of err.details) process.stderr.write(`  ${redactText(d)}\n`);
     if (err.code === ErrorCodes.USAGE) process.stderr.write(`Run 'eoswatch --help' for usage.\n`);
   } else {
-    process.stderr.write(`eoswatch: ${errorMessage(err)}\n`);
+    process.stderr.write(`eoswatch: ${redactText(errorMessage(err))}\n`);
   }
   return exitCodeFor(err);
 }

@@ -114,6 +114,19 @@ describe('properties parser', () => {
     assert.equal(r.problems[1]!.line, 3);
   });
 
+  test('a malformed \\u escape quotes neither a key that may hold a secret nor the value', () => {
+    // A key glued to a password by a continuation, a password with a bad escape, and a plain key.
+    const r = parseProperties('ssl.key.password\\\nhunter2-pw\\u1\nssl.truststore.password=hunter3-pw\\u12\nretries=\\u12\n', 'p.properties');
+    assert.deepEqual(
+      r.problems.map((p) => p.message),
+      [
+        'p.properties:1: malformed \\uXXXX escape in the key of this entry; the entry is ignored',
+        'p.properties:3: malformed \\uXXXX escape in the value of this entry; the entry is ignored',
+        'p.properties:4: malformed \\uXXXX escape in the value of retries; the entry is ignored',
+      ],
+    );
+  });
+
   test('a byte order mark is reported, as Java makes it part of the first key', () => {
     const r = parseProperties('\uFEFFacks=all\n', 'p.properties');
     assert.equal(r.problems.length, 1);

@@ -78,6 +78,22 @@ describe('eoswatch CLI', () => {
     assert.match(r.stderr, new RegExp(`${file}:4:3: /kafka/brokerz: unknown key "brokerz"`));
   });
 
+  test('config validate: timers out of bounds, huge numbers and YAML alias bombs are exit 2 naming file, line and key', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+    const cases: [string, RegExp][] = [
+      ['kafka:\n  healthCheckInterval: 25d\n', /:2:24: \/kafka\/healthCheckInterval: found "25d" \(2160000000 ms\), expected at most 24h/],
+      ['lsoMonitor:\n  interval: 1e30\n', /:2:13: \/lsoMonitor\/interval: found "1e\+30", expected a duration/],
+      [`a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [${Array(10).fill('*a').join(',')}]\nc: [${Array(10).fill('*b').join(',')}]\n`, /:\d+:\d+: YAML aliases expand too much/],
+    ];
+    for (const [i, [text, expected]] of cases.entries()) {
+      const file = join(dir, `bounds-${i}.yaml`);
+      await writeFile(file, text);
+      const r = await eoswatch(['config', 'validate', file]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`${file}${expected.source}`));
+    }
+  });
+
   test('config validate --print redacts secrets', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
     const file = join(dir, 'c.yaml');

@@ -2,6 +2,7 @@
 // clients, Kafka Streams and the Kafka CLI tools read the files we audit: a value we parse
 // differently from Java would be audited as something the client never sees.
 import { readFile } from 'node:fs/promises';
+import { isSecretKey } from '../../redact.js';
 
 export interface ConfigProblem {
   /** 1-based line in the file. */
@@ -123,6 +124,11 @@ function splitKeyValue(line: string): { key: string; value: string } {
   return { key: line.slice(0, keyLen), value: line.slice(valueStart) };
 }
 
+/** A key fit for a message: a plain property name as it is, anything else (it may be glued to a secret) not at all. */
+function describeKey(key: string): string {
+  return /^[A-Za-z][A-Za-z0-9._-]{0,100}$/.test(key) && !isSecretKey(key) ? key : 'this entry';
+}
+
 export function parseProperties(text: string, file: string): ParsedProperties {
   const props = new Map<string, string>();
   const lines = new Map<string, number>();
@@ -137,12 +143,19 @@ export function parseProperties(text: string, file: string): ParsedProperties {
     let v: string;
     try {
       k = unescape(key);
-      v = unescape(value);
     } catch (err) {
       if (!(err instanceof MalformedEscape)) throw err;
       // Java's load() throws and loads nothing; we skip this entry only so the rest is still audited.
-      // The escaped text is not quoted: the value may be a secret (a JAAS password).
-      problems.push({ line, message: `${file}:${line}: malformed \\uXXXX escape in the entry ${key}; the entry is ignored` });
+      // Neither the key nor the value is quoted: after a stray continuation or a missing separator
+      // the key itself can hold a secret (a JAAS password).
+      problems.push({ line, message: `${file}:${line}: malformed \\uXXXX escape in the key of this entry; the entry is ignored` });
+      continue;
+    }
+    try {
+      v = unescape(value);
+    } catch (err) {
+      if (!(err instanceof MalformedEscape)) throw err;
+      problems.push({ line, message: `${file}:${line}: malformed \\uXXXX escape in the value of ${describeKey(k)}; the entry is ignored` });
       continue;
     }
     props.set(k, v);
