@@ -30,14 +30,17 @@ Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error,
             3 a check ran and found a violation.
 `;
 
-const RUN_HELP = `Usage: eoswatch run [--config FILE]
+const RUN_HELP = `Usage: eoswatch run [--config FILE] [--web.listen-address [HOST]:PORT] [--web.config.file FILE]
 
 Starts the daemon: the HTTP server (/metrics, /healthz, /readyz) and every service the
 configuration enables. SIGTERM or SIGINT stops it within shutdown.gracePeriod.
 
 Options:
-  -c, --config FILE   YAML configuration (default: $EOSWATCH_CONFIG, else built-in defaults)
-  -h, --help          show this help
+  -c, --config FILE               YAML configuration (default: $EOSWATCH_CONFIG, else built-in defaults)
+  --web.listen-address ADDR       where to listen, e.g. :7395, 127.0.0.1:7395, [::1]:7395 (overrides http.host/port)
+  --web.config.file FILE          TLS and basic auth, the Prometheus exporter toolkit's web configuration
+                                  file (overrides http.webConfigFile)
+  -h, --help                      show this help
 `;
 
 const VALIDATE_HELP = `Usage: eoswatch config validate FILE [--print]
@@ -167,12 +170,21 @@ export async function runUntilStopped(
 }
 
 async function cmdRun(args: string[]): Promise<number> {
-  const { values } = parse(args, { config: { type: 'string', short: 'c' } }, false);
+  const { values } = parse(args, { config: { type: 'string', short: 'c' }, 'web.listen-address': { type: 'string' }, 'web.config.file': { type: 'string' } }, false);
   if (values.help) {
     process.stdout.write(RUN_HELP);
     return ExitCodes.OK;
   }
   const config = await configFrom(values.config as string | undefined);
+  const { parseListenAddress } = await import('./http/server.js');
+  if (values['web.listen-address'] !== undefined) {
+    try {
+      Object.assign(config.http, parseListenAddress(values['web.listen-address'] as string));
+    } catch (err) {
+      throw new EosError(ErrorCodes.USAGE, `--web.listen-address: ${errorMessage(err)}`);
+    }
+  }
+  if (values['web.config.file'] !== undefined) config.http.webConfigFile = values['web.config.file'] as string;
   const logger = createLogger(config.log.level);
   logger.info({ version: VERSION, config: redactConfig(config) }, 'eoswatch starting');
   return runUntilStopped(async () => {

@@ -6,6 +6,10 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' |
 export interface HttpConfig {
   host: string;
   port: number;
+  /** ms */
+  requestTimeout: number;
+  maxConnections: number;
+  webConfigFile?: string;
 }
 
 export interface SslConfig {
