@@ -53,9 +53,11 @@ function quotedEnd(text: string, start: number): number {
 
 // A key name, optionally quoted, then a separator. Whitespace alone separates only dotted
 // property names (`ssl.key.password secret`, as .properties allows), not words of prose.
-const KEY_THEN_SEP = /(\\?["']?)([A-Za-z_][A-Za-z0-9_.\-]*)\1(\s*[=:]\s*|[ \t\f]+)/g;
+// Each pattern starts only where a run of its characters starts and is bounded in length, so that
+// a long token (a base64 blob in a log line) costs linear time, not quadratic.
+const KEY_THEN_SEP = /(?<![A-Za-z0-9_.\-])(\\?["']?)([A-Za-z_][A-Za-z0-9_.\-]{0,127})\1(\s*[=:]\s*|[ \t\f]+)/g;
 const BEARER = /\b(Bearer|Basic|Token)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)/g;
-const URL_USERINFO = /\b([A-Za-z][A-Za-z0-9+.\-]*:\/\/)([^\s/?#]*)@/g;
+const URL_USERINFO = /(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]{0,31}:\/\/)([^\s/?#]{0,512})@/g;
 const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g;
 
 /** Free text with every secret it carries replaced by [REDACTED]. Idempotent. */

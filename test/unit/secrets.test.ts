@@ -313,4 +313,13 @@ describe('redaction rules', () => {
     const once = redactText('p: password="x" https://u:v@h');
     assert.equal(redactText(once), once, 'idempotent');
   });
+
+  test('linear time on long tokens (a base64 blob or a dotted run in a log line)', () => {
+    for (const text of ['A'.repeat(200_000), 'a.'.repeat(100_000), 'a://'.repeat(50_000), `${'x'.repeat(100_000)}=`, '"'.repeat(100_000)]) {
+      const t0 = performance.now();
+      redactText(text);
+      const ms = performance.now() - t0;
+      assert.ok(ms < 500, `${ms.toFixed(0)} ms for ${JSON.stringify(text.slice(0, 8))}...`);
+    }
+  });
 });
