@@ -71,7 +71,7 @@ export class Daemon {
   }
 
   async start(): Promise<void> {
-    this.http = await startHttpServer({ registry: this.opts.registry, readiness: () => this.readiness(), routes: this.opts.routes }, this.opts.config.http);
+    this.http = await startHttpServer({ registry: this.opts.registry, readiness: () => this.readiness(), routes: this.opts.routes, logger: this.logger }, this.opts.config.http);
     this.logger.info({ url: this.http.url, tls: this.http.tls }, 'HTTP server listening');
     for (const s of this.opts.services) {
       try {

@@ -84,6 +84,7 @@ export async function runAudit(sources: AuditSource[], checks: Check[], opts: { 
     f.observed = redactText(f.observed);
     f.expected = redactText(f.expected);
     f.target = redactText(f.target);
+    f.remediation = redactText(f.remediation);
   }
   for (const st of statuses) if (st.error !== undefined) st.error = redactText(st.error);
   const violations = (sev: Severity) => findings.filter((f) => !f.passed && f.severity === sev).length;

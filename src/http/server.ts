@@ -17,6 +17,7 @@ import { redactText } from '../redact.js';
 import { VERSION } from '../version.js';
 import { authMiddleware, isAuthenticated } from './auth.js';
 import { loadWebConfig, type WebConfig } from './web-config.js';
+import type { Logger } from '../log.js';
 
 export interface Readiness {
   ready: boolean;
@@ -188,10 +189,21 @@ export async function listen(app: Express, http: Pick<HttpConfig, 'host' | 'port
   };
 }
 
-/** Reads http.webConfigFile (exit 2 on any problem in it), builds the app and listens. */
-export async function startHttpServer(deps: Omit<HttpDeps, 'web'>, http: HttpConfig): Promise<RunningServer> {
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * Reads http.webConfigFile (exit 2 on any problem in it), builds the app and listens; warns when
+ * /metrics and /audit are open to the network without authentication.
+ */
+export async function startHttpServer(deps: Omit<HttpDeps, 'web'> & { logger?: Logger }, http: HttpConfig): Promise<RunningServer> {
   const web = http.webConfigFile ? await loadWebConfig(http.webConfigFile) : undefined;
-  return listen(createApp({ ...deps, ...(web ? { web } : {}) }), http, web);
+  const { logger, ...appDeps } = deps;
+  const running = await listen(createApp({ ...appDeps, ...(web ? { web } : {}) }), http, web);
+  const authenticated = Boolean(web && (web.users.size > 0 || (web.tls && web.tls.clientAuth !== 'NoClientCert' && web.tls.clientAuth !== 'RequestClientCert')));
+  if (!authenticated && !LOOPBACK.test(http.host)) {
+    logger?.warn({ host: http.host }, 'HTTP endpoints (/metrics, /audit) are served without authentication on a network address; see http.webConfigFile');
+  }
+  return running;
 }
 
 /** `--web.listen-address` as the exporter toolkit takes it: [host]:port, host optional (all interfaces), IPv6 in brackets. */

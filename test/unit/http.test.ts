@@ -21,6 +21,7 @@ import { createRegistry } from '../../src/metrics/registry.js';
 import { EosError, exitCodeFor } from '../../src/errors.js';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
 import { makeTestPki, type TestPki } from '../harness/tls.js';
+import { memoryLogger } from '../harness/log.js';
 
 interface Reply {
   status: number;
@@ -151,6 +152,21 @@ describe('HTTP hardening', () => {
     } finally {
       for (const h of held) h.destroy();
     }
+  });
+
+  test('open to the network without authentication: a warning; on loopback or with basic auth: none', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-warn-'));
+    dirs.push(dir);
+    const web = join(dir, 'web.yml');
+    await writeFile(web, `basic_auth_users:\n  p: ${bcrypt.hashSync('pw', 4)}\n`);
+    const warned: boolean[] = [];
+    for (const http of [{ host: '0.0.0.0' }, { host: '127.0.0.1' }, { host: '0.0.0.0', webConfigFile: web }]) {
+      const { log, lines } = memoryLogger();
+      const config = validateConfig({ http: { port: 0, ...http } }, 'test', {});
+      servers.push(await startHttpServer({ registry: createRegistry(), readiness: () => ({ ready: true, services: {} }), logger: log }, config.http));
+      warned.push(lines.some((l) => /"level":"warn".*served without authentication/.test(l)));
+    }
+    assert.deepEqual(warned, [true, false, false]);
   });
 
   test('--web.listen-address syntax', () => {
