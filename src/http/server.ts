@@ -136,8 +136,8 @@ export async function listen(app: Express, http: Pick<HttpConfig, 'host' | 'port
     // A request's headers must arrive within the same bound as the whole request.
     headersTimeout: http.requestTimeout,
     connectionsCheckingInterval: Math.min(CONNECTIONS_CHECKING_INTERVAL_MS, http.requestTimeout),
-    keepAliveTimeout: 5000,
   };
+  const keepAliveTimeout = 5000;
   const tls = web?.tls;
   const server: Server = tls
     ? createHttpsServer(
@@ -160,8 +160,9 @@ export async function listen(app: Express, http: Pick<HttpConfig, 'host' | 'port
       )
     : createHttpServer(limits, app);
   server.maxConnections = http.maxConnections;
+  server.keepAliveTimeout = keepAliveTimeout;
   // A socket that says nothing for this long (before or between requests) is closed.
-  server.timeout = http.requestTimeout + limits.keepAliveTimeout;
+  server.timeout = http.requestTimeout + keepAliveTimeout;
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (err) =>
