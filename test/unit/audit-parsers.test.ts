@@ -127,6 +127,18 @@ describe('properties parser', () => {
     );
   });
 
+  test('a setting glued onto the line before by a stray trailing backslash is a problem naming both lines, not the text', () => {
+    const r = parseProperties('enable.idempotence=true\nacks=all \\\nsasl.jaas.config=x.PlainLoginModule required password="hunter2-pw";\nretries=5\n', 'p.properties');
+    assert.equal(r.props.get('acks'), 'all sasl.jaas.config=x.PlainLoginModule required password="hunter2-pw";', 'read as Java reads it');
+    assert.equal(r.props.has('sasl.jaas.config'), false);
+    assert.deepEqual(r.problems, [
+      { line: 3, message: 'p.properties:3: this line (sasl.jaas.config) is not a setting of its own: the line before ends with \\, so Java reads it as part of the entry of line 2 (remove the trailing backslash)' },
+    ]);
+    // A value continued on purpose (JAAS options, class lists) is no problem.
+    const ok = parseProperties('sasl.jaas.config=x.PlainLoginModule required \\\n  username="u" \\\n  password="p";\ninterceptor.classes=a.B,\\\n  c.D\n', 'q.properties');
+    assert.deepEqual(ok.problems, []);
+  });
+
   test('a byte order mark is reported, as Java makes it part of the first key', () => {
     const r = parseProperties('\uFEFFacks=all\n', 'p.properties');
     assert.equal(r.problems.length, 1);
