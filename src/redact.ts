@@ -29,8 +29,21 @@ function words(key: string): string[] {
     .map((w) => w.toLowerCase());
 }
 
+/** Answers for keys seen before: logs ask about the same few keys over and over. */
+const secretKeyCache = new Map<string, boolean>();
+
 /** Whether a value stored under this key is a secret (sasl.jaas.config, ssl.key.password, apiToken, ...). */
 export function isSecretKey(key: string): boolean {
+  let known = secretKeyCache.get(key);
+  if (known === undefined) {
+    known = judgeKey(key);
+    if (secretKeyCache.size >= 4096) secretKeyCache.clear();
+    secretKeyCache.set(key, known);
+  }
+  return known;
+}
+
+function judgeKey(key: string): boolean {
   const k = key.trim();
   if (!k) return false;
   if (SECRET_KEYS.has(k.toLowerCase())) return true;

@@ -319,7 +319,8 @@ describe('redaction rules', () => {
       const t0 = performance.now();
       redactText(text);
       const ms = performance.now() - t0;
-      assert.ok(ms < 500, `${ms.toFixed(0)} ms for ${JSON.stringify(text.slice(0, 8))}...`);
+      // Linear is well under a second here; the quadratic patterns this guards against took 12.6 s for 20,000 characters.
+      assert.ok(ms < 5000, `${ms.toFixed(0)} ms for ${JSON.stringify(text.slice(0, 8))}...`);
     }
   });
 });
