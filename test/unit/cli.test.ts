@@ -1,7 +1,7 @@
-import { test, describe } from 'node:test';
+import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,16 @@ async function eoswatch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ 
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+const dirs: string[] = [];
+after(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+  dirs.push(d);
+  return d;
 }
 
 describe('eoswatch CLI', () => {
@@ -69,7 +79,7 @@ describe('eoswatch CLI', () => {
   });
 
   test('config validate: every problem of a bad file on stderr, exit 2', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+    const dir = await tempDir();
     const file = join(dir, 'bad.yaml');
     await writeFile(file, 'http:\n  port: abc\nkafka:\n  brokerz: []\n');
     const r = await eoswatch(['config', 'validate', file]);
@@ -79,7 +89,7 @@ describe('eoswatch CLI', () => {
   });
 
   test('config validate: timers out of bounds, huge numbers and YAML alias bombs are exit 2 naming file, line and key', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+    const dir = await tempDir();
     const cases: [string, RegExp][] = [
       ['kafka:\n  healthCheckInterval: 25d\n', /:2:24: \/kafka\/healthCheckInterval: found "25d" \(2160000000 ms\), expected at most 24h/],
       ['lsoMonitor:\n  interval: 1e30\n', /:2:13: \/lsoMonitor\/interval: found "1e\+30", expected a duration/],
@@ -95,7 +105,7 @@ describe('eoswatch CLI', () => {
   });
 
   test('config validate --print redacts secrets', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+    const dir = await tempDir();
     const file = join(dir, 'c.yaml');
     await writeFile(file, 'kafka:\n  sasl:\n    mechanism: scram-sha-512\n    username: app\n    password: ${SASL_PW}\n');
     const r = await eoswatch(['config', 'validate', file, '--print'], { SASL_PW: 'pa55word-xyz' });
@@ -105,7 +115,7 @@ describe('eoswatch CLI', () => {
   });
 
   test('run: serves metrics with eos_kafka_up 0 for an unreachable cluster, keeps secrets out of logs, stops on SIGTERM within the grace period', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+    const dir = await tempDir();
     const file = join(dir, 'run.yaml');
     await writeFile(
       file,

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, parseConfigText, redactConfig, schema, validateConfig } from '../../src/config/load.js';
@@ -189,9 +189,13 @@ describe('config', () => {
 
   test('loadConfig reads a file and reports its path in problems', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cfg-'));
-    const file = join(dir, 'c.yaml');
-    await writeFile(file, 'http:\n  port: -1\n');
-    await assert.rejects(loadConfig(file, {}), (err: EosError) => err.details.some((d) => d.startsWith(`${file}:2:9: /http/port`)));
+    try {
+      const file = join(dir, 'c.yaml');
+      await writeFile(file, 'http:\n  port: -1\n');
+      await assert.rejects(loadConfig(file, {}), (err: EosError) => err.details.some((d) => d.startsWith(`${file}:2:9: /http/port`)));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('redactConfig hides the SASL password and TLS passphrase', () => {
