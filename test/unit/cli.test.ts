@@ -1,12 +1,12 @@
-import { test, describe, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
+import { tempDirs } from '../harness/tmp.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 
 const execFileP = promisify(execFile);
@@ -21,15 +21,8 @@ async function eoswatch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ 
   }
 }
 
-const dirs: string[] = [];
-after(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-async function tempDir(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
-  dirs.push(d);
-  return d;
-}
+const temp = tempDirs('eoswatch-cli-');
+const tempDir = () => temp.make();
 
 describe('eoswatch CLI', () => {
   test('--help lists the commands and exits 0', async () => {

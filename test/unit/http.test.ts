@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -22,6 +21,7 @@ import { EosError, exitCodeFor } from '../../src/errors.js';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
 import { makeTestPki, type TestPki } from '../harness/tls.js';
 import { memoryLogger } from '../harness/log.js';
+import { tempDirs } from '../harness/tmp.js';
 
 interface Reply {
   status: number;
@@ -51,10 +51,9 @@ function send(url: string, opts: { method?: string; auth?: string; ca?: string; 
 }
 
 const servers: RunningServer[] = [];
-const dirs: string[] = [];
+const temp = tempDirs('eoswatch-http-');
 after(async () => {
   for (const s of servers) await s.close(500);
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
 let ready = true;
@@ -155,8 +154,7 @@ describe('HTTP hardening', () => {
   });
 
   test('open to the network without authentication: a warning; on loopback or with basic auth: none', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-warn-'));
-    dirs.push(dir);
+    const dir = await temp.make();
     const web = join(dir, 'web.yml');
     await writeFile(web, `basic_auth_users:\n  p: ${bcrypt.hashSync('pw', 4)}\n`);
     const warned: boolean[] = [];
@@ -182,7 +180,7 @@ describe('web configuration: TLS, client certificates and basic auth', () => {
   const password = 'correct horse battery staple';
   before(async () => {
     pki = await makeTestPki();
-    dirs.push(pki.dir);
+    temp.track(pki.dir);
   });
 
   async function webConfig(text: string): Promise<string> {
@@ -294,8 +292,7 @@ describe('web configuration: TLS, client certificates and basic auth', () => {
   });
 
   test('eoswatch run --web.listen-address --web.config.file: HTTPS and basic auth; a bad file is exit 2', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-web-'));
-    dirs.push(dir);
+    const dir = await temp.make();
     const cfg = join(dir, 'c.yaml');
     await writeFile(cfg, 'kafka: {brokers: ["127.0.0.1:1"], connectionTimeout: 200ms}\naudit: {enabled: false}\nshutdown: {gracePeriod: 3s}\n');
     const web = await webConfig(`${tlsBlock()}\nbasic_auth_users:\n  p: ${bcrypt.hashSync(password, 4)}\n`);

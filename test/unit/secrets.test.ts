@@ -4,10 +4,9 @@
 // every output: audit table/JSON/Markdown, /audit over HTTP, pino logs, configuration errors and
 // `config validate --print`. None may show any 6-character piece of a secret. Seeded: a failure
 // names its seed and reproduces.
-import { test, describe, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -24,6 +23,7 @@ import { createRegistry } from '../../src/metrics/registry.js';
 import { isSecretKey, redactText } from '../../src/redact.js';
 import { CLI } from '../harness/index.js';
 import { memoryLogger } from '../harness/log.js';
+import { tempDirs } from '../harness/tmp.js';
 
 const SEED = Number(process.env.EOSWATCH_SECRETS_SEED ?? 0x5ec2e7);
 
@@ -147,15 +147,8 @@ function propertiesCase(g: Gen): { role: 'producer' | 'consumer'; text: string; 
   return { role, text: `${chosen.map((c) => c.text).join('\n')}\n`, secrets: chosen.flatMap((c) => c.secrets), victim: victim.split('=')[0]! };
 }
 
-const dirs: string[] = [];
-after(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-async function tempDir(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), 'eoswatch-secrets-'));
-  dirs.push(d);
-  return d;
-}
+const temp = tempDirs('eoswatch-secrets-');
+const tempDir = () => temp.make();
 
 describe('no secret reaches any output (property-based)', () => {
   test('audit table, JSON and Markdown', async () => {
