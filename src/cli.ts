@@ -18,6 +18,7 @@ Commands:
   audit             one-shot exactly-once configuration audit (cluster, client and Flink files)
   verify            write verification records / check a sink for duplicates, loss and order
   chaos             fault scenarios against a local cluster and pipeline, verified end to end
+  topics create     create the topics a configuration needs, replicated safely for the cluster
   config validate   check a configuration file against the schema
   demo              start a local 3-node Kafka cluster and run eoswatch against it
 
@@ -29,14 +30,42 @@ Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error,
             3 a check ran and found a violation.
 `;
 
-const RUN_HELP = `Usage: eoswatch run [--config FILE]
+const RUN_HELP = `Usage: eoswatch run [--config FILE] [--start-from earliest|latest]
 
 Starts the daemon: the HTTP server (/metrics, /healthz, /readyz) and every service the
 configuration enables. SIGTERM or SIGINT stops it within shutdown.gracePeriod.
 
 Options:
-  -c, --config FILE   YAML configuration (default: $EOSWATCH_CONFIG, else built-in defaults)
-  -h, --help          show this help
+  -c, --config FILE        YAML configuration (default: $EOSWATCH_CONFIG, else built-in defaults)
+  --start-from POSITION    this run only: partitions of the pipeline's source without a committed
+                           offset start at earliest or latest (bootstrapping a new group); the
+                           config's pipeline.startFrom (none: refuse) applies to every later run,
+                           and is what the audit judges
+  -h, --help               show this help
+`;
+
+const TOPICS_HELP = `Usage: eoswatch topics create [--config FILE] [--bootstrap-server H:P] [--topic NAME ...]
+                             [--partitions N] [--replication-factor N] [--min-insync-replicas N]
+                             [--allow-unsafe] [--dry-run]
+
+Creates the topics the configuration needs (the enabled pipeline's source, sink and dead-letter
+topic, the canary's) and those named with --topic; existing topics are left as they are.
+Replication factor 3 and min.insync.replicas 2 when the cluster has 3 or more brokers; settings
+that are not exactly-once safe (fewer replicas, min ISR 1) are refused unless --allow-unsafe.
+A pipeline source topic created here gets the pipeline group's offsets committed at its start,
+so the pipeline starts with pipeline.startFrom: none and no bootstrap run is needed.
+For the local cluster: npm run kafka -- topics create ...
+
+Options:
+  -c, --config FILE              eoswatch configuration (its kafka, pipeline and canary sections)
+  -b, --bootstrap-server H:P     Kafka (repeatable or comma-separated); overrides the config
+  --topic NAME                   another topic to create (repeatable)
+  --partitions N                 partitions of new topics (default 6)
+  --replication-factor N         default: 3, or the broker count when smaller (then unsafe)
+  --min-insync-replicas N        default: 2 with 3 or more replicas, else 1 (then unsafe)
+  --allow-unsafe                 create even when not exactly-once safe (local development)
+  --dry-run                      print what would be created, create nothing
+  -h, --help                     show this help
 `;
 
 const VALIDATE_HELP = `Usage: eoswatch config validate FILE [--print]
@@ -98,7 +127,9 @@ Options:
   --max-duplicate-rate R       check: default 0
   --max-loss-rate R            check: default 0
   --max-out-of-order-rate R    check: default 0.001 (0.1 %)
-  --uncommitted                check: also count records of aborted transactions (read_uncommitted pass)
+  --uncommitted                check: also count records of aborted transactions (read_uncommitted
+                               pass); records of transactions still open when the check began are
+                               counted apart, never called aborted
   --timeout DURATION           check: give up reading after this long (default 2m)
   --format F                   check: table (default), json or markdown
   -h, --help                   show this help
@@ -165,15 +196,29 @@ export async function runUntilStopped(
   return reason.error || !clean ? ExitCodes.RUNTIME : ExitCodes.OK;
 }
 
+/** `run --start-from`: a one-run bootstrap position; the configured startFrom stays what the audit judges. */
+export function withStartFrom(config: Config, flag: string | undefined): Config {
+  if (flag === undefined) return config;
+  if (flag !== 'earliest' && flag !== 'latest') throw new EosError(ErrorCodes.USAGE, `--start-from: expected earliest or latest, found "${flag}"`);
+  if (!config.pipeline.enabled) throw new EosError(ErrorCodes.USAGE, '--start-from: the configuration has no enabled pipeline');
+  return { ...config, pipeline: { ...config.pipeline, startFrom: flag, configuredStartFrom: config.pipeline.startFrom } };
+}
+
 async function cmdRun(args: string[]): Promise<number> {
-  const { values } = parse(args, { config: { type: 'string', short: 'c' } }, false);
+  const { values } = parse(args, { config: { type: 'string', short: 'c' }, 'start-from': { type: 'string' } }, false);
   if (values.help) {
     process.stdout.write(RUN_HELP);
     return ExitCodes.OK;
   }
-  const config = await configFrom(values.config as string | undefined);
+  const config = withStartFrom(await configFrom(values.config as string | undefined), values['start-from'] as string | undefined);
   const logger = createLogger(config.log.level);
   logger.info({ version: VERSION, config: redactConfig(config) }, 'eoswatch starting');
+  if (config.pipeline.configuredStartFrom !== undefined) {
+    logger.warn(
+      { startFrom: config.pipeline.startFrom, configured: config.pipeline.configuredStartFrom },
+      `this run only: partitions without a committed offset start at ${config.pipeline.startFrom} (--start-from); later runs use pipeline.startFrom: ${config.pipeline.configuredStartFrom}`,
+    );
+  }
   return runUntilStopped(async () => {
     // Loaded here, not at the top: one-shot commands (verify, audit) start without the daemon's modules.
     const { createDaemon } = await import('./services.js');
@@ -231,8 +276,7 @@ async function cmdAudit(args: string[]): Promise<number> {
   const failOn = values['fail-on'] as string;
   if (!['critical', 'warning'].includes(failOn)) throw new EosError(ErrorCodes.USAGE, `--fail-on: expected critical or warning, found "${failOn}"`);
   const base = values.config ? await loadConfig(values.config as string) : validateConfig({}, '(defaults)');
-  const brokers = ((values['bootstrap-server'] as string[] | undefined) ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
-  for (const b of brokers) if (!/^[^\s:,]+:[0-9]{1,5}$/.test(b)) throw new EosError(ErrorCodes.USAGE, `--bootstrap-server: expected HOST:PORT, found "${b}"`);
+  const brokers = brokersOption(values['bootstrap-server']);
   const config: Config = {
     ...base,
     kafka: brokers.length ? { ...base.kafka, brokers } : base.kafka,
@@ -254,6 +298,57 @@ async function cmdAudit(args: string[]): Promise<number> {
   process.stdout.write(format === 'json' ? formatJson(report) : format === 'markdown' ? formatMarkdown(report) : formatTable(report, { all: Boolean(values.all) }));
   if (report.summary.critical > 0 || (failOn === 'warning' && report.summary.warning > 0)) return ExitCodes.VIOLATION;
   if (report.sources.some((s) => !s.ok)) return ExitCodes.RUNTIME;
+  return ExitCodes.OK;
+}
+
+function brokersOption(v: unknown): string[] {
+  const brokers = ((v as string[] | undefined) ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
+  for (const b of brokers) if (!/^[^\s:,]+:[0-9]{1,5}$/.test(b)) throw new EosError(ErrorCodes.USAGE, `--bootstrap-server: expected HOST:PORT, found "${b}"`);
+  return brokers;
+}
+
+/** Options shared by `eoswatch topics create` and `npm run kafka -- topics create`. */
+export const TOPIC_OPTIONS = {
+  topic: { type: 'string', multiple: true },
+  partitions: { type: 'string' },
+  'replication-factor': { type: 'string' },
+  'min-insync-replicas': { type: 'string' },
+  'allow-unsafe': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+} as const;
+
+export function topicRequestFrom(values: Record<string, unknown>): import('./kafka/topics.js').TopicRequest {
+  const positive = (n: number) => Number.isInteger(n) && n > 0;
+  const optional = (name: string) => (values[name] === undefined ? undefined : numberOption(name, values[name], 0, positive, 'a positive integer'));
+  return {
+    names: (values.topic as string[] | undefined) ?? [],
+    partitions: numberOption('partitions', values.partitions, 6, positive, 'a positive integer'),
+    replicationFactor: optional('replication-factor'),
+    minInsyncReplicas: optional('min-insync-replicas'),
+    allowUnsafe: Boolean(values['allow-unsafe']),
+  };
+}
+
+async function cmdTopics(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    process.stdout.write(TOPICS_HELP);
+    return sub === undefined ? ExitCodes.USAGE : ExitCodes.OK;
+  }
+  if (sub !== 'create') throw new EosError(ErrorCodes.USAGE, `unknown topics command "${sub}"; expected: create`);
+  const { values } = parse(rest, { config: { type: 'string', short: 'c' }, 'bootstrap-server': { type: 'string', short: 'b', multiple: true }, ...TOPIC_OPTIONS }, false);
+  if (values.help) {
+    process.stdout.write(TOPICS_HELP);
+    return ExitCodes.OK;
+  }
+  const base = await configFrom(values.config as string | undefined);
+  const brokers = brokersOption(values['bootstrap-server']);
+  const req = topicRequestFrom(values);
+  const { createKafka } = await import('./kafka/client.js');
+  const { createConfiguredTopics, wantedTopics } = await import('./kafka/topics.js');
+  const kafka = createKafka(brokers.length ? { ...base.kafka, brokers } : base.kafka, createLogger('silent'));
+  const { text } = await createConfiguredTopics(kafka, wantedTopics(base, req.names), req, Boolean(values['dry-run']));
+  process.stdout.write(text);
   return ExitCodes.OK;
 }
 
@@ -295,7 +390,7 @@ async function cmdVerify(args: string[]): Promise<number> {
     return ExitCodes.OK;
   }
   const base = values.config ? await loadConfig(values.config as string) : validateConfig({}, '(defaults)');
-  const brokers = ((values['bootstrap-server'] as string[] | undefined) ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
+  const brokers = brokersOption(values['bootstrap-server']);
   const kafkaConfig = brokers.length ? { ...base.kafka, brokers } : base.kafka;
   const topic = values.topic as string | undefined;
   if (!topic) throw new EosError(ErrorCodes.USAGE, '--topic is required');
@@ -475,8 +570,10 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdVerify(rest);
       case 'chaos':
         return await cmdChaos(rest);
+      case 'topics':
+        return await cmdTopics(rest);
       default:
-        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, config validate, demo`);
+        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, topics create, status, config validate, demo`);
     }
   } catch (err) {
     return reportError(err);

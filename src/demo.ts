@@ -5,12 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners } from 'kafkajs';
 import { runUntilStopped } from './cli.js';
 import { validateConfig } from './config/load.js';
-import { ensureTopics } from './kafka/admin.js';
+import { createConfiguredTopics, topicsOfConfig } from './kafka/topics.js';
 import { createKafka } from './kafka/client.js';
 import { createLogger, type Logger } from './log.js';
 import { LocalCluster } from './localcluster/cluster.js';
 import { createDaemon } from './services.js';
-import type { KafkaConfig } from './config/types.js';
+import type { Config, KafkaConfig } from './config/types.js';
 
 export interface DemoOptions {
   port: number;
@@ -59,44 +59,50 @@ function seedStream(kafka: KafkaConfig, topic: string, rate: number, logger: Log
   };
 }
 
+/** The demo's eoswatch configuration; a shipped configuration like the others (test/integration/shipped-configs.test.ts). */
+export function demoConfig(brokers: string[], port: number): Config {
+  return validateConfig(
+    {
+      http: { host: '127.0.0.1', port },
+      kafka: { brokers, healthCheckInterval: '5s' },
+      pipeline: {
+        enabled: true,
+        name: 'demo',
+        sourceTopic: 'demo.orders',
+        sinkTopic: 'demo.orders.enriched',
+        deadLetterTopic: 'demo.orders.dlq',
+        groupId: 'eoswatch-demo',
+        transactionalIdPrefix: 'eoswatch-demo',
+        // none, as in production: the topics are created with the group's offsets at their start.
+        startFrom: 'none',
+        transform: 'increment',
+        checkpoint: { interval: '1s', timeout: '30s' },
+      },
+      // 10 canary records/s through the same pipeline; the LSO monitor watches both topics.
+      canary: { enabled: true, id: 'demo', rate: 10, lostAfter: '1m' },
+      lsoMonitor: { interval: '2s' },
+    },
+    '(demo)',
+  );
+}
+
 export async function runDemo(opts: DemoOptions): Promise<number> {
   const logger = createLogger('info');
   logger.info({ nodes: opts.nodes, dir: opts.dir }, 'starting local Kafka cluster (first run fetches the jars with Maven)');
   const started = Date.now();
   const cluster = await LocalCluster.start({ nodes: opts.nodes, version: opts.version, dir: opts.dir, killOnExit: true });
   logger.info({ bootstrap: cluster.bootstrapServers, version: cluster.version, seconds: (Date.now() - started) / 1000 }, 'Kafka cluster up');
-  const rf = Math.min(3, opts.nodes);
   try {
-    const config = validateConfig(
-      {
-        http: { host: '127.0.0.1', port: opts.port },
-        kafka: { brokers: cluster.brokers, healthCheckInterval: '5s' },
-        pipeline: {
-          enabled: true,
-          name: 'demo',
-          sourceTopic: 'demo.orders',
-          sinkTopic: 'demo.orders.enriched',
-          deadLetterTopic: 'demo.orders.dlq',
-          groupId: 'eoswatch-demo',
-          transactionalIdPrefix: 'eoswatch-demo',
-          // A fresh cluster has no committed offsets: bootstrap from the beginning (logged as a warning).
-          startFrom: 'earliest',
-          transform: 'increment',
-          checkpoint: { interval: '1s', timeout: '30s' },
-        },
-        // 10 canary records/s through the same pipeline; the LSO monitor watches both topics.
-        canary: { enabled: true, id: 'demo', rate: 10, lostAfter: '1m' },
-        lsoMonitor: { interval: '2s' },
-      },
-      '(demo)',
+    const config = demoConfig(cluster.brokers, opts.port);
+    // The topics as `eoswatch topics create` makes them: RF 3 / min ISR 2 on 3 nodes (1 node: unsafe,
+    // which the audit explains), the pipeline group starting at the beginning of the new source topic.
+    const topics = await createConfiguredTopics(
+      createKafka(config.kafka, logger),
+      topicsOfConfig(config),
+      { names: [], partitions: PARTITIONS, allowUnsafe: opts.nodes < 3 },
+      false,
     );
-    const admin = createKafka(config.kafka, logger).admin();
-    await admin.connect();
-    await ensureTopics(
-      admin,
-      ['demo.orders', 'demo.orders.enriched', 'demo.orders.dlq'].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: rf })),
-    );
-    await admin.disconnect();
+    logger.info({ topics: topics.outcomes.map((o) => `${o.topic} ${o.result}`), replicationFactor: topics.plan.replicationFactor }, 'demo topics ready');
     const seed = seedStream(config.kafka, 'demo.orders', opts.rate, logger);
     try {
       return await runUntilStopped(async () => {

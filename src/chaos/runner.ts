@@ -237,6 +237,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : atFault >= total ? 0 : null;
 
     finished = true;
+    opts.log(`  every input record committed; stopping the workers and reading the sink (read_committed, then read_uncommitted)`);
     await Promise.all([...workers.values()].map((w) => w.stop()));
     const report: VerifyReport = await checkSinkTopic(kafka, sink, {
       run: id,

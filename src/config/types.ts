@@ -58,6 +58,8 @@ export interface PipelineConfig {
   transactionalIdPrefix: string;
   mode: 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
   startFrom: 'none' | 'earliest' | 'latest';
+  /** Set by `run --start-from` (not in the schema): the file's startFrom, which the audit judges; startFrom holds this run's. */
+  configuredStartFrom?: 'none' | 'earliest' | 'latest';
   transform: 'increment' | 'identity';
   transformModule?: string;
   partitioning: 'input' | 'key';
