@@ -4,7 +4,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { loadConfig, redactConfig, validateConfig } from './config/load.js';
-import type { Config } from './config/types.js';
+import type { Config, LogFormat } from './config/types.js';
 import { EosError, ErrorCodes, ExitCodes, errorMessage, exitCodeFor } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { VERSION } from './version.js';
@@ -30,7 +30,7 @@ Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error,
             3 a check ran and found a violation.
 `;
 
-const RUN_HELP = `Usage: eoswatch run [--config FILE] [--start-from earliest|latest]
+const RUN_HELP = `Usage: eoswatch run [--config FILE] [--start-from earliest|latest] [--log-format auto|json|pretty]
 
 Starts the daemon: the HTTP server (/metrics, /healthz, /readyz) and every service the
 configuration enables. SIGTERM or SIGINT stops it within shutdown.gracePeriod.
@@ -41,6 +41,8 @@ Options:
                            offset start at earliest or latest (bootstrapping a new group); the
                            config's pipeline.startFrom (none: refuse) applies to every later run,
                            and is what the audit judges
+  --log-format F           json (one object a line), pretty (readable lines) or auto: pretty
+                           on a terminal, else json (default: the config's log.format, auto)
   -h, --help               show this help
 `;
 
@@ -136,6 +138,7 @@ Options:
 `;
 
 const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
+                    [--log-format auto|json|pretty]
 
 Starts a local Kafka cluster (fetched with Maven, run with java), creates the topics
 demo.orders, demo.orders.enriched and demo.orders.dlq, writes seed records at a steady rate,
@@ -148,6 +151,7 @@ Options:
   --kafka-version V    Kafka version (default: the latest supported 4.x)
   --dir DIR            cluster data and logs (default .eoswatch/demo)
   --rate N             seed records per second (default 200)
+  --log-format F       auto (default: pretty on a terminal, else json), json or pretty
   -h, --help           show this help
 `;
 
@@ -204,14 +208,21 @@ export function withStartFrom(config: Config, flag: string | undefined): Config 
   return { ...config, pipeline: { ...config.pipeline, startFrom: flag, configuredStartFrom: config.pipeline.startFrom } };
 }
 
+export function logFormatOption(v: unknown, dflt: LogFormat): LogFormat {
+  if (v === undefined) return dflt;
+  if (v !== 'auto' && v !== 'json' && v !== 'pretty') throw new EosError(ErrorCodes.USAGE, `--log-format: expected auto, json or pretty, found "${v}"`);
+  return v;
+}
+
 async function cmdRun(args: string[]): Promise<number> {
-  const { values } = parse(args, { config: { type: 'string', short: 'c' }, 'start-from': { type: 'string' } }, false);
+  const { values } = parse(args, { config: { type: 'string', short: 'c' }, 'start-from': { type: 'string' }, 'log-format': { type: 'string' } }, false);
   if (values.help) {
     process.stdout.write(RUN_HELP);
     return ExitCodes.OK;
   }
   const config = withStartFrom(await configFrom(values.config as string | undefined), values['start-from'] as string | undefined);
-  const logger = createLogger(config.log.level);
+  const { logDestination } = await import('./log-format.js');
+  const logger = createLogger(config.log.level, logDestination(logFormatOption(values['log-format'], config.log.format)));
   logger.info({ version: VERSION, config: redactConfig(config) }, 'eoswatch starting');
   if (config.pipeline.configuredStartFrom !== undefined) {
     logger.warn(
@@ -525,6 +536,7 @@ async function cmdDemo(args: string[]): Promise<number> {
       'kafka-version': { type: 'string' },
       dir: { type: 'string' },
       rate: { type: 'string' },
+      'log-format': { type: 'string' },
     },
     false,
   );
@@ -539,7 +551,7 @@ async function cmdDemo(args: string[]): Promise<number> {
   const rate = values.rate === undefined ? 200 : Number(values.rate);
   if (!Number.isFinite(rate) || rate <= 0) throw new EosError(ErrorCodes.USAGE, `--rate: expected a positive number, found "${values.rate}"`);
   const { runDemo } = await import('./demo.js');
-  return runDemo({ port, nodes, rate, version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
+  return runDemo({ port, nodes, rate, logFormat: logFormatOption(values['log-format'], 'auto'), version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -10,7 +10,8 @@ import { createKafka } from './kafka/client.js';
 import { createLogger, type Logger } from './log.js';
 import { LocalCluster } from './localcluster/cluster.js';
 import { createDaemon } from './services.js';
-import type { Config, KafkaConfig } from './config/types.js';
+import type { Config, KafkaConfig, LogFormat } from './config/types.js';
+import { logDestination } from './log-format.js';
 
 export interface DemoOptions {
   port: number;
@@ -19,6 +20,7 @@ export interface DemoOptions {
   dir: string;
   /** Seed records per second written to the source topic. */
   rate: number;
+  logFormat: LogFormat;
 }
 
 const PARTITIONS = 6;
@@ -87,7 +89,7 @@ export function demoConfig(brokers: string[], port: number): Config {
 }
 
 export async function runDemo(opts: DemoOptions): Promise<number> {
-  const logger = createLogger('info');
+  const logger = createLogger('info', logDestination(opts.logFormat));
   logger.info({ nodes: opts.nodes, dir: opts.dir }, 'starting local Kafka cluster (first run fetches the jars with Maven)');
   const started = Date.now();
   const cluster = await LocalCluster.start({ nodes: opts.nodes, version: opts.version, dir: opts.dir, killOnExit: true });

@@ -3,6 +3,8 @@
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
 export interface HttpConfig {
   host: string;
   port: number;
@@ -38,7 +40,7 @@ export interface KafkaConfig {
 
 export interface Config {
   http: HttpConfig;
-  log: { level: LogLevel };
+  log: { level: LogLevel; format: LogFormat };
   /** gracePeriod in ms */
   shutdown: { gracePeriod: number };
   kafka: KafkaConfig;
