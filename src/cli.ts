@@ -19,6 +19,7 @@ Commands:
   verify            write verification records / check a sink for duplicates, loss and order
   chaos             fault scenarios against a local cluster and pipeline, verified end to end
   topics create     create the topics a configuration needs, replicated safely for the cluster
+  status            summary of a running eoswatch (its /metrics, /readyz and /audit)
   config validate   check a configuration file against the schema
   demo              start a local 3-node Kafka cluster and run eoswatch against it
 
@@ -44,6 +45,22 @@ Options:
   --log-format F           json (one object a line), pretty (readable lines) or auto: pretty
                            on a terminal, else json (default: the config's log.format, auto)
   -h, --help               show this help
+`;
+
+const STATUS_HELP = `Usage: eoswatch status [--url URL] [--window DURATION] [--format table|json]
+
+Reads a running eoswatch's /metrics (twice, --window apart, for rates), /readyz and /audit and
+prints one summary: records in/out, checkpoints, commit latency p50/p99, pending, LSO lag,
+canary counts, audit findings, and which alert conditions of alerts/eoswatch.rules.yml hold
+(without their for: durations; canary duplicates and losses count since eoswatch started).
+
+Options:
+  --url URL            eoswatch's HTTP address (default http://127.0.0.1:7395)
+  --window DURATION    time between the two readings (default 5s; 0: one reading, no rates)
+  --format F           table (default) or json
+  -h, --help           show this help
+
+Exit codes: 0 healthy, 1 eoswatch cannot be reached, 3 an alert condition holds.
 `;
 
 const TOPICS_HELP = `Usage: eoswatch topics create [--config FILE] [--bootstrap-server H:P] [--topic NAME ...]
@@ -363,6 +380,35 @@ async function cmdTopics(args: string[]): Promise<number> {
   return ExitCodes.OK;
 }
 
+async function cmdStatus(args: string[]): Promise<number> {
+  const { values } = parse(args, { url: { type: 'string', default: 'http://127.0.0.1:7395' }, window: { type: 'string', default: '5s' }, format: { type: 'string', default: 'table' } }, false);
+  if (values.help) {
+    process.stdout.write(STATUS_HELP);
+    return ExitCodes.OK;
+  }
+  const url = (values.url as string).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s/]+$/.test(url)) throw new EosError(ErrorCodes.USAGE, `--url: expected http://HOST:PORT, found "${values.url}"`);
+  const format = values.format as string;
+  if (!['table', 'json'].includes(format)) throw new EosError(ErrorCodes.USAGE, `--format: expected table or json, found "${format}"`);
+  const { parseDuration } = await import('./config/duration.js');
+  let windowMs: number;
+  try {
+    windowMs = parseDuration(values.window as string);
+  } catch (err) {
+    throw new EosError(ErrorCodes.USAGE, `--window: ${errorMessage(err)}`);
+  }
+  const { StatusReader } = await import('./status/reader.js');
+  const { formatSummary } = await import('./status/summary.js');
+  const reader = new StatusReader(url);
+  let summary = await reader.read();
+  if (windowMs > 0) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    summary = await reader.read();
+  }
+  process.stdout.write(format === 'json' ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
+  return summary.alerts.length ? ExitCodes.VIOLATION : ExitCodes.OK;
+}
+
 function numberOption(name: string, v: unknown, dflt: number, check: (n: number) => boolean, what: string): number {
   if (v === undefined) return dflt;
   const n = Number(v);
@@ -584,6 +630,8 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdChaos(rest);
       case 'topics':
         return await cmdTopics(rest);
+      case 'status':
+        return await cmdStatus(rest);
       default:
         throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, topics create, status, config validate, demo`);
     }
