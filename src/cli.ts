@@ -456,8 +456,16 @@ async function cmdVerify(args: string[]): Promise<number> {
   const { createKafka } = await import('./kafka/client.js');
   const kafka = createKafka(kafkaConfig, createLogger('silent'));
   const verify = await import('./verify/verify.js');
+  const { ProgressLine, countProgress } = await import('./progress.js');
+  const progress = new ProgressLine();
+  const t0 = Date.now();
   if (sub === 'produce') {
-    const manifest = await verify.produceVerifyRecords(kafka, topic, { records, run: values.run as string | undefined });
+    const manifest = await verify.produceVerifyRecords(kafka, topic, {
+      records,
+      run: values.run as string | undefined,
+      onProgress: (n) => progress.update(countProgress(`writing ${topic}`, n, records, Date.now() - t0)),
+    });
+    progress.done();
     process.stdout.write(`${JSON.stringify(manifest)}
 `);
     return ExitCodes.OK;
@@ -483,8 +491,10 @@ async function cmdVerify(args: string[]): Promise<number> {
     valueDelta: numberOption('value-delta', values['value-delta'], 1, Number.isInteger, 'an integer'),
     uncommittedPass: Boolean(values.uncommitted),
     timeoutMs,
+    onProgress: (pass, read, total) => progress.update(countProgress(`reading ${topic} (${pass})`, read, total, Date.now() - t0)),
     thresholds: { maxDuplicateRate: rate('max-duplicate-rate', 0), maxLossRate: rate('max-loss-rate', 0), maxOutOfOrderRate: rate('max-out-of-order-rate', 0.001) },
   });
+  progress.done();
   process.stdout.write(format === 'json' ? `${JSON.stringify(report, null, 2)}
 ` : format === 'markdown' ? verify.formatVerifyMarkdown(report) : verify.formatVerifyTable(report));
   return report.violations.length ? ExitCodes.VIOLATION : ExitCodes.OK;
@@ -550,17 +560,50 @@ async function cmdChaos(args: string[]): Promise<number> {
   const { LocalCluster } = await import('./localcluster/cluster.js');
   const { runScenarios } = await import('./chaos/runner.js');
   const { formatChaosMarkdown, formatChaosTable } = await import('./chaos/report.js');
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const { ProgressLine, fmtDuration } = await import('./progress.js');
+  const { fetchKafkaWithProgress } = await import('./localcluster/fetch.js');
+  const progress = new ProgressLine();
+  const log = (line: string) => progress.log(line);
   const clusterDir = resolve(dir, 'cluster');
   await rm(clusterDir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
+  await fetchKafkaWithProgress(version);
   log(`starting a local 3-node Kafka ${version} cluster in ${clusterDir}`);
   const cluster = await LocalCluster.start({ nodes: 3, version, dir: clusterDir });
   const stop = () => void cluster.down().finally(() => process.exit(ExitCodes.RUNTIME));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const run = await runScenarios(cluster, scenarios, { records, rounds, partitions, workDir: resolve(dir, 'workers'), log, kafkaVersion: version });
+    const t0 = Date.now();
+    const totalRounds = scenarios.length * rounds;
+    const finished: number[] = [];
+    let current = '';
+    let roundStart = t0;
+    const run = await runScenarios(cluster, scenarios, {
+      records,
+      rounds,
+      partitions,
+      workDir: resolve(dir, 'workers'),
+      kafkaVersion: version,
+      log,
+      progress: (p) => {
+        const key = `${p.scenario}#${p.round}`;
+        if (key !== current) {
+          if (current) finished.push(Date.now() - roundStart);
+          current = key;
+          roundStart = Date.now();
+        }
+        const index = finished.length + 1;
+        const avg = finished.length ? finished.reduce((a, b) => a + b, 0) / finished.length : undefined;
+        const eta = avg === undefined ? '' : `, ETA ~${fmtDuration((Math.max(0, avg - (Date.now() - roundStart)) + avg * (totalRounds - index)) / 1000)}`;
+        const pct = p.total > 0 ? Math.floor((p.committed * 100) / p.total) : 0;
+        progress.update(
+          `[${index}/${totalRounds}] ${p.scenario} round ${p.round}: ${p.lastFault ? `${p.lastFault}; ` : 'before the fault; '}pipeline committed ${pct}% of ${p.total.toLocaleString('en-US')}, ` +
+            `round ${fmtDuration((Date.now() - roundStart) / 1000)}, total ${fmtDuration((Date.now() - t0) / 1000)}${eta}`,
+        );
+      },
+    });
+    progress.done('');
     const text = format === 'json' ? `${JSON.stringify(run, null, 2)}\n` : format === 'markdown' ? formatChaosMarkdown(run) : formatChaosTable(run);
     process.stdout.write(text);
     if (values.out) await writeFile(values.out as string, text);

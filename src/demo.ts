@@ -9,6 +9,8 @@ import { createConfiguredTopics, topicsOfConfig } from './kafka/topics.js';
 import { createKafka } from './kafka/client.js';
 import { createLogger, type Logger } from './log.js';
 import { LocalCluster } from './localcluster/cluster.js';
+import { DEFAULT_KAFKA_VERSION } from './localcluster/kafka-dist.js';
+import { fetchKafkaWithProgress } from './localcluster/fetch.js';
 import { createDaemon } from './services.js';
 import type { Config, KafkaConfig, LogFormat } from './config/types.js';
 import { logDestination } from './log-format.js';
@@ -91,6 +93,7 @@ export function demoConfig(brokers: string[], port: number): Config {
 export async function runDemo(opts: DemoOptions): Promise<number> {
   const logger = createLogger('info', logDestination(opts.logFormat));
   logger.info({ nodes: opts.nodes, dir: opts.dir }, 'starting local Kafka cluster (first run fetches the jars with Maven)');
+  await fetchKafkaWithProgress(opts.version ?? DEFAULT_KAFKA_VERSION);
   const started = Date.now();
   const cluster = await LocalCluster.start({ nodes: opts.nodes, version: opts.version, dir: opts.dir, killOnExit: true });
   logger.info({ bootstrap: cluster.bootstrapServers, version: cluster.version, seconds: (Date.now() - started) / 1000 }, 'Kafka cluster up');

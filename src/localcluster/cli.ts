@@ -64,6 +64,8 @@ export async function kafkaCli(argv: string[]): Promise<number> {
         if (i <= 0) throw new Error(`--set: expected key=value, found "${kv}"`);
         overrides[kv.slice(0, i)] = kv.slice(i + 1);
       }
+      const { fetchKafkaWithProgress } = await import('./fetch.js');
+      await fetchKafkaWithProgress(values['kafka-version'] ?? DEFAULT_KAFKA_VERSION);
       const t0 = Date.now();
       const c = await LocalCluster.start({
         nodes,

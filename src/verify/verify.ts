@@ -17,7 +17,11 @@ export interface ProduceManifest {
   ms: number;
 }
 
-export async function produceVerifyRecords(kafka: Kafka, topic: string, opts: { records: number; run?: string; batch?: number }): Promise<ProduceManifest> {
+export async function produceVerifyRecords(
+  kafka: Kafka,
+  topic: string,
+  opts: { records: number; run?: string; batch?: number; onProgress?: (written: number) => void },
+): Promise<ProduceManifest> {
   const run = opts.run ?? randomUUID().slice(0, 8);
   const admin = kafka.admin();
   await admin.connect();
@@ -43,6 +47,7 @@ export async function produceVerifyRecords(kafka: Kafka, topic: string, opts: { 
         messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
       }
       await sendPerPartition(producer, topic, messages);
+      opts.onProgress?.(Math.min(opts.records, i + batch));
     }
   } finally {
     await producer.disconnect();
@@ -70,7 +75,17 @@ export interface VerifyReport extends CheckResult {
 export async function checkSinkTopic(
   kafka: Kafka,
   topic: string,
-  opts: { run: string; records: number; partitions: number; valueDelta: number; thresholds: VerifyThresholds; uncommittedPass?: boolean; timeoutMs?: number },
+  opts: {
+    run: string;
+    records: number;
+    partitions: number;
+    valueDelta: number;
+    thresholds: VerifyThresholds;
+    uncommittedPass?: boolean;
+    timeoutMs?: number;
+    /** Reading progress: which pass, offsets read, offsets to read. */
+    onProgress?: (pass: 'read_committed' | 'read_uncommitted', read: number, total: number) => void;
+  },
 ): Promise<VerifyReport> {
   const t0 = Date.now();
   const checker = new ExactlyOnceChecker({ run: opts.run, expected: expectedCounts(opts.records, opts.partitions), valueDelta: opts.valueDelta });
@@ -82,6 +97,7 @@ export async function checkSinkTopic(
   let committedBelow = 0;
   await readTopic(kafka, topic, {
     timeoutMs: opts.timeoutMs,
+    onProgress: opts.onProgress && ((read, total) => opts.onProgress!('read_committed', read, total)),
     onRecord: (p, m) => {
       checker.add(m.value, Number(m.timestamp));
       if (stable && below(p, m.offset)) committedBelow++;
@@ -92,7 +108,11 @@ export async function checkSinkTopic(
   if (stable) {
     let uncommittedBelow = 0;
     let above = 0;
-    await readTopic(kafka, topic, { readUncommitted: true, timeoutMs: opts.timeoutMs, onRecord: (p, m) => (below(p, m.offset) ? uncommittedBelow++ : above++) });
+    await readTopic(kafka, topic, {
+      readUncommitted: true,
+      timeoutMs: opts.timeoutMs,
+      onProgress: opts.onProgress && ((read, total) => opts.onProgress!('read_uncommitted', read, total)),
+      onRecord: (p, m) => (below(p, m.offset) ? uncommittedBelow++ : above++) });
     uncommitted = { abortedRecords: uncommittedBelow - committedBelow, openRecords: above };
   }
   const t = opts.thresholds;
