@@ -2,6 +2,7 @@
 // dead-letter topics, a steady stream of seed records, the transactional pipeline and the
 // exporter; URLs printed; on Ctrl-C everything it started is stopped by pid.
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { Partitioners } from 'kafkajs';
 import { runUntilStopped } from './cli.js';
 import { validateConfig } from './config/load.js';
@@ -11,6 +12,9 @@ import { createLogger, type Logger } from './log.js';
 import { LocalCluster } from './localcluster/cluster.js';
 import { DEFAULT_KAFKA_VERSION } from './localcluster/kafka-dist.js';
 import { fetchKafkaWithProgress } from './localcluster/fetch.js';
+import { LivePanel } from './status/live.js';
+import { StatusReader } from './status/reader.js';
+import { formatSummary } from './status/summary.js';
 import { createDaemon } from './services.js';
 import type { Config, KafkaConfig, LogFormat } from './config/types.js';
 import { logDestination } from './log-format.js';
@@ -90,8 +94,34 @@ export function demoConfig(brokers: string[], port: number): Config {
   );
 }
 
+/** What to do from another terminal while the demo runs, and what the summary then shows. */
+export function demoInstructions(opts: { dir: string; nodes: number; url: string }): string {
+  const kafka = (cmd: string) => `npm run kafka -- ${cmd} --dir ${opts.dir}`;
+  const broker = opts.nodes > 1 ? 2 : 1;
+  const lines = [
+    'Break it from another terminal and watch the summary below:',
+    `  ${kafka(`kill ${broker}`).padEnd(48)} SIGKILL broker ${broker}${opts.nodes > 1 ? ': a few checkpoints fail or slow down, then commits resume on the other two' : ': the only broker; Kafka unreachable, checkpoints stop'}`,
+    `  ${kafka(`start ${broker}`).padEnd(48)} start it again: checkpoints complete, pending returns to 0-1`,
+    `  ${kafka('pause 1').padEnd(48)} SIGSTOP broker 1 (resume 1 to continue): LSO lag grows while a transaction waits`,
+    `  ${kafka('status').padEnd(48)} the nodes, their pids and ports`,
+    `  ${`npx eoswatch status --url ${opts.url}`.padEnd(48)} this summary once (exit 3 when an alert condition holds)`,
+    'Whatever you break, canary duplicates and lost must stay 0: that is exactly-once.',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 export async function runDemo(opts: DemoOptions): Promise<number> {
-  const logger = createLogger('info', logDestination(opts.logFormat));
+  // Everything the demo and its logger write goes through `out`, so the live summary knows when
+  // other lines came in between (and then prints afresh instead of overwriting them).
+  const tty = Boolean(process.stdout.isTTY);
+  const panel = new LivePanel(process.stdout, tty);
+  const out = new Writable({
+    write(chunk, _enc, cb) {
+      panel.touched();
+      process.stdout.write(chunk, cb);
+    },
+  });
+  const logger = createLogger('info', logDestination(opts.logFormat, { destination: out, isTTY: tty }) ?? out);
   logger.info({ nodes: opts.nodes, dir: opts.dir }, 'starting local Kafka cluster (first run fetches the jars with Maven)');
   await fetchKafkaWithProgress(opts.version ?? DEFAULT_KAFKA_VERSION);
   const started = Date.now();
@@ -113,19 +143,36 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       return await runUntilStopped(async () => {
         const { daemon, fatal } = createDaemon(config, logger);
         await daemon.start();
-        process.stdout.write(
+        const url = daemon.url!;
+        out.write(
           [
             '',
             `eoswatch demo running (Ctrl-C stops everything)`,
             `  Kafka ${cluster.version}, ${opts.nodes} node(s): ${cluster.bootstrapServers}  (data and logs in ${cluster.dir})`,
             `  pipeline: demo.orders -> increment -> demo.orders.enriched (dead letters: demo.orders.dlq), ${opts.rate} seed records/s`,
-            `  landing page:  ${daemon.url}/`,
-            `  metrics:       ${daemon.url}/metrics`,
-            `  readiness:     ${daemon.url}/readyz`,
+            `  status page:   ${url}/`,
+            `  metrics:       ${url}/metrics`,
+            `  readiness:     ${url}/readyz`,
+            `  audit:         ${url}/audit?failing=1&pretty=1`,
             '',
+            demoInstructions({ dir: opts.dir, nodes: opts.nodes, url }),
           ].join('\n'),
         );
-        return { stop: () => daemon.stop(), fatal };
+        // The live summary: every 5 s on a terminal, every 30 s in a captured log.
+        const reader = new StatusReader(url);
+        const refresh = setInterval(() => {
+          reader.read().then(
+            (s) => panel.draw(formatSummary(s)),
+            () => undefined,
+          );
+        }, 5000);
+        return {
+          stop: () => {
+            clearInterval(refresh);
+            return daemon.stop();
+          },
+          fatal,
+        };
       }, logger);
     } finally {
       await seed.stop();

@@ -14,7 +14,7 @@ export function logDestination(format: LogFormat, opts: { isTTY?: boolean; desti
   const isTTY = opts.isTTY ?? Boolean(process.stdout.isTTY);
   if (resolveLogFormat(format, isTTY) === 'json') return undefined;
   return pinoPretty({
-    colorize: isTTY && opts.destination === undefined,
+    colorize: isTTY,
     sync: true,
     destination: opts.destination ?? 1,
     translateTime: 'SYS:HH:MM:ss.l',

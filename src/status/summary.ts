@@ -167,7 +167,7 @@ export function summarize(input: StatusInput): StatusSummary {
   if (summary.canary && summary.canary.duplicates > 0) alerts.push({ alert: 'EosDuplicatesDetected', detail: `${summary.canary.duplicates} canary duplicates since start` });
   if (summary.canary && summary.canary.lost > 0) alerts.push({ alert: 'EosDataLossDetected', detail: `${summary.canary.lost} canary records lost since start` });
   const critical = of(m, 'eos_audit_check_passed', { severity: 'critical' }).filter((x) => x.value === 0);
-  if (critical.length) alerts.push({ alert: 'EosConfigAuditCritical', detail: `${critical.length} critical audit finding${critical.length === 1 ? '' : 's'}: ${critical.slice(0, 3).map((x) => `${x.labels.check} (${x.labels.target})`).join(', ')}${critical.length > 3 ? ', ...' : ''}` });
+  if (critical.length) alerts.push({ alert: 'EosConfigAuditCritical', detail: `${critical.length} critical audit finding${critical.length === 1 ? '' : 's'}, first ${critical[0]!.labels.check} (${critical[0]!.labels.target})` });
   const hanging = of(m, 'eos_partition_lso_stuck_seconds').filter(
     (x) => x.value > 300 && of(m, 'eos_partition_lso_lag_records', { topic: x.labels.topic!, partition: x.labels.partition! }).some((l) => l.value > 0),
   );
@@ -189,7 +189,7 @@ const rate = (x: number | null): string => (x === null ? '' : ` (${n(x)}/s)`);
 export function formatSummary(s: StatusSummary): string {
   const p = s.pipeline;
   const lines: [string, string][] = [
-    ['eoswatch', `${s.url}  ${s.ready === null ? '' : s.ready ? 'ready' : 'NOT READY'}  Kafka ${s.kafka.up === null ? 'unknown' : s.kafka.up ? `up${s.kafka.brokers ? ` (${s.kafka.brokers} brokers)` : ''}` : 'UNREACHABLE'}`],
+    ['eoswatch', `${s.url}  ${s.ready === null ? '' : s.ready ? 'ready' : 'NOT READY'}  Kafka ${s.kafka.up === null ? 'unknown' : s.kafka.up ? `up${s.kafka.brokers ? ` (${s.kafka.brokers} broker${s.kafka.brokers === 1 ? '' : 's'})` : ''}` : 'UNREACHABLE'}`],
   ];
   if (p.up !== null) {
     lines.push(
@@ -208,7 +208,10 @@ export function formatSummary(s: StatusSummary): string {
     lines.push(['canary', `sent ${n(c.sent)}  received ${n(c.received)}  duplicates ${n(c.duplicates)}  lost ${n(c.lost)}  out of order ${n(c.outOfOrder)}  wrong value ${n(c.wrongValue)}`]);
   }
   if (s.audit) {
-    lines.push(['audit', `${s.audit.critical} critical, ${s.audit.warning} warning${s.audit.failing.length ? `: ${s.audit.failing.slice(0, 3).map((f) => f.check).join(', ')}${s.audit.failing.length > 3 ? ', ...' : ''}` : ''}`]);
+    // The broker count first: on a single broker it explains the replication findings that follow.
+    const f = s.audit.failing.find((x) => x.check === 'cluster.broker-count') ?? s.audit.failing[0];
+    const more = s.audit.failing.length - 1;
+    lines.push(['audit', `${s.audit.critical} critical, ${s.audit.warning} warning${f ? `: ${f.check} (${f.observed})${more > 0 ? ` and ${more} more: /audit?failing=1` : ''}` : ''}`]);
   }
   lines.push(['alerts', s.alerts.length ? s.alerts.map((a) => `${a.alert}: ${a.detail}`).join('; ') : 'none']);
   const w = Math.max(...lines.map(([k]) => k.length));

@@ -1,14 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { captureStream } from '../harness/capture.js';
 import { countProgress, ProgressLine } from '../../src/progress.js';
 
-function sink() {
-  const stream = new PassThrough();
-  let text = '';
-  stream.on('data', (d) => (text += d));
-  return { stream, text: () => text };
-}
+const sink = captureStream;
 
 test('not a terminal: plain lines, at most one per interval, and the last state at the end (no carriage returns)', () => {
   const out = sink();
