@@ -26,7 +26,7 @@ const HTML = `<!doctype html>
 <link rel="stylesheet" href="status/page.css"></head>
 <body>
 <header><h1>eoswatch</h1><span id="state" class="badge">loading</span>
-<nav><a href="metrics">/metrics</a> <a href="readyz">/readyz</a> <a href="audit?pretty=1">/audit</a> <a href="status.json">/status.json</a></nav></header>
+<nav><a href="metrics">/metrics</a> <a href="healthz">/healthz</a> <a href="readyz">/readyz</a> <a href="audit?pretty=1">/audit</a> <a href="status.json">/status.json</a></nav></header>
 <main>
 <section id="alerts"><h2>Alerts</h2><ul id="alert-list"><li>none</li></ul></section>
 <section class="grid">
@@ -52,7 +52,7 @@ main{padding:1em;max-width:1200px;margin:auto} h2{font-size:1em;margin:.2em 0 .5
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1em}
 .card,#alerts,section>table{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.8em}
 #alerts{margin-bottom:1em} dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:0} dt{color:#666} dd{margin:0;font-variant-numeric:tabular-nums}
-.badge{padding:.1em .6em;border-radius:1em;background:#888} .badge.ok{background:#15803d} .badge.bad{background:#b91c1c}
+.badge{padding:.1em .6em;border-radius:1em;background:#888;color:#fff} .badge.healthy{background:#15803d} .badge.alerting{background:#b91c1c}
 svg{width:100%;height:80px;background:#fafafa} .legend span{margin-right:1em} .ok{color:#15803d} .warn{color:#b45309} .bad{color:#b91c1c}
 table{border-collapse:collapse;width:100%;margin-top:.5em} th,td{text-align:left;border-bottom:1px solid #eee;padding:.3em;vertical-align:top}
 td.critical{color:#b91c1c;font-weight:bold} td.warning{color:#b45309} .foot{color:#666}
@@ -102,7 +102,7 @@ const JS = `'use strict';
     var state = el('state');
     var healthy = s.alerts.length === 0 && s.ready !== false;
     text(state, healthy ? 'healthy' : s.alerts.length + ' alert condition(s)');
-    state.className = 'badge ' + (healthy ? 'ok' : 'bad');
+    state.className = 'badge ' + (healthy ? 'healthy' : 'alerting');
     var ul = el('alert-list');
     while (ul.firstChild) ul.removeChild(ul.firstChild);
     (s.alerts.length ? s.alerts : [{ alert: 'none', detail: '' }]).forEach(function (a) {
@@ -147,7 +147,7 @@ const JS = `'use strict';
   }
   function tick() {
     fetch('status.json', { cache: 'no-store' }).then(function (r) { return r.json(); }).then(render, function () {
-      var state = el('state'); text(state, 'eoswatch not reachable'); state.className = 'badge bad';
+      var state = el('state'); text(state, 'eoswatch not reachable'); state.className = 'badge alerting';
     });
   }
   tick();

@@ -79,6 +79,7 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
     const out = /id="pipeline-records-out">([^<]*)</.exec(dom)?.[1];
     assert.ok(out && Number(out.split(' ')[0]!.replace(/,/g, '')) > 0, `records out shown: ${out}`);
     assert.match(dom, /id="canary-received">[1-9][\d,]*</);
+    assert.match(dom, /<span id="state" class="badge alerting">\d+ alert condition\(s\)<\/span>/);
     assert.match(dom, /<td class="critical">critical<\/td><td>topic\.replication-factor<\/td>/);
     assert.match(dom, /<td>producer:[^<]*&lt;img src=x onerror=alert\(1\)&gt;\/producer\.properties<\/td>/, 'the file name is text');
     assert.doesNotMatch(dom, /<img src="?x/, 'no element made from data');
