@@ -64,8 +64,11 @@ export function wantedTopics(config: Config | undefined, names: string[]): Plann
   return [...fromConfig, ...names.filter((n) => !fromConfig.some((t) => t.topic === n)).map((topic) => ({ topic, role: 'named' }))];
 }
 
-/** Replication settings for a cluster of `brokers`: RF 3 and min ISR 2 when it can hold them; refused below that unless allowed. */
-export function planTopics(brokers: number, topics: PlannedTopic[], req: TopicRequest): TopicPlan {
+/**
+ * Replication settings for a cluster of `brokers`: RF 3 and min ISR 2 when it can hold them; refused
+ * below that unless allowed, or unless every topic exists already (nothing would be created).
+ */
+export function planTopics(brokers: number, topics: PlannedTopic[], req: TopicRequest, existing: ReadonlySet<string> = new Set()): TopicPlan {
   if (!topics.length) throw new EosError(ErrorCodes.USAGE, 'no topics to create: name them, or give a --config whose pipeline or canary is enabled');
   const rf = req.replicationFactor ?? Math.min(3, brokers);
   const minIsr = req.minInsyncReplicas ?? (rf >= 3 ? 2 : 1);
@@ -77,7 +80,7 @@ export function planTopics(brokers: number, topics: PlannedTopic[], req: TopicRe
     ...(rf > 1 && minIsr >= rf ? [`min.insync.replicas ${minIsr} equal to the replication factor (one broker down stops every write)`] : []),
   ];
   const unsafe = problems.length ? problems.join('; ') : undefined;
-  if (unsafe && !req.allowUnsafe) {
+  if (unsafe && !req.allowUnsafe && topics.some((t) => !existing.has(t.topic))) {
     throw new EosError(ErrorCodes.USAGE, `refusing to create topics that are not exactly-once safe: ${unsafe}. Add --allow-unsafe for local development.`);
   }
   return { brokers, replicationFactor: rf, minInsyncReplicas: minIsr, partitions: req.partitions, topics, ...(unsafe ? { unsafe } : {}) };
@@ -120,7 +123,7 @@ export async function applyTopicPlan(kafka: Kafka, admin: Admin, plan: TopicPlan
 export function formatTopicOutcomes(plan: TopicPlan, outcomes: TopicOutcome[]): string {
   const lines = [
     `${plan.brokers} broker${plan.brokers === 1 ? '' : 's'}: ${plan.partitions} partitions, replication factor ${plan.replicationFactor}, min.insync.replicas ${plan.minInsyncReplicas}`,
-    ...(plan.unsafe ? [`not exactly-once safe (allowed by --allow-unsafe): ${plan.unsafe}`] : []),
+    ...(plan.unsafe && outcomes.some((o) => o.result !== 'exists') ? [`not exactly-once safe (allowed by --allow-unsafe): ${plan.unsafe}`] : []),
   ];
   const width = Math.max(...outcomes.map((o) => o.topic.length));
   for (const o of outcomes) {
@@ -136,7 +139,7 @@ export async function createConfiguredTopics(kafka: Kafka, topics: PlannedTopic[
   await admin.connect();
   try {
     const { brokers } = await admin.describeCluster();
-    const plan = planTopics(brokers.length, topics, req);
+    const plan = planTopics(brokers.length, topics, req, new Set(await admin.listTopics()));
     const outcomes = await applyTopicPlan(kafka, admin, plan, dryRun);
     return { plan, outcomes, text: formatTopicOutcomes(plan, outcomes) };
   } finally {
