@@ -61,7 +61,7 @@ export async function runAudit(sources: AuditSource[], checks: Check[], opts: { 
   for (const c of checks) {
     try {
       for (const r of c.evaluate(facts)) {
-        findings.push({ ...r, check: c.id, title: c.title, severity: c.severity, source: sourceOfTarget(r.target), rationale: c.rationale, remediation: c.remediation });
+        findings.push({ ...r, check: c.id, title: c.title, severity: c.severity, source: sourceOfTarget(r.target), rationale: c.rationale, remediation: r.remediation ?? c.remediation });
       }
     } catch (err) {
       findings.push({
