@@ -7,7 +7,7 @@ import type { Router } from 'express';
 import type { Config } from './config/types.js';
 import type { Logger } from './log.js';
 import type { Service, ServiceHealth } from './service.js';
-import { createApp, listen, type Readiness, type RunningServer } from './http/server.js';
+import { startHttpServer, type Readiness, type RunningServer } from './http/server.js';
 import { errorMessage } from './errors.js';
 
 export interface DaemonOptions {
@@ -71,9 +71,8 @@ export class Daemon {
   }
 
   async start(): Promise<void> {
-    const app = createApp({ registry: this.opts.registry, readiness: () => this.readiness(), routes: this.opts.routes });
-    this.http = await listen(app, this.opts.config.http.host, this.opts.config.http.port);
-    this.logger.info({ url: this.http.url }, 'HTTP server listening');
+    this.http = await startHttpServer({ registry: this.opts.registry, readiness: () => this.readiness(), routes: this.opts.routes, logger: this.logger }, this.opts.config.http);
+    this.logger.info({ url: this.http.url, tls: this.http.tls }, 'HTTP server listening');
     for (const s of this.opts.services) {
       try {
         await s.start();

@@ -8,6 +8,7 @@ import type { Logger } from './log.js';
 import { createRegistry } from './metrics/registry.js';
 import { PipelineService } from './pipeline/pipeline-service.js';
 import { AuditService } from './audit/audit-service.js';
+import { statusPageRouter } from './http/status-page.js';
 import { LsoMonitorService } from './kafka/lso-monitor.js';
 import { CanaryService, canaryTopics } from './canary/canary-service.js';
 import { LagService } from './lag/lag-service.js';
@@ -69,12 +70,21 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
   }
 
   const routes = [];
+  let audit: AuditService | undefined;
   if (config.audit.enabled) {
     const ctx = context('audit');
-    const audit = new AuditService(config, createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), ctx);
+    audit = new AuditService(config, createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), ctx);
     services.push(audit);
     routes.push({ path: '/audit', description: 'the last exactly-once configuration audit (JSON)', router: audit.router() });
   }
 
-  return { daemon: new Daemon({ config, logger, registry, services, routes }), fatal };
+  // The status page at / (src/http/status-page.ts), from the same registry, readiness and audit.
+  const daemon: Daemon = new Daemon({
+    config,
+    logger,
+    registry,
+    services,
+    routes: [...routes, { path: '/', description: 'live status page (summary: /status.json)', router: statusPageRouter({ registry, readiness: () => daemon.readiness(), audit: () => audit?.lastReport }) }],
+  });
+  return { daemon, fatal };
 }

@@ -3,9 +3,15 @@
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
 export interface HttpConfig {
   host: string;
   port: number;
+  /** ms */
+  requestTimeout: number;
+  maxConnections: number;
+  webConfigFile?: string;
 }
 
 export interface SslConfig {
@@ -38,7 +44,7 @@ export interface KafkaConfig {
 
 export interface Config {
   http: HttpConfig;
-  log: { level: LogLevel };
+  log: { level: LogLevel; format: LogFormat };
   /** gracePeriod in ms */
   shutdown: { gracePeriod: number };
   kafka: KafkaConfig;
@@ -59,6 +65,8 @@ export interface PipelineConfig {
   transactionalIdPrefix: string;
   mode: 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
   startFrom: 'none' | 'earliest' | 'latest';
+  /** Set by `run --start-from` (not in the schema): the file's startFrom, which the audit judges; startFrom holds this run's. */
+  configuredStartFrom?: 'none' | 'earliest' | 'latest';
   transform: 'increment' | 'identity';
   transformModule?: string;
   partitioning: 'input' | 'key';
