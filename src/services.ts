@@ -10,6 +10,7 @@ import { PipelineService } from './pipeline/pipeline-service.js';
 import { AuditService } from './audit/audit-service.js';
 import { LsoMonitorService } from './kafka/lso-monitor.js';
 import { CanaryService, canaryTopics } from './canary/canary-service.js';
+import { FlinkService } from './flink/flink-service.js';
 import type { Service, ServiceContext } from './service.js';
 
 export interface BuiltDaemon {
@@ -55,6 +56,8 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
       );
     }
   }
+
+  if (config.flink.enabled) services.push(new FlinkService(config.flink, context('flink')));
 
   if (config.canary.enabled) {
     const ctx = context('canary');

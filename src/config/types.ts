@@ -44,6 +44,7 @@ export interface Config {
   kafka: KafkaConfig;
   pipeline: PipelineConfig;
   lsoMonitor: LsoMonitorConfig;
+  flink: FlinkConfig;
   canary: CanaryConfig;
   audit: AuditConfig;
 }
@@ -82,6 +83,18 @@ export interface AuditConfig {
   flinkConfigs: string[];
   /** ms */
   sourceTimeout: number;
+}
+
+export interface FlinkConfig {
+  enabled: boolean;
+  restUrls: string[];
+  jobs: { names: string[]; ids: string[] };
+  /** ms */
+  pollInterval: number;
+  /** ms */
+  requestTimeout: number;
+  tls: { caFile?: string; rejectUnauthorized: boolean };
+  auth?: { username?: string; password?: string; bearerToken?: string };
 }
 
 export interface LsoMonitorConfig {
