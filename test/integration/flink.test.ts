@@ -1,0 +1,107 @@
+// The Flink service against a real Flink 1.20 session cluster (src/localcluster/flink-cluster.ts)
+// running the seed's job (flink/job) on a real 1-node Kafka: the metrics appear and move with the
+// job, a TaskManager SIGKILL shows as job down then up again with one restart counted, and the
+// sink holds every record exactly once (eoswatch's verifier, read_committed).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FlinkService } from '../../src/flink/flink-service.js';
+import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
+import { createLogger } from '../../src/log.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+import { checkSinkTopic, produceVerifyRecords } from '../../src/verify/verify.js';
+import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
+
+const silent = createLogger('silent');
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
+  const kafka = useCluster({ nodes: 1 });
+  let flink: LocalFlinkCluster | undefined;
+  before(async () => {
+    flink = await LocalFlinkCluster.start({ taskManagers: 1, slots: 2 });
+  });
+  after(async () => {
+    await flink?.down();
+  });
+
+  test('metrics appear and move with the job; a TaskManager SIGKILL is down, then up, with one restart', async (t) => {
+    const f = flink!;
+    const brokers = kafka.cluster.brokers;
+    const source = uniqueName('flink-src');
+    const sink = uniqueName('flink-sink');
+    await createTopic(brokers, source, 2, 1);
+    await createTopic(brokers, sink, 2, 1);
+    const name = uniqueName('eos-job');
+    const jobId = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, args: { name, 'checkpoint-interval-ms': 1000 } });
+    t.after(() => f.cancel(jobId).catch(() => undefined));
+    await f.waitJobRunning(jobId);
+
+    const registry = createRegistry();
+    const service = new FlinkService(
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['eos-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true } },
+      { logger: silent, registry, fatal: () => undefined },
+    );
+    await service.start();
+    t.after(() => service.stop());
+    const labels = { pipeline: name, engine: 'flink', job_id: jobId };
+    const metric = async (n: string, extra: Record<string, string> = {}) => sampleValue(parsePrometheusText(await registry.metrics()), n, { ...labels, ...extra });
+
+    // Up and checkpointing: completed checkpoints counted and each observed once.
+    await waitFor('job up', async () => ((await metric('eos_pipeline_up')) === 1 ? true : undefined));
+    assert.equal(await metric('eos_checkpoint_interval_seconds'), 1);
+    assert.equal(await metric('eos_checkpoint_tolerable_failures'), 3);
+    const c1 = await waitFor('3 completed checkpoints', async () => {
+      const v = (await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
+      return v >= 3 ? v : undefined;
+    });
+    const observed = (await metric('eos_checkpoint_duration_seconds_count', { outcome: 'completed' })) ?? 0;
+    assert.ok(observed >= 1 && observed <= c1, `each completed checkpoint observed at most once (${observed} of ${c1})`);
+    const lastTs = (await metric('eos_checkpoint_last_completed_timestamp_seconds'))!;
+    assert.ok(Math.abs(lastTs - Date.now() / 1000) < 60, `last completed checkpoint is recent (${lastTs})`);
+
+    // Records flow through the exactly-once sink.
+    const k = kafkaFor(brokers);
+    const manifest = await produceVerifyRecords(k, source, { records: 2000 });
+    const check = () =>
+      checkSinkTopic(k, sink, {
+        run: manifest.run,
+        records: 2000,
+        partitions: 2,
+        valueDelta: 1,
+        thresholds: { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0 },
+      });
+    const report = await waitFor('every record in the sink', async () => {
+      const r = await check();
+      return r.violations.length === 0 ? r : undefined;
+    });
+    assert.equal(report.duplicates, 0);
+    assert.equal(report.lost, 0);
+    assert.equal(report.wrongValue, 0, 'value + 1');
+    assert.ok(((await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0) > c1, 'the counter moved with the job');
+
+    // A TaskManager SIGKILL: RUNNING with tasks scheduled is down; a new TaskManager brings it back.
+    const restartsBefore = (await metric('eos_pipeline_restarts_total')) ?? 0;
+    await f.kill(f.taskManager(1));
+    await waitFor('job down after TaskManager loss', async () => ((await metric('eos_pipeline_up')) === 0 ? true : undefined));
+    await f.startTaskManager(1);
+    await waitFor('job up again', async () => ((await metric('eos_pipeline_up')) === 1 ? true : undefined), 180_000);
+    await waitFor('one restart counted', async () => (((await metric('eos_pipeline_restarts_total')) ?? 0) === restartsBefore + 1 ? true : undefined));
+    await waitFor('restored from a checkpoint', async () => ((await metric('eos_checkpoint_restored_id', { savepoint: 'false' })) ?? 0) > 0 ? true : undefined);
+    assert.ok(((await metric('eos_checkpoints_total', { outcome: 'failed' })) ?? 0) > 0, 'checkpoints triggered while the tasks were down are counted as failed');
+    const after = await waitFor('checkpoints completing after the restore', async () => {
+      const v = (await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
+      return v > c1 + 2 ? v : undefined;
+    });
+    assert.ok(after > c1);
+  });
+});
