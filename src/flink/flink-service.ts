@@ -137,26 +137,18 @@ export class FlinkService implements Service {
       w.lastExceptionTs = r.lastSeenTimestamp;
 
       if (w.checkpointConfig === undefined) {
-        w.checkpointConfig = await this.client.get<CheckpointConfigInfo>(`/jobs/${jid}/checkpoints/config`).catch((err) => {
-          if (err instanceof FlinkHttpError && err.status === 404) return null;
-          throw err;
-        });
+        w.checkpointConfig = await this.client.getOrNull<CheckpointConfigInfo>(`/jobs/${jid}/checkpoints/config`);
         if (w.checkpointConfig) {
           m.checkpointInterval.set(l, w.checkpointConfig.interval / 1000);
           if (w.checkpointConfig.tolerable_failed_checkpoints !== undefined) m.tolerableFailures.set(l, w.checkpointConfig.tolerable_failed_checkpoints);
         }
       }
-      let s: CheckpointingStatistics;
-      try {
-        s = await this.client.get<CheckpointingStatistics>(`/jobs/${jid}/checkpoints`);
-      } catch (err) {
+      const s = await this.client.getOrNull<CheckpointingStatistics>(`/jobs/${jid}/checkpoints`);
+      if (!s) {
         // 404: checkpointing is disabled for this job; there is nothing to count.
-        if (err instanceof FlinkHttpError && err.status === 404) {
-          if (!w.checkpointingDisabled) this.logger.warn({ job: l.pipeline, jobId: jid }, 'checkpointing is disabled for this Flink job');
-          w.checkpointingDisabled = true;
-          return;
-        }
-        throw err;
+        if (!w.checkpointingDisabled) this.logger.warn({ job: l.pipeline, jobId: jid }, 'checkpointing is disabled for this Flink job');
+        w.checkpointingDisabled = true;
+        return;
       }
       w.checkpointingDisabled = false;
       const u = reduceCheckpoints(w.track, s);

@@ -10,7 +10,8 @@ export interface JobSelector {
   ids?: string[];
 }
 
-const TERMINAL = new Set(['FINISHED', 'CANCELED', 'FAILED']);
+/** Job states after which a job does not run again. */
+export const TERMINAL = new Set(['FINISHED', 'CANCELED', 'FAILED']);
 
 /**
  * The jobs to watch: those selected by name or id (all jobs when the selector names none). Per job

@@ -50,6 +50,16 @@ export class FlinkRestClient {
     throw lastErr;
   }
 
+  /** GET; null when the JobManager answers 404 (e.g. checkpointing disabled for the job). */
+  async getOrNull<T>(path: string): Promise<T | null> {
+    try {
+      return await this.get<T>(path);
+    } catch (err) {
+      if (err instanceof FlinkHttpError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
   private getOne(base: string, path: string): Promise<string> {
     const url = new URL(path, base.endsWith('/') ? base : `${base}/`);
     const https = url.protocol === 'https:';
