@@ -272,8 +272,9 @@ export class LocalFlinkCluster {
     return isOurProcess(p, this.state.confDir) ? 'running' : 'stopped';
   }
 
-  async rest<T>(path: string, init?: RequestInit): Promise<T> {
-    const res = await fetch(`${this.restUrl}${path}`, { ...init, signal: AbortSignal.timeout(10_000) });
+  /** A REST call; job submission (upload, run) on a loaded machine takes tens of seconds. */
+  async rest<T>(path: string, init?: RequestInit, timeoutMs = 120_000): Promise<T> {
+    const res = await fetch(`${this.restUrl}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
     if (!res.ok) throw new Error(`Flink REST ${init?.method ?? 'GET'} ${path}: HTTP ${res.status}: ${text.slice(0, 500)}`);
     return (text ? JSON.parse(text) : undefined) as T;
@@ -285,7 +286,7 @@ export class LocalFlinkCluster {
     while (Date.now() < deadline) {
       if (!isOurProcess(this.state.jobmanager, this.state.confDir)) throw new Error(`the JobManager exited during start-up.\n${explainLog(this.state.jobmanager.logFile)}`);
       try {
-        await this.rest('/overview');
+        await this.rest('/overview', undefined, 10_000);
         return;
       } catch (err) {
         last = (err as Error).message;
@@ -391,7 +392,7 @@ export class LocalFlinkCluster {
     let last = '';
     while (Date.now() < deadline) {
       try {
-        const j = await this.rest<{ state: string; vertices: { status: string }[] }>(`/jobs/${jobId}`);
+        const j = await this.rest<{ state: string; vertices: { status: string }[] }>(`/jobs/${jobId}`, undefined, 10_000);
         last = `${j.state}, tasks ${j.vertices.map((v) => v.status).join(',')}`;
         if (j.state === 'RUNNING' && j.vertices.every((v) => v.status === 'RUNNING')) return;
         if (['FAILED', 'CANCELED', 'FINISHED'].includes(j.state)) throw new Error(`job ${jobId} is ${j.state}`);

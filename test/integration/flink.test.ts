@@ -4,6 +4,9 @@
 // sink holds every record exactly once (eoswatch's verifier, read_committed).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { runAudit } from '../../src/audit/runner.js';
+import { checkpointChecks } from '../../src/audit/checks/checkpoint.js';
+import { flinkJobsSource, jobTarget } from '../../src/flink/audit-source.js';
 import { FlinkService } from '../../src/flink/flink-service.js';
 import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
 import { createLogger } from '../../src/log.js';
@@ -44,7 +47,7 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     const name = uniqueName('eos-job');
     const jobId = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, args: { name, 'checkpoint-interval-ms': 1000 } });
     t.after(() => f.cancel(jobId).catch(() => undefined));
-    await f.waitJobRunning(jobId);
+    await f.waitJobRunning(jobId, 300_000);
 
     const registry = createRegistry();
     const service = new FlinkService(
@@ -87,14 +90,14 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     assert.equal(report.duplicates, 0);
     assert.equal(report.lost, 0);
     assert.equal(report.wrongValue, 0, 'value + 1');
-    assert.ok(((await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0) > c1, 'the counter moved with the job');
+    await waitFor('the completed counter moving with the job', async () => (((await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0) > c1 ? true : undefined));
 
     // A TaskManager SIGKILL: RUNNING with tasks scheduled is down; a new TaskManager brings it back.
     const restartsBefore = (await metric('eos_pipeline_restarts_total')) ?? 0;
     await f.kill(f.taskManager(1));
     await waitFor('job down after TaskManager loss', async () => ((await metric('eos_pipeline_up')) === 0 ? true : undefined));
     await f.startTaskManager(1);
-    await waitFor('job up again', async () => ((await metric('eos_pipeline_up')) === 1 ? true : undefined), 180_000);
+    await waitFor('job up again', async () => ((await metric('eos_pipeline_up')) === 1 ? true : undefined), 300_000);
     await waitFor('one restart counted', async () => (((await metric('eos_pipeline_restarts_total')) ?? 0) === restartsBefore + 1 ? true : undefined));
     await waitFor('restored from a checkpoint', async () => ((await metric('eos_checkpoint_restored_id', { savepoint: 'false' })) ?? 0) > 0 ? true : undefined);
     assert.ok(((await metric('eos_checkpoints_total', { outcome: 'failed' })) ?? 0) > 0, 'checkpoints triggered while the tasks were down are counted as failed');
@@ -103,5 +106,43 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
       return v > c1 + 2 ? v : undefined;
     });
     assert.ok(after > c1);
+  });
+
+  test('the live audit flags a job submitted with unsafe checkpoint settings and passes a safe one', async (t) => {
+    const f = flink!;
+    const brokers = kafka.cluster.brokers;
+    const topics = [uniqueName('audit-src'), uniqueName('audit-sink')];
+    for (const topic of topics) await createTopic(brokers, topic, 1, 1);
+    const submit = async (name: string, args: Record<string, string | number | boolean>) => {
+      const id = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: topics[0]!, sinkTopic: topics[1]!, args: { name, ...args } });
+      t.after(() => f.cancel(id).catch(() => undefined));
+      return id;
+    };
+    const safeName = uniqueName('audit-safe');
+    const unsafeName = uniqueName('audit-unsafe');
+    const safe = await submit(safeName, { 'tolerable-failed': 0, 'min-pause-ms': 500, 'checkpoint-timeout-ms': 60000, retention: 'RETAIN_ON_CANCELLATION' });
+    const unsafe = await submit(unsafeName, {
+      'checkpointing-mode': 'AT_LEAST_ONCE',
+      'tolerable-failed': 5,
+      'checkpoint-timeout-ms': 2000,
+      'max-concurrent': 3,
+      unaligned: true,
+      retention: 'DELETE_ON_CANCELLATION',
+    });
+    const source = flinkJobsSource({ enabled: true, restUrls: [f.restUrl], jobs: { names: ['audit-(safe|unsafe)-.*'], ids: [] }, pollInterval: 5000, requestTimeout: 5000, tls: { rejectUnauthorized: true } });
+    const report = await runAudit([source], checkpointChecks);
+    assert.deepEqual(report.sources.map((s) => [s.ok, s.error]), [[true, undefined]]);
+    const verdicts = (target: string) => Object.fromEntries(report.findings.filter((x) => x.target === target).map((x) => [x.check, x.passed]));
+    const s1 = verdicts(jobTarget({ name: safeName, jid: safe }));
+    for (const id of ['checkpoint.mode', 'checkpoint.tolerable-failures', 'checkpoint.timeout', 'checkpoint.min-pause', 'checkpoint.retain-on-cancellation', 'checkpoint.max-concurrent', 'checkpoint.unaligned-exactly-once']) {
+      assert.equal(s1[id], true, `safe job: ${id}`);
+    }
+    const u = verdicts(jobTarget({ name: unsafeName, jid: unsafe }));
+    for (const id of ['checkpoint.mode', 'checkpoint.tolerable-failures', 'checkpoint.timeout', 'checkpoint.min-pause', 'checkpoint.retain-on-cancellation', 'checkpoint.max-concurrent']) {
+      assert.equal(u[id], false, `unsafe job: ${id}`);
+    }
+    // Flink itself turns unaligned checkpoints off in AT_LEAST_ONCE mode: the live config says so.
+    const unaligned = report.findings.find((x) => x.target === jobTarget({ name: unsafeName, jid: unsafe }) && x.check === 'checkpoint.unaligned-exactly-once');
+    assert.equal(unaligned?.observed, 'unaligned checkpoints false, mode AT_LEAST_ONCE');
   });
 });
