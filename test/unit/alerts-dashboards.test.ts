@@ -31,6 +31,9 @@ const ALERTS = [
   'EosProducerFenced',
   'EosKafkaUnreachable',
   'EosExporterDown',
+  // Flink jobs only (engine="flink"): the twelve above cover both engines.
+  'EosFlinkJobRestarting',
+  'EosFlinkRestUnreachable',
 ];
 
 interface AlertRuleTest {
