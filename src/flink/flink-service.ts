@@ -8,7 +8,8 @@ import type { Logger } from '../log.js';
 import { CHECKPOINT_OUTCOMES, PIPELINE_LABELS, removeCheckpointSeries, type PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { pipelineMetrics } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
-import { jobUp, newRestarts, reduceCheckpoints, selectJobs, type CheckpointTrack } from './poller.js';
+import { EosError, ErrorCodes } from '../errors.js';
+import { jobPatternProblems, jobUp, newRestarts, reduceCheckpoints, selectJobs, type CheckpointTrack } from './poller.js';
 import { FlinkHttpError, FlinkRestClient } from './rest-client.js';
 import type { CheckpointConfigInfo, CheckpointingStatistics, JobExceptions, JobsOverview } from './rest-types.js';
 
@@ -59,6 +60,8 @@ export class FlinkService implements Service {
     private readonly config: FlinkConfig,
     ctx: ServiceContext,
   ) {
+    const problems = jobPatternProblems(config.jobs.names);
+    if (problems.length) throw new EosError(ErrorCodes.CONFIG_INVALID, problems.join('; '));
     this.client = new FlinkRestClient(config);
     this.logger = ctx.logger;
     this.pipeline = pipelineMetrics(ctx.registry);

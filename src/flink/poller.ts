@@ -13,6 +13,18 @@ export interface JobSelector {
 /** Job states after which a job does not run again. */
 export const TERMINAL = new Set(['FINISHED', 'CANCELED', 'FAILED']);
 
+/** Problems of the name patterns (flink.jobs.names), each naming the key and the pattern. */
+export function jobPatternProblems(names: string[]): string[] {
+  return names.flatMap((n, i) => {
+    try {
+      new RegExp(`^(?:${n})$`);
+      return [];
+    } catch (err) {
+      return [`flink.jobs.names[${i}]: "${n}" is not a valid regular expression (${(err as Error).message})`];
+    }
+  });
+}
+
 /**
  * The jobs to watch: those selected by name or id (all jobs when the selector names none). Per job
  * name, every job that is not terminal; when a name has none, its newest terminal job, so a FAILED
