@@ -104,7 +104,7 @@ Options:
   -h, --help                   show this help
 `;
 
-const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
+const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N] [--flink [--flink-version V]]
 
 Starts a local Kafka cluster (fetched with Maven, run with java), creates the topics
 demo.orders, demo.orders.enriched and demo.orders.dlq, writes seed records at a steady rate,
@@ -117,6 +117,10 @@ Options:
   --kafka-version V    Kafka version (default: the latest supported 4.x)
   --dir DIR            cluster data and logs (default .eoswatch/demo)
   --rate N             seed records per second (default 200)
+  --flink              instead of eoswatch's own pipeline, start a local Flink session cluster, submit
+                       the seed's job (demo.orders -> value + 1 -> demo.orders.enriched, KafkaSink
+                       EXACTLY_ONCE) and run eoswatch as its sidecar (flink: only; dir .eoswatch/demo-flink)
+  --flink-version V    with --flink: 1.20 (default) or 2.2
   -h, --help           show this help
 `;
 
@@ -430,6 +434,8 @@ async function cmdDemo(args: string[]): Promise<number> {
       'kafka-version': { type: 'string' },
       dir: { type: 'string' },
       rate: { type: 'string' },
+      flink: { type: 'boolean' },
+      'flink-version': { type: 'string' },
     },
     false,
   );
@@ -443,6 +449,11 @@ async function cmdDemo(args: string[]): Promise<number> {
   if (nodes !== 1 && nodes !== 3) throw new EosError(ErrorCodes.USAGE, `--nodes: expected 1 or 3, found "${values.nodes}"`);
   const rate = values.rate === undefined ? 200 : Number(values.rate);
   if (!Number.isFinite(rate) || rate <= 0) throw new EosError(ErrorCodes.USAGE, `--rate: expected a positive number, found "${values.rate}"`);
+  if (values.flink) {
+    const { runFlinkDemo } = await import('./flink/demo.js');
+    const version = values['kafka-version'] as string | undefined;
+    return runFlinkDemo({ port, nodes, rate, version, flinkVersion: values['flink-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo-flink' });
+  }
   const { runDemo } = await import('./demo.js');
   return runDemo({ port, nodes, rate, version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
 }

@@ -174,3 +174,36 @@ test('restarts are counted once per exception-history entry', () => {
   two.exceptionHistory!.entries.unshift({ ...two.exceptionHistory!.entries[0]!, timestamp: r1.lastSeenTimestamp + 5000 });
   assert.equal(newRestarts(r1.lastSeenTimestamp, two).count, 1);
 });
+
+test('Flink 2.2 answers (recorded the same way) read the same: job down while scheduled, counts, restore, restarts', () => {
+  const f22 = <T>(name: string): T => fixture<T>(`2.2/${name}`);
+  const up = f22<JobsOverview>('overview.json').jobs[0]!;
+  const down = f22<JobsOverview>('overview-restarting.json').jobs[0]!;
+  assert.equal(jobUp(up), true);
+  assert.deepEqual([down.state, down.tasks.running, down.tasks.scheduled], ['RUNNING', 0, 1]);
+  assert.equal(jobUp(down), false);
+
+  const before = f22<CheckpointingStatistics>('checkpoints.json');
+  const after = f22<CheckpointingStatistics>('checkpoints-after-restart.json');
+  const u1 = reduceCheckpoints(undefined, before);
+  assert.deepEqual(u1.increments, { completed: 16, failed: 11, timeout: 0 });
+  assert.deepEqual(u1.observations.map((o) => o.id), [7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+  const u2 = reduceCheckpoints(u1.track, after);
+  assert.deepEqual(u2.increments, { completed: 42 - 16, failed: 81 - 11, timeout: 0 });
+  assert.deepEqual(u2.observations.map((o) => [o.id, o.outcome]), [
+    [36, 'completed'],
+    [37, 'failed'],
+    [38, 'failed'],
+    [39, 'failed'],
+    [40, 'completed'],
+    [41, 'completed'],
+    [42, 'completed'],
+    [43, 'completed'],
+    [44, 'completed'],
+    [45, 'completed'],
+  ]);
+  assert.equal(u2.restored?.id, 36);
+  assert.equal(u2.consecutiveFailures, 0);
+  assert.equal(newRestarts(0, f22<JobExceptions>('exceptions-tm-loss.json')).count, 1);
+  assert.equal(newRestarts(undefined, f22<JobExceptions>('exceptions-none.json')).count, 0);
+});

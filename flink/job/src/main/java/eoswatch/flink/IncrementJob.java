@@ -10,12 +10,12 @@ import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.serialization.SimpleStringSchema;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaPartitioner;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.connectors.kafka.partitioner.FlinkKafkaPartitioner;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 /**
@@ -63,7 +63,7 @@ public final class IncrementJob {
   }
 
   /** Keeps a verification record in the sink partition of its source partition, so per-partition order holds. */
-  static final class SourcePartitioner extends FlinkKafkaPartitioner<String> {
+  static final class SourcePartitioner implements KafkaPartitioner<String> {
     @Override
     public int partition(String record, byte[] key, byte[] value, String topic, int[] partitions) {
       Matcher m = SOURCE_PARTITION.matcher(record);
@@ -85,9 +85,9 @@ public final class IncrementJob {
     conf.put("execution.checkpointing.interval", a.getOrDefault("checkpoint-interval-ms", "1000") + " ms");
     conf.put("execution.checkpointing.mode", a.getOrDefault("checkpointing-mode", "EXACTLY_ONCE"));
     conf.put("execution.checkpointing.timeout", a.getOrDefault("checkpoint-timeout-ms", "60000") + " ms");
-    conf.put("execution.checkpointing.tolerable-failed-checkpoints", a.getOrDefault("tolerable-failed", "3"));
+    conf.put("execution.checkpointing.tolerable-failed-checkpoints", a.getOrDefault("tolerable-failed", "0"));
     conf.put("execution.checkpointing.max-concurrent-checkpoints", a.getOrDefault("max-concurrent", "1"));
-    conf.put("execution.checkpointing.min-pause", a.getOrDefault("min-pause-ms", "0") + " ms");
+    conf.put("execution.checkpointing.min-pause", a.getOrDefault("min-pause-ms", "500") + " ms");
     conf.put("execution.checkpointing.unaligned.enabled", a.getOrDefault("unaligned", "false"));
     conf.put(
         "execution.checkpointing.externalized-checkpoint-retention",
