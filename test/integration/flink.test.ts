@@ -125,6 +125,7 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
       'checkpointing-mode': 'AT_LEAST_ONCE',
       'tolerable-failed': 5,
       'checkpoint-timeout-ms': 2000,
+      'min-pause-ms': 0,
       'max-concurrent': 3,
       unaligned: true,
       retention: 'DELETE_ON_CANCELLATION',
