@@ -9,7 +9,7 @@ import { CHECKPOINT_OUTCOMES, PIPELINE_LABELS, removeCheckpointSeries, type Pipe
 import { pipelineMetrics } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { EosError, ErrorCodes } from '../errors.js';
-import { jobPatternProblems, jobUp, newRestarts, reduceCheckpoints, selectJobs, type CheckpointTrack } from './poller.js';
+import { counterDelta, jobPatternProblems, jobUp, newRestarts, reduceCheckpoints, selectJobs, sinkMetricIds, type CheckpointTrack, type SinkMetricIds } from './poller.js';
 import { FlinkHttpError, FlinkRestClient } from './rest-client.js';
 import type { CheckpointConfigInfo, CheckpointingStatistics, JobExceptions, JobsOverview } from './rest-types.js';
 
@@ -19,6 +19,24 @@ function define(registry: Registry) {
   const registers = [registry];
   return {
     restUp: new Gauge({ name: 'eos_flink_rest_up', help: '1 when a Flink JobManager REST URL answered the last poll.', registers }),
+    sinkCommitTime: new Counter({
+      name: 'eos_flink_sink_commit_time_seconds_total',
+      help: "Time the KafkaSink's Kafka producers spent in commitTransaction (the writer producers' txn-commit-time-ns-total, summed over subtasks); divided by the rate of successful committables it is the mean commit latency.",
+      labelNames: [...PIPELINE_LABELS],
+      registers,
+    }),
+    sinkCommittables: new Counter({
+      name: 'eos_flink_sink_committables_total',
+      help: "KafkaSink committables (one transaction each) by outcome: successful, failed (the committer's successfulCommittables, failedCommittables).",
+      labelNames: [...PIPELINE_LABELS, 'outcome'],
+      registers,
+    }),
+    sinkPending: new Gauge({
+      name: 'eos_flink_sink_pending_committables',
+      help: "KafkaSink transactions pre-committed and waiting for their checkpoint to complete (the committer's pendingCommittables).",
+      labelNames: [...PIPELINE_LABELS],
+      registers,
+    }),
     restarts: new Counter({
       name: 'eos_pipeline_restarts_total',
       help: 'Failovers of a Flink job (one per entry of its exception history).',
@@ -43,6 +61,10 @@ interface WatchedJob {
   lastExceptionTs?: number;
   checkpointConfig?: CheckpointConfigInfo | null;
   checkpointingDisabled?: boolean;
+  /** Vertices holding the KafkaSink's writer and committer metrics; undefined until found. */
+  sinkVertices?: { vid: string; ids: SinkMetricIds }[];
+  /** Last raw value of each sink counter, by vertex and figure. */
+  sinkPrev: Map<string, number>;
 }
 
 export class FlinkService implements Service {
@@ -118,7 +140,7 @@ export class FlinkService implements Service {
     for (const job of selected) {
       let w = this.jobs.get(job.jid);
       if (!w) {
-        w = { labels: { pipeline: job.name, engine: 'flink', job_id: job.jid } };
+        w = { labels: { pipeline: job.name, engine: 'flink', job_id: job.jid }, sinkPrev: new Map() };
         this.jobs.set(job.jid, w);
         for (const outcome of CHECKPOINT_OUTCOMES) this.pipeline.checkpoints.inc({ ...w.labels, outcome }, 0);
         this.flink.restarts.inc(w.labels, 0);
@@ -126,6 +148,7 @@ export class FlinkService implements Service {
       }
       this.pipeline.up.set(w.labels, jobUp(job) ? 1 : 0);
       await this.pollJob(job.jid, w);
+      if (jobUp(job)) await this.pollSink(job.jid, w);
     }
     this.lastError = null;
   }
@@ -175,7 +198,47 @@ export class FlinkService implements Service {
     }
   }
 
+  /** The KafkaSink's commit time and committables, from the REST metrics of its vertices. */
+  private async pollSink(jid: string, w: WatchedJob): Promise<void> {
+    try {
+      if (!w.sinkVertices) {
+        const job = await this.client.get<{ vertices: { id: string }[] }>(`/jobs/${jid}`);
+        const found: { vid: string; ids: SinkMetricIds }[] = [];
+        for (const v of job.vertices) {
+          const list = await this.client.get<{ id: string }[]>(`/jobs/${jid}/vertices/${v.id}/subtasks/metrics`);
+          const ids = sinkMetricIds(list.map((x) => x.id));
+          if (ids.successful.length || ids.commitTimeNs.length) found.push({ vid: v.id, ids });
+        }
+        // Metrics register when the tasks start: look again next poll until a sink shows up.
+        if (!found.length) return;
+        w.sinkVertices = found;
+      }
+      const l = w.labels;
+      for (const { vid, ids } of w.sinkVertices) {
+        const all = [...ids.commitTimeNs, ...ids.successful, ...ids.failed, ...ids.pending];
+        const values = await this.client.get<{ id: string; sum?: number }[]>(`/jobs/${jid}/vertices/${vid}/subtasks/metrics?get=${all.map(encodeURIComponent).join(',')}&agg=sum`);
+        const sum = (names: string[]) => values.filter((x) => names.includes(x.id)).reduce((a, x) => a + (x.sum ?? 0), 0);
+        const grow = (key: string, now: number): number => {
+          const d = counterDelta(w.sinkPrev.get(`${vid}:${key}`), now);
+          w.sinkPrev.set(`${vid}:${key}`, now);
+          return d;
+        };
+        const commitNs = grow('commit', sum(ids.commitTimeNs));
+        if (commitNs > 0) this.flink.sinkCommitTime.inc(l, commitNs / 1e9);
+        this.flink.sinkCommittables.inc({ ...l, outcome: 'successful' }, grow('successful', sum(ids.successful)));
+        this.flink.sinkCommittables.inc({ ...l, outcome: 'failed' }, grow('failed', sum(ids.failed)));
+        this.flink.sinkPending.set(l, sum(ids.pending));
+      }
+    } catch (err) {
+      if (err instanceof FlinkHttpError && err.status === 404) return;
+      throw err;
+    }
+  }
+
   private forget(w: WatchedJob): void {
+    this.flink.sinkCommitTime.remove(w.labels);
+    this.flink.sinkPending.remove(w.labels);
+    for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.remove({ ...w.labels, outcome });
     removeCheckpointSeries(this.pipeline, w.labels);
     this.pipeline.up.remove(w.labels);
     this.flink.restarts.remove(w.labels);

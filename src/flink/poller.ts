@@ -153,3 +153,32 @@ export function newRestarts(lastSeenTimestamp: number | undefined, e: JobExcepti
   const count = stamps.filter((t) => t > since).length;
   return { count, lastSeenTimestamp: Math.max(lastSeenTimestamp ?? 0, ...stamps) };
 }
+
+/** Growth of a counter that may restart from zero (a new producer, a restarted task): never negative. */
+export function counterDelta(prev: number | undefined, now: number): number {
+  if (prev === undefined) return now;
+  return now >= prev ? now - prev : now;
+}
+
+/** The KafkaSink metrics of a vertex, by role, from its aggregated subtask metric ids. */
+export interface SinkMetricIds {
+  commitTimeNs: string[];
+  successful: string[];
+  failed: string[];
+  pending: string[];
+}
+
+/**
+ * Picks the KafkaSink's figures out of a vertex's metric ids: the writer's Kafka producer
+ * `txn-commit-time-ns-total` and the committer's `successfulCommittables`, `failedCommittables`,
+ * `pendingCommittables` (operator names are part of the ids, e.g. `sink__out__Writer.…`).
+ */
+export function sinkMetricIds(ids: string[]): SinkMetricIds {
+  const pick = (re: RegExp) => ids.filter((id) => re.test(id));
+  return {
+    commitTimeNs: pick(/Writer\.KafkaProducer\.txn-commit-time-ns-total$/),
+    successful: pick(/Committer\.successfulCommittables$/),
+    failed: pick(/Committer\.failedCommittables$/),
+    pending: pick(/Committer\.pendingCommittables$/),
+  };
+}

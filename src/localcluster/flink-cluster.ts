@@ -262,10 +262,12 @@ export class LocalFlinkCluster {
   async startTaskManager(n: number, opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<void> {
     const tm = this.taskManager(n);
     if (isOurProcess(tm, this.state.confDir)) throw new Error(`TaskManager ${n} is already running (pid ${tm.pid})`);
-    const before = opts.wait === false ? 0 : await this.registeredTaskManagers();
-    this.spawnProcess(tm, 'org.apache.flink.runtime.taskexecutor.TaskManagerRunner', await this.resourceParams('TM'), []);
+    // A fresh resource id per start: the JobManager may still list the previous, dead one.
+    const resourceId = `${tm.name}-${Date.now()}`;
+    const params = await this.resourceParams('TM');
+    this.spawnProcess(tm, 'org.apache.flink.runtime.taskexecutor.TaskManagerRunner', { jvm: params.jvm, dynamic: [...params.dynamic, '-D', `taskmanager.resource-id=${resourceId}`] }, []);
     await this.save();
-    if (opts.wait !== false) await this.waitTaskManagers(before + 1, opts.timeoutMs ?? 120_000);
+    if (opts.wait !== false) await this.waitTaskManager(tm, resourceId, opts.timeoutMs ?? 120_000);
   }
 
   status(p: FlinkProcess): 'running' | 'stopped' {
@@ -296,21 +298,15 @@ export class LocalFlinkCluster {
     throw new Error(`Flink REST not answering after ${timeoutMs} ms (last: ${last}).\n${explainLog(this.state.jobmanager.logFile)}`);
   }
 
-  async registeredTaskManagers(): Promise<number> {
-    const o = await this.rest<{ taskmanagers: number }>('/overview');
-    return o.taskmanagers;
-  }
-
-  private async waitTaskManagers(count: number, timeoutMs: number): Promise<void> {
+  private async waitTaskManager(tm: FlinkProcess, resourceId: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      for (const tm of this.state.taskmanagers) {
-        if (tm.pid !== null && !isOurProcess(tm, this.state.confDir)) throw new Error(`${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
-      }
-      if ((await this.registeredTaskManagers().catch(() => 0)) >= count) return;
+      if (!isOurProcess(tm, this.state.confDir)) throw new Error(`${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
+      const list = await this.rest<{ taskmanagers: { id: string }[] }>('/taskmanagers', undefined, 10_000).catch(() => ({ taskmanagers: [] }));
+      if (list.taskmanagers.some((t) => t.id === resourceId)) return;
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`fewer than ${count} TaskManagers registered after ${timeoutMs} ms`);
+    throw new Error(`${tm.name} (resource id ${resourceId}) not registered with the JobManager after ${timeoutMs} ms`);
   }
 
   private async waitSlots(slots: number, timeoutMs: number): Promise<void> {

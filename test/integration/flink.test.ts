@@ -90,6 +90,10 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     assert.equal(report.duplicates, 0);
     assert.equal(report.lost, 0);
     assert.equal(report.wrongValue, 0, 'value + 1');
+    // The sink's transactions: committed committables counted, commit time measured.
+    await waitFor('successful committables', async () => (((await metric('eos_flink_sink_committables_total', { outcome: 'successful' })) ?? 0) >= 1 ? true : undefined));
+    assert.ok(((await metric('eos_flink_sink_commit_time_seconds_total')) ?? 0) > 0, 'commit time measured');
+    assert.equal(await metric('eos_flink_sink_committables_total', { outcome: 'failed' }), 0);
     await waitFor('the completed counter moving with the job', async () => (((await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0) > c1 ? true : undefined));
 
     // A TaskManager SIGKILL: RUNNING with tasks scheduled is down; a new TaskManager brings it back.

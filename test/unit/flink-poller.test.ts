@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { jobUp, newRestarts, reduceCheckpoints, selectJobs } from '../../src/flink/poller.js';
+import { counterDelta, jobUp, newRestarts, reduceCheckpoints, selectJobs, sinkMetricIds } from '../../src/flink/poller.js';
 import type { CheckpointEntry, CheckpointingStatistics, JobExceptions, JobOverview, JobsOverview } from '../../src/flink/rest-types.js';
 
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/flink/${name}`, import.meta.url), 'utf8')) as T;
@@ -206,4 +206,23 @@ test('Flink 2.2 answers (recorded the same way) read the same: job down while sc
   assert.equal(u2.consecutiveFailures, 0);
   assert.equal(newRestarts(0, f22<JobExceptions>('exceptions-tm-loss.json')).count, 1);
   assert.equal(newRestarts(undefined, f22<JobExceptions>('exceptions-none.json')).count, 0);
+});
+
+test('the KafkaSink figures are found among a vertex metric ids recorded from the seed job', () => {
+  const ids = fixture<{ id: string }[]>('vertex-metrics.json').map((x) => x.id);
+  assert.equal(ids.length, 303);
+  assert.deepEqual(sinkMetricIds(ids), {
+    commitTimeNs: ['0.sink__fb__Writer.KafkaProducer.txn-commit-time-ns-total'],
+    successful: ['0.sink__fb__Committer.successfulCommittables'],
+    failed: ['0.sink__fb__Committer.failedCommittables'],
+    pending: ['0.sink__fb__Committer.pendingCommittables'],
+  });
+  assert.deepEqual(sinkMetricIds(['0.Source__source__fa.KafkaSourceReader.KafkaConsumer.commit-sync-time-ns-total']), { commitTimeNs: [], successful: [], failed: [], pending: [] });
+});
+
+test('a counter that restarts from zero (a new producer, a restarted task) never counts backwards', () => {
+  assert.equal(counterDelta(undefined, 85_361_231), 85_361_231, 'first reading: all of it');
+  assert.equal(counterDelta(85_361_231, 90_000_000), 90_000_000 - 85_361_231);
+  assert.equal(counterDelta(90_000_000, 1_000), 1_000, 'restarted: the new value is all new');
+  assert.equal(counterDelta(5, 5), 0);
 });
