@@ -4,6 +4,7 @@
 // sink holds every record exactly once (eoswatch's verifier, read_committed).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { runAudit } from '../../src/audit/runner.js';
 import { checkpointChecks } from '../../src/audit/checks/checkpoint.js';
 import { flinkJobsSource, jobTarget } from '../../src/flink/audit-source.js';
@@ -95,6 +96,11 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     assert.ok(((await metric('eos_flink_sink_commit_time_seconds_total')) ?? 0) > 0, 'commit time measured');
     assert.equal(await metric('eos_flink_sink_committables_total', { outcome: 'failed' }), 0);
     await waitFor('the completed counter moving with the job', async () => (((await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0) > c1 ? true : undefined));
+
+    // Every Flink series renders as valid exposition text.
+    const lint = spawnSync(process.env.PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: await registry.metrics(), encoding: 'utf8' });
+    assert.equal(lint.error, undefined, 'cannot run promtool: install the Debian package prometheus');
+    assert.equal(`${lint.stdout}${lint.stderr}`.trim(), '', 'promtool findings');
 
     // A TaskManager SIGKILL: RUNNING with tasks scheduled is down; a new TaskManager brings it back.
     const restartsBefore = (await metric('eos_pipeline_restarts_total')) ?? 0;
