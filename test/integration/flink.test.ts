@@ -156,4 +156,49 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     const unaligned = report.findings.find((x) => x.target === jobTarget({ name: unsafeName, jid: unsafe }) && x.check === 'checkpoint.unaligned-exactly-once');
     assert.equal(unaligned?.observed, 'unaligned checkpoints false, mode AT_LEAST_ONCE');
   });
+
+  // Last in the file: it kills the JobManager, which ends every job of the cluster.
+  test('JobManager SIGKILL: REST down and job down; resubmitted from its newest retained checkpoint, the new job is watched and the vanished one dropped', async (t) => {
+    const f = flink!;
+    const brokers = kafka.cluster.brokers;
+    const [source, sink] = [uniqueName('jm-src'), uniqueName('jm-sink')];
+    for (const topic of [source, sink]) await createTopic(brokers, topic, 1, 1);
+    const name = uniqueName('jm-job');
+    const submit = (fromPath?: string) => f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, args: { name }, fromPath });
+    const oldId = await submit();
+    await f.waitJobRunning(oldId, 300_000);
+    const registry = createRegistry();
+    const service = new FlinkService(
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['jm-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true } },
+      { logger: silent, registry, fatal: () => undefined },
+    );
+    await service.start();
+    t.after(() => service.stop());
+    const value = async (n: string, labels: Record<string, string> = {}) => sampleValue(parsePrometheusText(await registry.metrics()), n, labels);
+    const oldLabels = { pipeline: name, engine: 'flink', job_id: oldId };
+    await waitFor('2 completed checkpoints', async () => (((await value('eos_checkpoints_total', { ...oldLabels, outcome: 'completed' })) ?? 0) >= 2 ? true : undefined));
+
+    await f.kill(f.state.jobmanager);
+    await waitFor('REST down', async () => ((await value('eos_flink_rest_up')) === 0 ? true : undefined));
+    assert.equal(await value('eos_pipeline_up', oldLabels), 0, 'a job nobody can see is not up');
+
+    await f.startJobManager();
+    const checkpoint = await f.latestRetainedCheckpoint(oldId);
+    assert.ok(checkpoint, 'a retained checkpoint of the lost job');
+    const newId = await submit(checkpoint);
+    t.after(() => f.cancel(newId).catch(() => undefined));
+    await f.waitJobRunning(newId, 300_000);
+    const newLabels = { pipeline: name, engine: 'flink', job_id: newId };
+    await waitFor('the resubmitted job up', async () => ((await value('eos_pipeline_up', newLabels)) === 1 ? true : undefined));
+    await waitFor('restored from the retained checkpoint', async () => {
+      const id = await value('eos_checkpoint_restored_id', newLabels);
+      return id !== undefined && id > 0 ? id : undefined;
+    }, 60_000).catch(async (err: Error) => {
+      const lines = (await registry.metrics()).split('\n').filter((l) => l.includes(newId));
+      throw new Error(`${err.message}\n${lines.join('\n')}`);
+    });
+    assert.equal(await value('eos_flink_rest_up'), 1);
+    assert.equal(await value('eos_pipeline_up', oldLabels), undefined, 'the vanished job is no longer exported');
+    assert.equal(await value('eos_checkpoints_total', { ...oldLabels, outcome: 'completed' }), undefined);
+  });
 });
