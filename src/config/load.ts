@@ -244,5 +244,8 @@ export function redactConfig(config: Config): Config {
   const copy = structuredClone(config);
   if (copy.kafka.sasl) copy.kafka.sasl.password = '[REDACTED]';
   if (copy.kafka.ssl.passphrase) copy.kafka.ssl.passphrase = '[REDACTED]';
+  const auth = copy.flink.auth;
+  if (auth?.password) auth.password = '[REDACTED]';
+  if (auth?.bearerToken) auth.bearerToken = '[REDACTED]';
   return copy;
 }

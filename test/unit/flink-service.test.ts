@@ -71,3 +71,16 @@ test('an invalid job-name pattern is a configuration error naming the key', () =
     (err: Error & { code?: string }) => err.code === 'EOS_CONFIG_INVALID' && /flink\.jobs\.names\[1\]: "bad\(" is not a valid regular expression/.test(err.message),
   );
 });
+
+test('the Flink REST credentials are redacted from the printed and logged configuration', async () => {
+  const { parseConfigText, redactConfig } = await import('../../src/config/load.js');
+  const cfg = parseConfigText(
+    'kafka: {brokers: ["127.0.0.1:9092"]}\npipeline: {enabled: false}\nflink:\n  enabled: true\n  restUrls: ["https://jm:8081"]\n  auth: {username: ops, password: pw-9f2c, bearerToken: tok-77ab}\n',
+    'x.yaml',
+    {},
+  );
+  const shown = JSON.stringify(redactConfig(cfg));
+  assert.doesNotMatch(shown, /pw-9f2c|tok-77ab/);
+  assert.match(shown, /"username":"ops"/);
+  assert.equal(cfg.flink.auth?.bearerToken, 'tok-77ab', 'the original is untouched');
+});
