@@ -7,7 +7,7 @@ import type { FlinkConfig } from '../config/types.js';
 import type { AuditSource } from '../audit/runner.js';
 import type { CheckpointFacts } from '../audit/types.js';
 import { selectJobs, TERMINAL } from './poller.js';
-import { FlinkRestClient } from './rest-client.js';
+import { FlinkRestClient, shownUrl } from './rest-client.js';
 import type { CheckpointConfigInfo, JobOverview, JobsOverview } from './rest-types.js';
 
 /** The audit target of a job: its name and id. */
@@ -35,7 +35,7 @@ export function liveCheckpointFacts(job: Pick<JobOverview, 'name' | 'jid'>, cfg:
 
 export function flinkJobsSource(config: FlinkConfig, client = new FlinkRestClient(config)): AuditSource {
   return {
-    name: `flink-jobs:${config.restUrls.join(',')}`,
+    name: `flink-jobs:${config.restUrls.map(shownUrl).join(',')}`,
     async gather(facts) {
       const overview = await client.get<JobsOverview>('/jobs/overview');
       const jobs = selectJobs(overview.jobs, config.jobs).filter((j) => !TERMINAL.has(j.state));

@@ -6,6 +6,12 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { FlinkConfig } from '../config/types.js';
 
+/** A REST URL as it may be shown in logs, metrics and /audit: user info dropped. */
+export function shownUrl(url: string): string {
+  const u = new URL(url);
+  return `${u.origin}${u.pathname.replace(/\/$/, '')}`;
+}
+
 export class FlinkHttpError extends Error {
   constructor(
     readonly status: number,
@@ -27,9 +33,10 @@ export class FlinkRestClient {
     else if (a?.username) this.authHeader = `Basic ${Buffer.from(`${a.username}:${a.password ?? ''}`).toString('base64')}`;
   }
 
-  /** The URL that answered last. */
+  /** The URL that answered last, without any user info it may carry. */
   get currentUrl(): string {
-    return this.config.restUrls[this.preferred] ?? '';
+    const u = this.config.restUrls[this.preferred];
+    return u ? shownUrl(u) : '';
   }
 
   async get<T>(path: string): Promise<T> {
