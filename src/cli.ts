@@ -161,7 +161,7 @@ Options:
 `;
 
 const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
-                    [--log-format auto|json|pretty]
+                    [--log-format auto|json|pretty] [--flink [--flink-version V]]
 
 Starts a local Kafka cluster (fetched with Maven, run with java), creates the topics
 demo.orders, demo.orders.enriched and demo.orders.dlq, writes seed records at a steady rate,
@@ -175,6 +175,10 @@ Options:
   --dir DIR            cluster data and logs (default .eoswatch/demo)
   --rate N             seed records per second (default 200)
   --log-format F       auto (default: pretty on a terminal, else json), json or pretty
+  --flink              instead of eoswatch's own pipeline, start a local Flink session cluster, submit
+                       the seed's job (demo.orders -> value + 1 -> demo.orders.enriched, KafkaSink
+                       EXACTLY_ONCE) and run eoswatch as its sidecar (flink: only; dir .eoswatch/demo-flink)
+  --flink-version V    with --flink: 1.20 (default) or 2.2
   -h, --help           show this help
 `;
 
@@ -641,6 +645,8 @@ async function cmdDemo(args: string[]): Promise<number> {
       dir: { type: 'string' },
       rate: { type: 'string' },
       'log-format': { type: 'string' },
+      flink: { type: 'boolean' },
+      'flink-version': { type: 'string' },
     },
     false,
   );
@@ -654,6 +660,11 @@ async function cmdDemo(args: string[]): Promise<number> {
   if (nodes !== 1 && nodes !== 3) throw new EosError(ErrorCodes.USAGE, `--nodes: expected 1 or 3, found "${values.nodes}"`);
   const rate = values.rate === undefined ? 200 : Number(values.rate);
   if (!Number.isFinite(rate) || rate <= 0) throw new EosError(ErrorCodes.USAGE, `--rate: expected a positive number, found "${values.rate}"`);
+  if (values.flink) {
+    const { runFlinkDemo } = await import('./flink/demo.js');
+    const version = values['kafka-version'] as string | undefined;
+    return runFlinkDemo({ port, nodes, rate, version, flinkVersion: values['flink-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo-flink' });
+  }
   const { runDemo } = await import('./demo.js');
   return runDemo({ port, nodes, rate, logFormat: logFormatOption(values['log-format'], 'auto'), version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
 }

@@ -32,7 +32,7 @@ export interface DemoOptions {
 const PARTITIONS = 6;
 
 /** Writes seed records {id, ts, value} at a steady rate until stopped. */
-function seedStream(kafka: KafkaConfig, topic: string, rate: number, logger: Logger): { stop: () => Promise<void> } {
+export function seedStream(kafka: KafkaConfig, topic: string, rate: number, logger: Logger): { stop: () => Promise<void> } {
   const producer = createKafka(kafka, logger, { clientId: 'eoswatch-demo-seed' }).producer({
     idempotent: true,
     maxInFlightRequests: 1,

@@ -12,6 +12,7 @@ import { statusPageRouter } from './http/status-page.js';
 import { LsoMonitorService } from './kafka/lso-monitor.js';
 import { CanaryService, canaryTopics } from './canary/canary-service.js';
 import { LagService } from './lag/lag-service.js';
+import { FlinkService } from './flink/flink-service.js';
 import type { Service, ServiceContext } from './service.js';
 
 export interface BuiltDaemon {
@@ -62,6 +63,7 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
     const ctx = context('lag');
     services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), config.lag, ctx));
   }
+  if (config.flink.enabled) services.push(new FlinkService(config.flink, context('flink')));
 
   if (config.canary.enabled) {
     const ctx = context('canary');

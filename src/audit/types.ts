@@ -59,6 +59,10 @@ export interface CheckpointFacts {
   tolerableFailed?: number;
   /** Flink only: externalized checkpoints retained on cancellation. */
   retainOnCancellation?: boolean;
+  /** Flink only: unaligned checkpoints enabled. */
+  unaligned?: boolean;
+  /** Flink only: max concurrent checkpoints. */
+  maxConcurrent?: number;
   /** Flink only: state backend name as configured (rocksdb, hashmap, ...). */
   stateBackend?: string;
   /** Flink only: incremental checkpoints. */

@@ -51,6 +51,7 @@ export interface Config {
   pipeline: PipelineConfig;
   lsoMonitor: LsoMonitorConfig;
   lag: LagConfig;
+  flink: FlinkConfig;
   canary: CanaryConfig;
   audit: AuditConfig;
 }
@@ -91,6 +92,18 @@ export interface AuditConfig {
   flinkConfigs: string[];
   /** ms */
   sourceTimeout: number;
+}
+
+export interface FlinkConfig {
+  enabled: boolean;
+  restUrls: string[];
+  jobs: { names: string[]; ids: string[] };
+  /** ms */
+  pollInterval: number;
+  /** ms */
+  requestTimeout: number;
+  tls: { caFile?: string; rejectUnauthorized: boolean };
+  auth?: { username?: string; password?: string; bearerToken?: string };
 }
 
 export interface LsoMonitorConfig {

@@ -146,7 +146,7 @@ export function newClusterId(): string {
   }
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
     const srv = createServer();
     srv.unref();
@@ -160,7 +160,7 @@ async function freePort(): Promise<number> {
 }
 
 /** Process state from /proc: R/S/D… running, T stopped (paused), Z zombie, or gone. */
-function procState(pid: number): string | null {
+export function procState(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).charAt(0);

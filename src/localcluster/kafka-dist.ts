@@ -49,7 +49,7 @@ ${deps.join('\n')}
 `;
 }
 
-async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
+export async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + 15 * 60_000;
   for (;;) {
     try {

@@ -6,6 +6,7 @@ import type { PipelineConfig } from '../config/types.js';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { GroupOffsetWriter, fetchCommittedOffsets } from '../kafka/offsets.js';
 import type { Logger } from '../log.js';
+import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
 import { pipelineTransactionAgeMetrics } from '../metrics/lag.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
@@ -25,7 +26,7 @@ export class PipelineService implements Service {
   state: PipelineState = 'STARTING';
   readonly coordinator: CheckpointCoordinator;
   private readonly metrics: PipelineMetrics;
-  private readonly labels: { pipeline: string };
+  private readonly labels: PipelineLabels;
   private readonly logger: Logger;
   private readonly tasks = new Map<number, PartitionTask>();
   private consumer: Consumer | undefined;
@@ -48,7 +49,7 @@ export class PipelineService implements Service {
     private readonly ctx: ServiceContext,
   ) {
     this.logger = ctx.logger;
-    this.labels = { pipeline: config.name };
+    this.labels = { pipeline: config.name, engine: 'eoswatch', job_id: '' };
     this.dlqTopic = config.deadLetterTopic ?? `${config.sinkTopic}.dlq`;
     this.coordinator = new CheckpointCoordinator({
       intervalMs: config.checkpoint.interval,

@@ -34,6 +34,9 @@ const ALERTS = [
   'EosTransactionNearTimeout',
   'EosKafkaUnreachable',
   'EosExporterDown',
+  // Flink jobs only (engine="flink"): the twelve above cover both engines.
+  'EosFlinkJobRestarting',
+  'EosFlinkRestUnreachable',
 ];
 
 interface AlertRuleTest {

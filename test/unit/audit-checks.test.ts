@@ -78,6 +78,8 @@ describe('check definitions', () => {
       'checkpoint.timeout',
       'checkpoint.min-pause',
       'checkpoint.retain-on-cancellation',
+      'checkpoint.max-concurrent',
+      'checkpoint.unaligned-exactly-once',
       'checkpoint.state-backend',
       'flink.kafka-sink-exactly-once',
     ]);

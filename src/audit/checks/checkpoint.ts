@@ -116,6 +116,38 @@ const retainOnCancellation: Check = {
   }),
 };
 
+const maxConcurrent: Check = {
+  id: 'checkpoint.max-concurrent',
+  title: 'One checkpoint at a time',
+  severity: 'warning',
+  rationale:
+    'Each checkpoint in flight is one more open Kafka transaction per sink subtask. The last stable offset stops at the oldest open one, so ' +
+    'read_committed readers see nothing newer until it commits, and a failure aborts the work of every checkpoint in flight.',
+  remediation: 'Set execution.checkpointing.max-concurrent-checkpoints: 1 (the default).',
+  evaluate: over({ flinkOnly: true, enabledOnly: true }, (cp) => {
+    const value = cp.maxConcurrent ?? 1;
+    return { passed: value === 1, observed: `max concurrent checkpoints ${value}${cp.maxConcurrent === undefined ? ' (default)' : ''}`, expected: 'max concurrent checkpoints 1' };
+  }),
+};
+
+const unalignedMode: Check = {
+  id: 'checkpoint.unaligned-exactly-once',
+  title: 'Unaligned checkpoints only in EXACTLY_ONCE mode',
+  severity: 'warning',
+  rationale:
+    'Unaligned checkpoints exist only for exactly-once barriers: with AT_LEAST_ONCE Flink ignores the setting, so the job believes it is protected ' +
+    'against backpressure stalls that still time its checkpoints out, and the at-least-once mode replays records after a failure.',
+  remediation: 'Use execution.checkpointing.unaligned.enabled: true only with execution.checkpointing.mode: EXACTLY_ONCE (or turn it off).',
+  evaluate: over({ flinkOnly: true, enabledOnly: true }, (cp) => {
+    const unaligned = cp.unaligned ?? false;
+    return {
+      passed: !unaligned || cp.mode === 'EXACTLY_ONCE',
+      observed: `unaligned checkpoints ${unaligned}${cp.unaligned === undefined ? ' (default)' : ''}, mode ${cp.mode}`,
+      expected: 'unaligned checkpoints off, or mode EXACTLY_ONCE',
+    };
+  }),
+};
+
 // ForSt (Flink 2.x) is a RocksDB fork with the same incremental checkpoints: it passes too.
 const LSM_BACKEND = /rocksdb|forst/i;
 
@@ -171,6 +203,8 @@ export const checkpointChecks: Check[] = [
   timeout,
   minPause,
   retainOnCancellation,
+  maxConcurrent,
+  unalignedMode,
   stateBackend,
   kafkaSinkExactlyOnce,
 ];

@@ -146,6 +146,8 @@ const KEYS = {
   timeout: ['execution.checkpointing.timeout'],
   minPause: ['execution.checkpointing.min-pause'],
   tolerable: ['execution.checkpointing.tolerable-failed-checkpoints'],
+  maxConcurrent: ['execution.checkpointing.max-concurrent-checkpoints'],
+  unaligned: ['execution.checkpointing.unaligned.enabled', 'execution.checkpointing.unaligned'],
   // RETAIN_ON_CANCELLATION | DELETE_ON_CANCELLATION | NO_EXTERNALIZED_CHECKPOINTS (the default).
   retention: ['execution.checkpointing.externalized-checkpoint-retention'],
   stateBackend: ['state.backend.type', 'state.backend'],
@@ -216,6 +218,10 @@ export function flinkCheckpointFacts(props: Map<string, string>, target: string)
   if (minPause !== undefined) facts.minPauseMs = minPause;
   const tolerable = int(KEYS.tolerable);
   if (tolerable !== undefined) facts.tolerableFailed = tolerable;
+  const maxConcurrent = int(KEYS.maxConcurrent);
+  if (maxConcurrent !== undefined) facts.maxConcurrent = maxConcurrent;
+  const unaligned = bool(KEYS.unaligned);
+  if (unaligned !== undefined) facts.unaligned = unaligned;
   const retention = get(KEYS.retention);
   if (retention) facts.retainOnCancellation = enumName(retention.value) === 'RETAIN_ON_CANCELLATION';
   const backend = get(KEYS.stateBackend);

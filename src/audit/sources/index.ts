@@ -6,6 +6,7 @@ import type { AuditSource } from '../runner.js';
 import { clusterSource } from './cluster.js';
 import { flinkSource, propertiesSource } from './files.js';
 import { pipelineSource } from './pipeline.js';
+import { flinkJobsSource } from '../../flink/audit-source.js';
 
 export function sourcesFromConfig(config: Config, kafka: Kafka | undefined): { sources: AuditSource[]; close(): Promise<void> } {
   const a = config.audit;
@@ -26,5 +27,7 @@ export function sourcesFromConfig(config: Config, kafka: Kafka | undefined): { s
   for (const f of a.consumerConfigs) sources.push(propertiesSource('consumer', f));
   for (const f of a.streamsConfigs) sources.push(propertiesSource('streams', f));
   for (const f of a.flinkConfigs) sources.push(flinkSource(f));
+  // The live settings of the jobs the Flink service watches.
+  if (config.flink.enabled) sources.push(flinkJobsSource(config.flink));
   return { sources, close: async () => void (await Promise.all(closers.map((c) => c()))) };
 }

@@ -1,0 +1,246 @@
+// The Flink service: polls the JobManager's REST API on a timer and feeds the shared checkpoint
+// and pipeline metrics (src/metrics/checkpoint-stats.ts, src/metrics/pipeline.ts) for every
+// watched job, labelled pipeline=<job name>, engine="flink", job_id. The rules live in
+// src/flink/poller.ts; this file only fetches and applies. Nothing happens inside a scrape.
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { FlinkConfig } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { CHECKPOINT_OUTCOMES, PIPELINE_LABELS, removeCheckpointSeries, type PipelineLabels } from '../metrics/checkpoint-stats.js';
+import { pipelineMetrics } from '../metrics/pipeline.js';
+import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import { EosError, ErrorCodes } from '../errors.js';
+import { counterDelta, jobPatternProblems, jobUp, newRestarts, reduceCheckpoints, selectJobs, sinkMetricIds, type CheckpointTrack, type SinkMetricIds } from './poller.js';
+import { FlinkHttpError, FlinkRestClient } from './rest-client.js';
+import type { CheckpointConfigInfo, CheckpointingStatistics, JobExceptions, JobsOverview } from './rest-types.js';
+
+const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
+
+function define(registry: Registry) {
+  const registers = [registry];
+  return {
+    restUp: new Gauge({ name: 'eos_flink_rest_up', help: '1 when a Flink JobManager REST URL answered the last poll.', registers }),
+    sinkCommitTime: new Counter({
+      name: 'eos_flink_sink_commit_time_seconds_total',
+      help: "Time the KafkaSink's Kafka producers spent in commitTransaction (the writer producers' txn-commit-time-ns-total, summed over subtasks); divided by the rate of successful committables it is the mean commit latency.",
+      labelNames: [...PIPELINE_LABELS],
+      registers,
+    }),
+    sinkCommittables: new Counter({
+      name: 'eos_flink_sink_committables_total',
+      help: "KafkaSink committables (one transaction each) by outcome: successful, failed (the committer's successfulCommittables, failedCommittables).",
+      labelNames: [...PIPELINE_LABELS, 'outcome'],
+      registers,
+    }),
+    sinkPending: new Gauge({
+      name: 'eos_flink_sink_pending_committables',
+      help: "KafkaSink transactions pre-committed and waiting for their checkpoint to complete (the committer's pendingCommittables).",
+      labelNames: [...PIPELINE_LABELS],
+      registers,
+    }),
+    restarts: new Counter({
+      name: 'eos_pipeline_restarts_total',
+      help: 'Failovers of a Flink job (one per entry of its exception history).',
+      labelNames: [...PIPELINE_LABELS],
+      registers,
+    }),
+  };
+}
+
+export function flinkMetrics(registry: Registry) {
+  let m = byRegistry.get(registry);
+  if (!m) {
+    m = define(registry);
+    byRegistry.set(registry, m);
+  }
+  return m;
+}
+
+interface WatchedJob {
+  labels: PipelineLabels;
+  track?: CheckpointTrack;
+  lastExceptionTs?: number;
+  checkpointConfig?: CheckpointConfigInfo | null;
+  checkpointingDisabled?: boolean;
+  /** Vertices holding the KafkaSink's writer and committer metrics; undefined until found. */
+  sinkVertices?: { vid: string; ids: SinkMetricIds }[];
+  /** Last raw value of each sink counter, by vertex and figure. */
+  sinkPrev: Map<string, number>;
+}
+
+export class FlinkService implements Service {
+  readonly name = 'flink';
+  private readonly client: FlinkRestClient;
+  private readonly logger: Logger;
+  private readonly pipeline;
+  private readonly flink;
+  private readonly jobs = new Map<string, WatchedJob>();
+  private timer: NodeJS.Timeout | null = null;
+  private polling: Promise<void> | null = null;
+  private lastError: string | null = 'not polled yet';
+
+  constructor(
+    private readonly config: FlinkConfig,
+    ctx: ServiceContext,
+  ) {
+    const problems = jobPatternProblems(config.jobs.names);
+    if (problems.length) throw new EosError(ErrorCodes.CONFIG_INVALID, problems.join('; '));
+    this.client = new FlinkRestClient(config);
+    this.logger = ctx.logger;
+    this.pipeline = pipelineMetrics(ctx.registry);
+    this.flink = flinkMetrics(ctx.registry);
+    this.flink.restUp.set(0);
+  }
+
+  async start(): Promise<void> {
+    await this.pollOnce();
+    this.timer = setInterval(() => void this.pollOnce(), this.config.pollInterval);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.polling;
+  }
+
+  ready(): ServiceHealth {
+    if (this.lastError) return { ready: false, detail: this.lastError };
+    return { ready: true, detail: `${this.jobs.size} Flink job(s) watched via ${this.client.currentUrl}` };
+  }
+
+  /** One poll; a poll still running when the timer fires again is not doubled. */
+  pollOnce(): Promise<void> {
+    if (!this.polling) {
+      this.polling = this.poll()
+        .catch((err: Error) => {
+          if (this.lastError !== err.message) this.logger.warn({ err: err.message }, 'Flink REST poll failed');
+          this.lastError = err.message;
+          this.flink.restUp.set(0);
+          for (const j of this.jobs.values()) this.pipeline.up.set(j.labels, 0);
+        })
+        .finally(() => {
+          this.polling = null;
+        });
+    }
+    return this.polling;
+  }
+
+  private async poll(): Promise<void> {
+    const overview = await this.client.get<JobsOverview>('/jobs/overview');
+    this.flink.restUp.set(1);
+    const selected = selectJobs(overview.jobs, this.config.jobs);
+    const keep = new Set(selected.map((j) => j.jid));
+    for (const [jid, w] of this.jobs) {
+      if (!keep.has(jid)) {
+        this.forget(w);
+        this.jobs.delete(jid);
+        this.logger.info({ job: w.labels.pipeline, jobId: jid }, 'Flink job no longer watched');
+      }
+    }
+    for (const job of selected) {
+      let w = this.jobs.get(job.jid);
+      if (!w) {
+        w = { labels: { pipeline: job.name, engine: 'flink', job_id: job.jid }, sinkPrev: new Map() };
+        this.jobs.set(job.jid, w);
+        for (const outcome of CHECKPOINT_OUTCOMES) this.pipeline.checkpoints.inc({ ...w.labels, outcome }, 0);
+        this.flink.restarts.inc(w.labels, 0);
+        this.logger.info({ job: job.name, jobId: job.jid, state: job.state }, 'watching Flink job');
+      }
+      this.pipeline.up.set(w.labels, jobUp(job) ? 1 : 0);
+      await this.pollJob(job.jid, w);
+      if (jobUp(job)) await this.pollSink(job.jid, w);
+    }
+    this.lastError = null;
+  }
+
+  private async pollJob(jid: string, w: WatchedJob): Promise<void> {
+    const m = this.pipeline;
+    const l = w.labels;
+    try {
+      const ex = await this.client.get<JobExceptions>(`/jobs/${jid}/exceptions`);
+      const r = newRestarts(w.lastExceptionTs, ex);
+      if (r.count) this.flink.restarts.inc(l, r.count);
+      w.lastExceptionTs = r.lastSeenTimestamp;
+
+      if (w.checkpointConfig === undefined) {
+        w.checkpointConfig = await this.client.getOrNull<CheckpointConfigInfo>(`/jobs/${jid}/checkpoints/config`);
+        if (w.checkpointConfig) {
+          m.checkpointInterval.set(l, w.checkpointConfig.interval / 1000);
+          if (w.checkpointConfig.tolerable_failed_checkpoints !== undefined) m.tolerableFailures.set(l, w.checkpointConfig.tolerable_failed_checkpoints);
+        }
+      }
+      const s = await this.client.getOrNull<CheckpointingStatistics>(`/jobs/${jid}/checkpoints`);
+      if (!s) {
+        // 404: checkpointing is disabled for this job; there is nothing to count.
+        if (!w.checkpointingDisabled) this.logger.warn({ job: l.pipeline, jobId: jid }, 'checkpointing is disabled for this Flink job');
+        w.checkpointingDisabled = true;
+        return;
+      }
+      w.checkpointingDisabled = false;
+      const u = reduceCheckpoints(w.track, s);
+      if (u.stale) return;
+      w.track = u.track;
+      for (const outcome of CHECKPOINT_OUTCOMES) if (u.increments[outcome]) m.checkpoints.inc({ ...l, outcome }, u.increments[outcome]);
+      for (const o of u.observations) m.checkpointDuration.observe({ ...l, outcome: o.outcome }, o.seconds);
+      m.checkpointsPending.set(l, u.pending);
+      m.consecutiveFailures.set(l, u.consecutiveFailures);
+      if (u.lastCompletedSeconds !== null) m.lastCompleted.set(l, u.lastCompletedSeconds);
+      if (u.sizeBytes !== null) m.checkpointSize.set(l, u.sizeBytes);
+      if (u.restored) {
+        m.restoredFrom.remove({ ...l, savepoint: String(!u.restored.savepoint) });
+        m.restoredFrom.set({ ...l, savepoint: String(u.restored.savepoint) }, u.restored.id);
+        m.restoredAt.set(l, u.restored.atSeconds);
+      }
+    } catch (err) {
+      // A job that ended between the overview and these calls answers 404; the next poll drops it.
+      if (err instanceof FlinkHttpError && err.status === 404) return;
+      throw err;
+    }
+  }
+
+  /** The KafkaSink's commit time and committables, from the REST metrics of its vertices. */
+  private async pollSink(jid: string, w: WatchedJob): Promise<void> {
+    try {
+      if (!w.sinkVertices) {
+        const job = await this.client.get<{ vertices: { id: string }[] }>(`/jobs/${jid}`);
+        const found: { vid: string; ids: SinkMetricIds }[] = [];
+        for (const v of job.vertices) {
+          const list = await this.client.get<{ id: string }[]>(`/jobs/${jid}/vertices/${v.id}/subtasks/metrics`);
+          const ids = sinkMetricIds(list.map((x) => x.id));
+          if (ids.successful.length || ids.commitTimeNs.length) found.push({ vid: v.id, ids });
+        }
+        // Metrics register when the tasks start: look again next poll until a sink shows up.
+        if (!found.length) return;
+        w.sinkVertices = found;
+      }
+      const l = w.labels;
+      for (const { vid, ids } of w.sinkVertices) {
+        const all = [...ids.commitTimeNs, ...ids.successful, ...ids.failed, ...ids.pending];
+        const values = await this.client.get<{ id: string; sum?: number }[]>(`/jobs/${jid}/vertices/${vid}/subtasks/metrics?get=${all.map(encodeURIComponent).join(',')}&agg=sum`);
+        const sum = (names: string[]) => values.filter((x) => names.includes(x.id)).reduce((a, x) => a + (x.sum ?? 0), 0);
+        const grow = (key: string, now: number): number => {
+          const d = counterDelta(w.sinkPrev.get(`${vid}:${key}`), now);
+          w.sinkPrev.set(`${vid}:${key}`, now);
+          return d;
+        };
+        const commitNs = grow('commit', sum(ids.commitTimeNs));
+        if (commitNs > 0) this.flink.sinkCommitTime.inc(l, commitNs / 1e9);
+        this.flink.sinkCommittables.inc({ ...l, outcome: 'successful' }, grow('successful', sum(ids.successful)));
+        this.flink.sinkCommittables.inc({ ...l, outcome: 'failed' }, grow('failed', sum(ids.failed)));
+        this.flink.sinkPending.set(l, sum(ids.pending));
+      }
+    } catch (err) {
+      if (err instanceof FlinkHttpError && err.status === 404) return;
+      throw err;
+    }
+  }
+
+  private forget(w: WatchedJob): void {
+    this.flink.sinkCommitTime.remove(w.labels);
+    this.flink.sinkPending.remove(w.labels);
+    for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.remove({ ...w.labels, outcome });
+    removeCheckpointSeries(this.pipeline, w.labels);
+    this.pipeline.up.remove(w.labels);
+    this.flink.restarts.remove(w.labels);
+  }
+}

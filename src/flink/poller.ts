@@ -1,0 +1,184 @@
+// Pure logic of the Flink poller: which jobs to watch, whether a job is up, and what one
+// /checkpoints answer adds to the checkpoint metrics. No I/O here (src/flink/flink-service.ts
+// fetches and applies), so every rule is tested on recorded REST answers (test/unit/flink-poller.test.ts).
+import type { CheckpointOutcome } from '../metrics/checkpoint-stats.js';
+import type { CheckpointEntry, CheckpointingStatistics, JobExceptions, JobOverview } from './rest-types.js';
+
+export interface JobSelector {
+  /** Regular expressions matched against the whole job name. */
+  names?: string[];
+  ids?: string[];
+}
+
+/** Job states after which a job does not run again. */
+export const TERMINAL = new Set(['FINISHED', 'CANCELED', 'FAILED']);
+
+/** Problems of the name patterns (flink.jobs.names), each naming the key and the pattern. */
+export function jobPatternProblems(names: string[]): string[] {
+  return names.flatMap((n, i) => {
+    try {
+      new RegExp(`^(?:${n})$`);
+      return [];
+    } catch (err) {
+      return [`flink.jobs.names[${i}]: "${n}" is not a valid regular expression (${(err as Error).message})`];
+    }
+  });
+}
+
+/**
+ * The jobs to watch: those selected by name or id (all jobs when the selector names none). Per job
+ * name, every job that is not terminal; when a name has none, its newest terminal job, so a FAILED
+ * job that nobody replaced stays visible as down while an old run replaced by a resubmit drops out.
+ */
+export function selectJobs(jobs: JobOverview[], selector: JobSelector = {}): JobOverview[] {
+  const patterns = (selector.names ?? []).map((n) => new RegExp(`^(?:${n})$`));
+  const ids = new Set(selector.ids ?? []);
+  const all = patterns.length === 0 && ids.size === 0;
+  const chosen = jobs.filter((j) => all || ids.has(j.jid) || patterns.some((p) => p.test(j.name)));
+  const byName = new Map<string, JobOverview[]>();
+  for (const j of chosen) byName.set(j.name, [...(byName.get(j.name) ?? []), j]);
+  const out: JobOverview[] = [];
+  for (const group of byName.values()) {
+    const live = group.filter((j) => !TERMINAL.has(j.state));
+    if (live.length) out.push(...live);
+    else out.push(group.reduce((a, b) => (b['start-time'] > a['start-time'] ? b : a)));
+  }
+  return out;
+}
+
+/** Up: RUNNING and every task running (after a TaskManager loss a job is RUNNING with its tasks only scheduled). */
+export function jobUp(job: JobOverview): boolean {
+  const total = job.tasks.total ?? 0;
+  return job.state === 'RUNNING' && total > 0 && (job.tasks.running ?? 0) + (job.tasks.finished ?? 0) === total;
+}
+
+/** What the poller remembers of one job between polls. */
+export interface CheckpointTrack {
+  /** Completed and failed counts as last counted (after a JobManager restart: since the restart). */
+  completed: number;
+  failed: number;
+  /** Highest checkpoint id seen in any answer. */
+  maxId: number;
+  /** Ids already observed in the duration histogram that may still appear in the history. */
+  observed: number[];
+}
+
+export interface CheckpointObservation {
+  id: number;
+  outcome: CheckpointOutcome;
+  seconds: number;
+}
+
+export interface CheckpointUpdate {
+  track: CheckpointTrack;
+  /** The answer is older than one already counted (the REST cache): nothing in it is applied. */
+  stale: boolean;
+  /** To add to eos_checkpoints_total per outcome (never negative). */
+  increments: Record<CheckpointOutcome, number>;
+  /** Terminal checkpoints not observed before, oldest first. */
+  observations: CheckpointObservation[];
+  pending: number;
+  consecutiveFailures: number;
+  lastCompletedSeconds: number | null;
+  sizeBytes: number | null;
+  restored: { id: number; savepoint: boolean; atSeconds: number } | null;
+}
+
+/** A failed checkpoint that ran out of time (Flink: "Checkpoint expired before completing"). */
+export function isTimeout(entry: CheckpointEntry): boolean {
+  return /expired/i.test(entry.failure_message ?? '');
+}
+
+function entriesOf(s: CheckpointingStatistics): CheckpointEntry[] {
+  const byId = new Map<number, CheckpointEntry>();
+  for (const e of [...s.history, s.latest.completed, s.latest.savepoint, s.latest.failed]) if (e) byId.set(e.id, e);
+  return [...byId.values()].sort((a, b) => a.id - b.id);
+}
+
+/**
+ * Folds one /jobs/<id>/checkpoints answer into the counts. Outcome counters diff Flink's counts and
+ * never go backwards: lower counts with a newer checkpoint id mean the JobManager restarted (its
+ * counts start again from zero, the ids go on), lower counts without a newer id are a stale cached
+ * answer and are ignored. Each terminal checkpoint is observed once, by id.
+ */
+export function reduceCheckpoints(prev: CheckpointTrack | undefined, s: CheckpointingStatistics): CheckpointUpdate {
+  const entries = entriesOf(s);
+  const maxId = Math.max(prev?.maxId ?? 0, ...entries.map((e) => e.id));
+  const base = { completed: prev?.completed ?? 0, failed: prev?.failed ?? 0 };
+  const went_back = s.counts.completed < base.completed || s.counts.failed < base.failed;
+  const none = { completed: 0, failed: 0, timeout: 0 };
+  if (went_back && prev && maxId <= prev.maxId) {
+    return { track: prev, stale: true, increments: none, observations: [], pending: s.counts.in_progress, consecutiveFailures: 0, lastCompletedSeconds: null, sizeBytes: null, restored: null };
+  }
+  if (went_back) {
+    base.completed = 0;
+    base.failed = 0;
+  }
+  const seen = new Set(prev?.observed ?? []);
+  const fresh = entries.filter((e) => e.status !== 'IN_PROGRESS' && !seen.has(e.id));
+  const observations: CheckpointObservation[] = fresh.map((e) => ({
+    id: e.id,
+    outcome: e.status === 'COMPLETED' ? 'completed' : isTimeout(e) ? 'timeout' : 'failed',
+    seconds: Math.max(0, e.end_to_end_duration) / 1000,
+  }));
+  const failedDelta = Math.max(0, s.counts.failed - base.failed);
+  const timeouts = Math.min(failedDelta, observations.filter((o) => o.outcome === 'timeout').length);
+  const increments = { completed: Math.max(0, s.counts.completed - base.completed), failed: failedDelta - timeouts, timeout: timeouts };
+
+  const minKept = Math.min(...entries.map((e) => e.id));
+  const observed = [...seen, ...fresh.map((e) => e.id)].filter((id) => id >= minKept).sort((a, b) => a - b);
+
+  const lastCompleted = s.latest.completed;
+  const consecutiveFailures = lastCompleted
+    ? s.history.filter((e) => e.status === 'FAILED' && e.id > lastCompleted.id).length
+    : s.counts.failed;
+  const r = s.latest.restored;
+  return {
+    track: { completed: s.counts.completed, failed: s.counts.failed, maxId, observed },
+    stale: false,
+    increments,
+    observations,
+    pending: s.counts.in_progress,
+    consecutiveFailures,
+    lastCompletedSeconds: lastCompleted ? lastCompleted.latest_ack_timestamp / 1000 : null,
+    sizeBytes: lastCompleted ? (lastCompleted.checkpointed_size ?? lastCompleted.state_size ?? null) : null,
+    restored: r ? { id: r.id, savepoint: r.is_savepoint, atSeconds: r.restore_timestamp / 1000 } : null,
+  };
+}
+
+/** Restarts seen in the exception history since the last poll: one entry per failover. */
+export function newRestarts(lastSeenTimestamp: number | undefined, e: JobExceptions): { count: number; lastSeenTimestamp: number } {
+  const stamps = (e.exceptionHistory?.entries ?? []).map((x) => x.timestamp);
+  const since = lastSeenTimestamp ?? -Infinity;
+  const count = stamps.filter((t) => t > since).length;
+  return { count, lastSeenTimestamp: Math.max(lastSeenTimestamp ?? 0, ...stamps) };
+}
+
+/** Growth of a counter that may restart from zero (a new producer, a restarted task): never negative. */
+export function counterDelta(prev: number | undefined, now: number): number {
+  if (prev === undefined) return now;
+  return now >= prev ? now - prev : now;
+}
+
+/** The KafkaSink metrics of a vertex, by role, from its aggregated subtask metric ids. */
+export interface SinkMetricIds {
+  commitTimeNs: string[];
+  successful: string[];
+  failed: string[];
+  pending: string[];
+}
+
+/**
+ * Picks the KafkaSink's figures out of a vertex's metric ids: the writer's Kafka producer
+ * `txn-commit-time-ns-total` and the committer's `successfulCommittables`, `failedCommittables`,
+ * `pendingCommittables` (operator names are part of the ids, e.g. `sink__out__Writer.…`).
+ */
+export function sinkMetricIds(ids: string[]): SinkMetricIds {
+  const pick = (re: RegExp) => ids.filter((id) => re.test(id));
+  return {
+    commitTimeNs: pick(/Writer\.KafkaProducer\.txn-commit-time-ns-total$/),
+    successful: pick(/Committer\.successfulCommittables$/),
+    failed: pick(/Committer\.failedCommittables$/),
+    pending: pick(/Committer\.pendingCommittables$/),
+  };
+}

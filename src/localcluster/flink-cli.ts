@@ -1,0 +1,164 @@
+// `npm run flink -- <command>`: the local Flink session cluster for people. `up` leaves the
+// processes running (detached) until `down`; the other commands act on the processes recorded in
+// the state file.
+import { parseArgs } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { ensureTopics } from '../kafka/admin.js';
+import { LocalFlinkCluster } from './flink-cluster.js';
+import { DEFAULT_FLINK_LINE, FLINK_LINES } from './flink-dist.js';
+
+const HELP = `Usage: npm run flink -- <command> [options]
+
+Commands:
+  up [--flink-version V] [--taskmanagers N] [--set key=value ...]
+                   start a standalone session cluster (default Flink ${FLINK_LINES[DEFAULT_FLINK_LINE]?.version}, 1 TaskManager)
+  down [--keep]    kill the JobManager and every TaskManager and remove the data (--keep: keep it)
+  status           JobManager and TaskManagers: pid, running | stopped; the REST URL; jobs
+  kill-tm N        SIGKILL TaskManager N          start-tm N   start TaskManager N again
+  kill-jm          SIGKILL the JobManager         start-jm     start the JobManager again
+  submit --bootstrap HOST:PORT --source TOPIC --sink TOPIC [--partitions N] [--from PATH|latest:JOBID]
+         [--arg key=value ...]
+                   submit the seed's job (flink/job): TOPIC -> value + 1 -> TOPIC, EXACTLY_ONCE;
+                   creates missing topics; --from restores from a checkpoint (latest:JOBID = the
+                   newest retained checkpoint of that job, for a resubmit after kill-jm)
+  cancel JOBID     cancel a job
+
+Options:
+  --dir DIR        cluster directory (default .eoswatch/flink)
+`;
+
+export async function flinkCli(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      dir: { type: 'string', default: '.eoswatch/flink' },
+      'flink-version': { type: 'string' },
+      taskmanagers: { type: 'string', default: '1' },
+      set: { type: 'string', multiple: true },
+      keep: { type: 'boolean' },
+      bootstrap: { type: 'string' },
+      source: { type: 'string' },
+      sink: { type: 'string' },
+      partitions: { type: 'string', default: '3' },
+      from: { type: 'string' },
+      arg: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [cmd, arg] = positionals;
+  if (values.help || !cmd) {
+    process.stdout.write(HELP);
+    return cmd || values.help ? 0 : 2;
+  }
+  const dir = values.dir!;
+  const keyValues = (list: string[] | undefined, flag: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const kv of list ?? []) {
+      const i = kv.indexOf('=');
+      if (i <= 0) throw new Error(`${flag}: expected key=value, found "${kv}"`);
+      out[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    return out;
+  };
+  const tmNumber = (): number => {
+    const n = Number(arg);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${cmd} needs a TaskManager number (1, 2, …), found "${arg ?? ''}"`);
+    return n;
+  };
+  switch (cmd) {
+    case 'up': {
+      const t0 = Date.now();
+      const tms = Number(values.taskmanagers);
+      if (!Number.isInteger(tms) || tms < 1) throw new Error(`--taskmanagers: expected a positive integer, found "${values.taskmanagers}"`);
+      const c = await LocalFlinkCluster.start({ version: values['flink-version'], taskManagers: tms, dir, overrides: keyValues(values.set, '--set'), killOnExit: false });
+      process.stdout.write(`Flink ${c.state.version} session cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${tms} TaskManager${tms > 1 ? 's' : ''}, dir ${c.dir})\n`);
+      process.stdout.write(`REST: ${c.restUrl}\n`);
+      return 0;
+    }
+    case 'down': {
+      const c = await LocalFlinkCluster.load(dir);
+      await c.down({ keepData: values.keep });
+      process.stdout.write(`Flink cluster in ${c.dir} stopped${values.keep ? ' (data kept)' : ' and removed'}\n`);
+      return 0;
+    }
+    case 'status': {
+      const c = await LocalFlinkCluster.load(dir);
+      process.stdout.write(`Flink ${c.state.version}, REST ${c.restUrl}\n`);
+      for (const p of [c.state.jobmanager, ...c.state.taskmanagers]) {
+        process.stdout.write(`${p.name.padEnd(14)} ${c.status(p).padEnd(7)} pid ${p.pid ?? '-'}  log ${p.logFile}\n`);
+      }
+      const jobs = await c.rest<{ jobs: { jid: string; name: string; state: string }[] }>('/jobs/overview').catch(() => null);
+      for (const j of jobs?.jobs ?? []) process.stdout.write(`job ${j.jid} ${j.state.padEnd(10)} ${j.name}\n`);
+      return 0;
+    }
+    case 'kill-tm': {
+      const c = await LocalFlinkCluster.load(dir);
+      const tm = c.taskManager(tmNumber());
+      await c.kill(tm);
+      process.stdout.write(`${tm.name}: ${c.status(tm)}\n`);
+      return 0;
+    }
+    case 'start-tm': {
+      const c = await LocalFlinkCluster.load(dir);
+      const n = tmNumber();
+      await c.startTaskManager(n);
+      process.stdout.write(`${c.taskManager(n).name}: ${c.status(c.taskManager(n))}\n`);
+      return 0;
+    }
+    case 'kill-jm': {
+      const c = await LocalFlinkCluster.load(dir);
+      await c.kill(c.state.jobmanager);
+      process.stdout.write(`jobmanager: ${c.status(c.state.jobmanager)}\n`);
+      return 0;
+    }
+    case 'start-jm': {
+      const c = await LocalFlinkCluster.load(dir);
+      await c.startJobManager();
+      process.stdout.write(`jobmanager: ${c.status(c.state.jobmanager)}, REST ${c.restUrl}\n`);
+      return 0;
+    }
+    case 'submit': {
+      const { bootstrap, source, sink } = values;
+      if (!bootstrap || !source || !sink) throw new Error('submit needs --bootstrap, --source and --sink');
+      const partitions = Number(values.partitions);
+      if (!Number.isInteger(partitions) || partitions < 1) throw new Error(`--partitions: expected a positive integer, found "${values.partitions}"`);
+      const c = await LocalFlinkCluster.load(dir);
+      const admin = new Kafka({ clientId: 'eoswatch-flink-cli', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING }).admin();
+      await admin.connect();
+      try {
+        await ensureTopics(admin, [source, sink].map((topic) => ({ topic, numPartitions: partitions })));
+      } finally {
+        await admin.disconnect();
+      }
+      let fromPath = values.from;
+      if (fromPath?.startsWith('latest:')) {
+        const found = await c.latestRetainedCheckpoint(fromPath.slice('latest:'.length));
+        if (!found) throw new Error(`no retained checkpoint of job ${fromPath.slice('latest:'.length)} under ${c.dir}/checkpoints`);
+        fromPath = found;
+      }
+      const jobId = await c.submit({ bootstrap, sourceTopic: source, sinkTopic: sink, args: keyValues(values.arg, '--arg'), fromPath });
+      await c.waitJobRunning(jobId);
+      process.stdout.write(`job ${jobId} running${fromPath ? ` (restored from ${fromPath})` : ''}\n`);
+      return 0;
+    }
+    case 'cancel': {
+      if (!arg) throw new Error('cancel needs a job id');
+      const c = await LocalFlinkCluster.load(dir);
+      await c.cancel(arg);
+      process.stdout.write(`job ${arg}: cancel requested\n`);
+      return 0;
+    }
+    default:
+      process.stderr.write(`unknown command "${cmd}"\n${HELP}`);
+      return 2;
+  }
+}
+
+flinkCli(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    process.stderr.write(`flink: ${err.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,438 @@
+// A real standalone Flink session cluster on loopback, next to the Kafka one (cluster.ts): one
+// JobManager and N TaskManagers, each its own `java -cp 'lib/*'` process started from the jars
+// Maven fetched (flink-dist.ts) and tracked by pid in a state file, so the CLI can kill one and
+// nothing but the processes we started is ever signalled. Jobs go in through the REST API
+// (flink-runtime-web serves /jars/upload and /jars/<id>/run).
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { explainLog, freePort, procState } from './cluster.js';
+import { ensureFlink, ensureFlinkJob, resolveFlinkLine } from './flink-dist.js';
+
+const execFileP = promisify(execFile);
+
+/** What flink-dist's config.yaml sets in env.java.opts.all for Java 17. */
+export const JAVA17_OPENS = [
+  '--add-exports=java.base/sun.net.util=ALL-UNNAMED',
+  '--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED',
+  '--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED',
+  ...['java.lang', 'java.net', 'java.io', 'java.nio', 'sun.nio.ch', 'java.lang.reflect', 'java.text', 'java.time', 'java.util', 'java.util.concurrent', 'java.util.concurrent.atomic', 'java.util.concurrent.locks'].map(
+    (p) => `--add-opens=java.base/${p}=ALL-UNNAMED`,
+  ),
+];
+
+export interface FlinkClusterOptions {
+  version?: string;
+  taskManagers?: number;
+  slots?: number;
+  dir?: string;
+  /** Extra Flink configuration applied after the defaults. */
+  overrides?: Record<string, string>;
+  startTimeoutMs?: number;
+  killOnExit?: boolean;
+}
+
+export interface FlinkProcess {
+  /** 'jobmanager' or 'taskmanager-<n>' */
+  name: string;
+  logFile: string;
+  pid: number | null;
+}
+
+export interface FlinkClusterState {
+  version: string;
+  lib: string;
+  dir: string;
+  confDir: string;
+  restPort: number;
+  rpcPort: number;
+  jobmanager: FlinkProcess;
+  taskmanagers: FlinkProcess[];
+}
+
+export interface SubmitOptions {
+  bootstrap: string;
+  sourceTopic: string;
+  sinkTopic: string;
+  /** More job arguments (see flink/job IncrementJob): checkpoint-interval-ms, tolerable-failed, unaligned… */
+  args?: Record<string, string | number | boolean>;
+  parallelism?: number;
+  /** Restore from this checkpoint or savepoint path. */
+  fromPath?: string;
+}
+
+const STATE_FILE = 'flink-cluster.json';
+
+export function flinkConfig(state: FlinkClusterState, slots: number, overrides: Record<string, string>): string {
+  const conf: Record<string, string> = {
+    'jobmanager.rpc.address': '127.0.0.1',
+    'jobmanager.rpc.port': String(state.rpcPort),
+    'jobmanager.bind-host': '127.0.0.1',
+    'taskmanager.bind-host': '127.0.0.1',
+    'taskmanager.host': '127.0.0.1',
+    'rest.address': '127.0.0.1',
+    'rest.bind-address': '127.0.0.1',
+    'rest.port': String(state.restPort),
+    'jobmanager.memory.process.size': '1g',
+    'taskmanager.memory.process.size': '1536m',
+    'taskmanager.numberOfTaskSlots': String(slots),
+    'parallelism.default': '1',
+    // A lost TaskManager is noticed in seconds, not the default 50 s.
+    'heartbeat.interval': '2000',
+    'heartbeat.timeout': '10000',
+    'state.checkpoints.dir': `file://${join(state.dir, 'checkpoints')}`,
+    'state.savepoints.dir': `file://${join(state.dir, 'savepoints')}`,
+    'state.checkpoints.num-retained': '3',
+    'io.tmp.dirs': join(state.dir, 'tmp'),
+    'web.tmpdir': join(state.dir, 'web'),
+    'web.upload.dir': join(state.dir, 'uploads'),
+    'blob.storage.directory': join(state.dir, 'blobs'),
+    ...overrides,
+  };
+  return Object.entries(conf)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join('\n')
+    .concat('\n');
+}
+
+const LOG4J2 = [
+  'rootLogger.level = INFO',
+  'rootLogger.appenderRef.out.ref = OUT',
+  'appender.out.type = Console',
+  'appender.out.name = OUT',
+  'appender.out.layout.type = PatternLayout',
+  'appender.out.layout.pattern = %d{HH:mm:ss,SSS} %-5p %c{1} - %m%n',
+  'logger.kafka.name = org.apache.kafka',
+  'logger.kafka.level = WARN',
+  '',
+].join('\n');
+
+/** The JVM flags and dynamic -D properties BashJavaUtils derives from the memory keys, as flink-dist's scripts do. */
+export function parseBashJavaUtils(output: string): { jvm: string[]; dynamic: string[] } {
+  const lines = output
+    .split('\n')
+    .filter((l) => l.startsWith('BASH_JAVA_UTILS_EXEC_RESULT:'))
+    .map((l) => l.slice('BASH_JAVA_UTILS_EXEC_RESULT:'.length).trim());
+  if (lines.length < 2) throw new Error(`BashJavaUtils printed no resource parameters:\n${output.split('\n').slice(-15).join('\n')}`);
+  const split = (s: string) => s.split(/\s+/).filter(Boolean);
+  return { jvm: split(lines[0] ?? ''), dynamic: split(lines[1] ?? '') };
+}
+
+function isOurProcess(p: FlinkProcess, confDir: string): boolean {
+  if (p.pid === null) return false;
+  const st = procState(p.pid);
+  if (st === null || st === 'Z' || st === 'X') return false;
+  try {
+    return readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes(confDir);
+  } catch {
+    return false;
+  }
+}
+
+const live = new Set<LocalFlinkCluster>();
+let exitHook = false;
+
+export class LocalFlinkCluster {
+  private constructor(
+    readonly state: FlinkClusterState,
+    private readonly killOnExit: boolean,
+  ) {}
+
+  get restUrl(): string {
+    return `http://127.0.0.1:${this.state.restPort}`;
+  }
+
+  get dir(): string {
+    return this.state.dir;
+  }
+
+  static async start(opts: FlinkClusterOptions = {}): Promise<LocalFlinkCluster> {
+    const line = resolveFlinkLine(opts.version ?? process.env.EOSWATCH_FLINK_VERSION);
+    const lib = await ensureFlink(line.version);
+    const dir = resolve(opts.dir ?? (await mkdtemp(join(tmpdir(), 'eoswatch-flink-'))));
+    if (existsSync(join(dir, STATE_FILE))) {
+      const prev = await LocalFlinkCluster.load(dir);
+      if ([prev.state.jobmanager, ...prev.state.taskmanagers].some((p) => isOurProcess(p, prev.state.confDir))) {
+        throw new Error(`a Flink cluster is already running in ${dir} (${prev.restUrl}); stop it first with 'down'`);
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+    const confDir = join(dir, 'conf');
+    await mkdir(confDir, { recursive: true });
+    const tms = opts.taskManagers ?? 1;
+    const state: FlinkClusterState = {
+      version: line.version,
+      lib,
+      dir,
+      confDir,
+      restPort: await freePort(),
+      rpcPort: await freePort(),
+      jobmanager: { name: 'jobmanager', logFile: join(dir, 'jobmanager.log'), pid: null },
+      taskmanagers: Array.from({ length: tms }, (_, i) => ({ name: `taskmanager-${i + 1}`, logFile: join(dir, `taskmanager-${i + 1}.log`), pid: null })),
+    };
+    await writeFile(join(confDir, 'config.yaml'), flinkConfig(state, opts.slots ?? 2, opts.overrides ?? {}));
+    await writeFile(join(confDir, 'log4j2.properties'), LOG4J2);
+    const cluster = new LocalFlinkCluster(state, opts.killOnExit ?? true);
+    try {
+      await cluster.startJobManager();
+      for (let i = 1; i <= tms; i++) await cluster.startTaskManager(i, { wait: false });
+      await cluster.waitSlots(tms * (opts.slots ?? 2), opts.startTimeoutMs ?? 120_000);
+    } catch (err) {
+      await cluster.down({ keepData: true });
+      throw err;
+    }
+    return cluster;
+  }
+
+  static async load(dir: string, killOnExit = false): Promise<LocalFlinkCluster> {
+    const file = join(resolve(dir), STATE_FILE);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch {
+      throw new Error(`no Flink cluster state at ${file}: start one with 'up'`);
+    }
+    return new LocalFlinkCluster(JSON.parse(text) as FlinkClusterState, killOnExit);
+  }
+
+  private async save(): Promise<void> {
+    await writeFile(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
+  }
+
+  private async resourceParams(kind: 'JM' | 'TM'): Promise<{ jvm: string[]; dynamic: string[] }> {
+    const { stdout, stderr } = await execFileP('java', ['-cp', `${this.state.lib}/*`, 'org.apache.flink.runtime.util.bash.BashJavaUtils', `GET_${kind}_RESOURCE_PARAMS`, '--configDir', this.state.confDir], {
+      maxBuffer: 8 * 1024 * 1024,
+    }).catch((err: { stdout?: string; stderr?: string }) => {
+      throw new Error(`BashJavaUtils GET_${kind}_RESOURCE_PARAMS failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+    });
+    return parseBashJavaUtils(`${stdout}\n${stderr}`);
+  }
+
+  private spawnProcess(p: FlinkProcess, mainClass: string, params: { jvm: string[]; dynamic: string[] }, extra: string[]): void {
+    const fd = openSync(p.logFile, 'a');
+    const child = spawn(
+      'java',
+      [
+        ...params.jvm,
+        ...JAVA17_OPENS,
+        '-XX:+UseG1GC',
+        '-Djava.awt.headless=true',
+        `-Dlog4j.configurationFile=${join(this.state.confDir, 'log4j2.properties')}`,
+        '-cp',
+        `${this.state.lib}/*`,
+        mainClass,
+        '--configDir',
+        this.state.confDir,
+        ...extra,
+        ...params.dynamic,
+      ],
+      { detached: true, stdio: ['ignore', fd, fd] },
+    );
+    closeSync(fd);
+    child.on('error', () => undefined);
+    if (!this.killOnExit) child.unref();
+    p.pid = child.pid ?? null;
+    if (p.pid === null) throw new Error(`could not start java for ${p.name}`);
+    live.add(this);
+    if (this.killOnExit && !exitHook) {
+      exitHook = true;
+      process.on('exit', () => {
+        for (const c of live) c.killAllSync();
+      });
+    }
+  }
+
+  async startJobManager(timeoutMs = 120_000): Promise<void> {
+    const jm = this.state.jobmanager;
+    if (isOurProcess(jm, this.state.confDir)) throw new Error(`the JobManager is already running (pid ${jm.pid})`);
+    this.spawnProcess(jm, 'org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint', await this.resourceParams('JM'), ['--executionMode', 'cluster']);
+    await this.save();
+    await this.waitRest(timeoutMs);
+  }
+
+  taskManager(n: number): FlinkProcess {
+    const tm = this.state.taskmanagers[n - 1];
+    if (!tm) throw new Error(`no TaskManager ${n} (there are ${this.state.taskmanagers.length})`);
+    return tm;
+  }
+
+  async startTaskManager(n: number, opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    const tm = this.taskManager(n);
+    if (isOurProcess(tm, this.state.confDir)) throw new Error(`TaskManager ${n} is already running (pid ${tm.pid})`);
+    // A fresh resource id per start: the JobManager may still list the previous, dead one.
+    const resourceId = `${tm.name}-${Date.now()}`;
+    const params = await this.resourceParams('TM');
+    this.spawnProcess(tm, 'org.apache.flink.runtime.taskexecutor.TaskManagerRunner', { jvm: params.jvm, dynamic: [...params.dynamic, '-D', `taskmanager.resource-id=${resourceId}`] }, []);
+    await this.save();
+    if (opts.wait !== false) await this.waitTaskManager(tm, resourceId, opts.timeoutMs ?? 120_000);
+  }
+
+  status(p: FlinkProcess): 'running' | 'stopped' {
+    return isOurProcess(p, this.state.confDir) ? 'running' : 'stopped';
+  }
+
+  /** A REST call; job submission (upload, run) on a loaded machine takes tens of seconds. */
+  async rest<T>(path: string, init?: RequestInit, timeoutMs = 120_000): Promise<T> {
+    const res = await fetch(`${this.restUrl}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`Flink REST ${init?.method ?? 'GET'} ${path}: HTTP ${res.status}: ${text.slice(0, 500)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  private async waitRest(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      if (!isOurProcess(this.state.jobmanager, this.state.confDir)) throw new Error(`the JobManager exited during start-up.\n${explainLog(this.state.jobmanager.logFile)}`);
+      try {
+        await this.rest('/overview', undefined, 10_000);
+        return;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`Flink REST not answering after ${timeoutMs} ms (last: ${last}).\n${explainLog(this.state.jobmanager.logFile)}`);
+  }
+
+  private async waitTaskManager(tm: FlinkProcess, resourceId: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!isOurProcess(tm, this.state.confDir)) throw new Error(`${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
+      const list = await this.rest<{ taskmanagers: { id: string }[] }>('/taskmanagers', undefined, 10_000).catch(() => ({ taskmanagers: [] }));
+      if (list.taskmanagers.some((t) => t.id === resourceId)) return;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`${tm.name} (resource id ${resourceId}) not registered with the JobManager after ${timeoutMs} ms`);
+  }
+
+  private async waitSlots(slots: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      for (const tm of this.state.taskmanagers) {
+        if (!isOurProcess(tm, this.state.confDir)) throw new Error(`${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
+      }
+      const o = await this.rest<{ 'slots-total': number }>('/overview').catch(() => ({ 'slots-total': 0 }));
+      if (o['slots-total'] >= slots) return;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`Flink cluster has fewer than ${slots} slots after ${timeoutMs} ms`);
+  }
+
+  private signal(p: FlinkProcess, sig: NodeJS.Signals): boolean {
+    if (!isOurProcess(p, this.state.confDir)) return false;
+    try {
+      process.kill(p.pid!, sig);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async waitExit(p: FlinkProcess, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!isOurProcess(p, this.state.confDir)) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+  }
+
+  /** SIGKILL one process (the JobManager or TaskManager n). */
+  async kill(p: FlinkProcess): Promise<void> {
+    if (this.signal(p, 'SIGKILL')) await this.waitExit(p, 10_000);
+    p.pid = null;
+    await this.save();
+  }
+
+  /** Uploads the seed's job (built for this cluster's Flink line) once and returns its jar id. */
+  async uploadJob(): Promise<string> {
+    const jarPath = await ensureFlinkJob(this.state.version);
+    const form = new FormData();
+    form.append('jarfile', new Blob([await readFile(jarPath)], { type: 'application/java-archive' }), basename(jarPath));
+    const res = await this.rest<{ filename: string; status: string }>('/jars/upload', { method: 'POST', body: form });
+    return basename(res.filename);
+  }
+
+  /** Submits the seed's job and returns its job id. */
+  async submit(opts: SubmitOptions): Promise<string> {
+    const jarId = await this.uploadJob();
+    const args: Record<string, string | number | boolean> = {
+      bootstrap: opts.bootstrap,
+      'source-topic': opts.sourceTopic,
+      'sink-topic': opts.sinkTopic,
+      ...opts.args,
+    };
+    const programArgsList = Object.entries(args).flatMap(([k, v]) => [`--${k}`, String(v)]);
+    const body: Record<string, unknown> = { entryClass: 'eoswatch.flink.IncrementJob', programArgsList };
+    if (opts.parallelism) body.parallelism = opts.parallelism;
+    if (opts.fromPath) body.savepointPath = opts.fromPath;
+    const res = await this.rest<{ jobid: string }>(`/jars/${jarId}/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return res.jobid;
+  }
+
+  async cancel(jobId: string): Promise<void> {
+    await this.rest(`/jobs/${jobId}?mode=cancel`, { method: 'PATCH' });
+  }
+
+  /** Waits until the job is RUNNING with every task RUNNING (a RUNNING job whose tasks are only scheduled is not). */
+  async waitJobRunning(jobId: string, timeoutMs = 120_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      try {
+        const j = await this.rest<{ state: string; vertices: { status: string }[] }>(`/jobs/${jobId}`, undefined, 10_000);
+        last = `${j.state}, tasks ${j.vertices.map((v) => v.status).join(',')}`;
+        if (j.state === 'RUNNING' && j.vertices.every((v) => v.status === 'RUNNING')) return;
+        if (['FAILED', 'CANCELED', 'FINISHED'].includes(j.state)) throw new Error(`job ${jobId} is ${j.state}`);
+      } catch (err) {
+        if ((err as Error).message.startsWith('job ')) throw err;
+        last = (err as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`job ${jobId} not running after ${timeoutMs} ms (last: ${last})`);
+  }
+
+  /** The newest retained checkpoint of a job on disk (for a resubmit after a JobManager loss without HA). */
+  async latestRetainedCheckpoint(jobId: string): Promise<string | null> {
+    const jobDir = join(this.state.dir, 'checkpoints', jobId);
+    let entries: string[];
+    try {
+      entries = await readdir(jobDir);
+    } catch {
+      return null;
+    }
+    const done: { path: string; n: number }[] = [];
+    for (const e of entries) {
+      const m = /^chk-(\d+)$/.exec(e);
+      if (m && (await stat(join(jobDir, e, '_metadata')).catch(() => null))) done.push({ path: join(jobDir, e), n: Number(m[1]) });
+    }
+    done.sort((a, b) => b.n - a.n);
+    return done[0]?.path ?? null;
+  }
+
+  killAllSync(): void {
+    for (const p of [...this.state.taskmanagers, this.state.jobmanager]) this.signal(p, 'SIGKILL');
+  }
+
+  /** Kills every process this cluster started and, unless keepData, removes its directory. */
+  async down(opts: { keepData?: boolean } = {}): Promise<void> {
+    const all = [this.state.jobmanager, ...this.state.taskmanagers];
+    this.killAllSync();
+    await Promise.all(all.map((p) => this.waitExit(p, 10_000)));
+    const alive = all.filter((p) => isOurProcess(p, this.state.confDir));
+    if (alive.length) throw new Error(`${alive.map((p) => p.name).join(', ')} did not exit after SIGKILL`);
+    for (const p of all) p.pid = null;
+    live.delete(this);
+    if (opts.keepData) await this.save();
+    else await rm(this.state.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,111 @@
+// The one owner of the checkpoint metrics. Two engines feed it: eoswatch's own pipeline (its
+// checkpoint coordinator, through src/pipeline/pipeline-service.ts) and a watched Flink job (the
+// REST poller, src/flink/flink-service.ts). Every series carries `pipeline` (the pipeline or Flink
+// job name), `engine` ("eoswatch" or "flink") and `job_id` (Flink's job id; empty for eoswatch), so
+// dashboards and alerts work for both engines unchanged.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/** The labels that identify one pipeline's series. */
+export const PIPELINE_LABELS = ['pipeline', 'engine', 'job_id'] as const;
+export type Engine = 'eoswatch' | 'flink';
+export interface PipelineLabels {
+  pipeline: string;
+  engine: Engine;
+  job_id: string;
+}
+export type CheckpointOutcome = 'completed' | 'failed' | 'timeout';
+export const CHECKPOINT_OUTCOMES: readonly CheckpointOutcome[] = ['completed', 'failed', 'timeout'];
+
+function define(registry: Registry) {
+  const registers = [registry];
+  const labelNames = [...PIPELINE_LABELS];
+  return {
+    checkpointDuration: new Histogram({
+      name: 'eos_checkpoint_duration_seconds',
+      help: 'Checkpoint trigger to all partition transactions committed (outcome completed) or aborted (failed, timeout); for Flink, end_to_end_duration of each checkpoint, observed once by id.',
+      labelNames: [...labelNames, 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    checkpointsPending: new Gauge({
+      name: 'eos_checkpoints_pending',
+      help: 'Checkpoints triggered and not yet completed or aborted (healthy: 0 or 1).',
+      labelNames,
+      registers,
+    }),
+    checkpoints: new Counter({
+      name: 'eos_checkpoints_total',
+      help: 'Checkpoints by outcome: completed, failed, timeout.',
+      labelNames: [...labelNames, 'outcome'],
+      registers,
+    }),
+    consecutiveFailures: new Gauge({
+      name: 'eos_checkpoint_consecutive_failures',
+      help: 'Failed checkpoints since the last completed one; compare with tolerable failed checkpoints.',
+      labelNames,
+      registers,
+    }),
+    tolerableFailures: new Gauge({
+      name: 'eos_checkpoint_tolerable_failures',
+      help: 'Configured tolerable consecutive failed checkpoints.',
+      labelNames,
+      registers,
+    }),
+    lastCompleted: new Gauge({
+      name: 'eos_checkpoint_last_completed_timestamp_seconds',
+      help: 'Unix time of the last completed checkpoint.',
+      labelNames,
+      registers,
+    }),
+    checkpointInterval: new Gauge({
+      name: 'eos_checkpoint_interval_seconds',
+      help: 'Configured checkpoint interval (for "no checkpoint completed lately" alerts).',
+      labelNames,
+      registers,
+    }),
+    checkpointSize: new Gauge({
+      name: 'eos_checkpoint_size_bytes',
+      help: 'Size of the last completed checkpoint (Flink: checkpointed_size).',
+      labelNames,
+      registers,
+    }),
+    restoredFrom: new Gauge({
+      name: 'eos_checkpoint_restored_id',
+      help: 'Id of the checkpoint or savepoint the job last restored from (Flink: latest.restored); absent when it never restored.',
+      labelNames: [...labelNames, 'savepoint'],
+      registers,
+    }),
+    restoredAt: new Gauge({
+      name: 'eos_checkpoint_restored_timestamp_seconds',
+      help: 'Unix time of the last restore from a checkpoint or savepoint.',
+      labelNames,
+      registers,
+    }),
+  };
+}
+
+export type CheckpointMetrics = ReturnType<typeof define>;
+
+const byRegistry = new WeakMap<Registry, CheckpointMetrics>();
+
+/** The checkpoint metrics of a registry, defined once whoever asks first (pipeline or Flink poller). */
+export function checkpointMetrics(registry: Registry): CheckpointMetrics {
+  let m = byRegistry.get(registry);
+  if (!m) {
+    m = define(registry);
+    byRegistry.set(registry, m);
+  }
+  return m;
+}
+
+/** Removes every checkpoint series of one pipeline (a Flink job that is gone). */
+export function removeCheckpointSeries(m: CheckpointMetrics, labels: PipelineLabels): void {
+  for (const outcome of CHECKPOINT_OUTCOMES) {
+    m.checkpointDuration.remove({ ...labels, outcome });
+    m.checkpoints.remove({ ...labels, outcome });
+  }
+  for (const savepoint of ['true', 'false']) m.restoredFrom.remove({ ...labels, savepoint });
+  for (const g of [m.checkpointsPending, m.consecutiveFailures, m.tolerableFailures, m.lastCompleted, m.checkpointInterval, m.checkpointSize, m.restoredAt]) g.remove(labels);
+}

@@ -1,0 +1,204 @@
+// The Flink service against a real Flink 1.20 session cluster (src/localcluster/flink-cluster.ts)
+// running the seed's job (flink/job) on a real 1-node Kafka: the metrics appear and move with the
+// job, a TaskManager SIGKILL shows as job down then up again with one restart counted, and the
+// sink holds every record exactly once (eoswatch's verifier, read_committed).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { runAudit } from '../../src/audit/runner.js';
+import { checkpointChecks } from '../../src/audit/checks/checkpoint.js';
+import { flinkJobsSource, jobTarget } from '../../src/flink/audit-source.js';
+import { FlinkService } from '../../src/flink/flink-service.js';
+import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
+import { createLogger } from '../../src/log.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+import { checkSinkTopic, produceVerifyRecords } from '../../src/verify/verify.js';
+import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
+
+const silent = createLogger('silent');
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
+  const kafka = useCluster({ nodes: 1 });
+  let flink: LocalFlinkCluster | undefined;
+  before(async () => {
+    flink = await LocalFlinkCluster.start({ taskManagers: 1, slots: 2 });
+  });
+  after(async () => {
+    await flink?.down();
+  });
+
+  test('metrics appear and move with the job; a TaskManager SIGKILL is down, then up, with one restart', async (t) => {
+    const f = flink!;
+    const brokers = kafka.cluster.brokers;
+    const source = uniqueName('flink-src');
+    const sink = uniqueName('flink-sink');
+    await createTopic(brokers, source, 2, 1);
+    await createTopic(brokers, sink, 2, 1);
+    const name = uniqueName('eos-job');
+    const jobId = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, args: { name, 'checkpoint-interval-ms': 1000 } });
+    t.after(() => f.cancel(jobId).catch(() => undefined));
+    await f.waitJobRunning(jobId, 300_000);
+
+    const registry = createRegistry();
+    const service = new FlinkService(
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['eos-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true } },
+      { logger: silent, registry, fatal: () => undefined },
+    );
+    await service.start();
+    t.after(() => service.stop());
+    const labels = { pipeline: name, engine: 'flink', job_id: jobId };
+    const metric = async (n: string, extra: Record<string, string> = {}) => sampleValue(parsePrometheusText(await registry.metrics()), n, { ...labels, ...extra });
+
+    // Up and checkpointing: completed checkpoints counted and each observed once.
+    await waitFor('job up', async () => ((await metric('eos_pipeline_up')) === 1 ? true : undefined));
+    assert.equal(await metric('eos_checkpoint_interval_seconds'), 1);
+    assert.equal(await metric('eos_checkpoint_tolerable_failures'), 0);
+    const c1 = await waitFor('3 completed checkpoints', async () => {
+      const v = (await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
+      return v >= 3 ? v : undefined;
+    });
+    const observed = (await metric('eos_checkpoint_duration_seconds_count', { outcome: 'completed' })) ?? 0;
+    assert.ok(observed >= 1 && observed <= c1, `each completed checkpoint observed at most once (${observed} of ${c1})`);
+    const lastTs = (await metric('eos_checkpoint_last_completed_timestamp_seconds'))!;
+    assert.ok(Math.abs(lastTs - Date.now() / 1000) < 60, `last completed checkpoint is recent (${lastTs})`);
+
+    // Records flow through the exactly-once sink.
+    const k = kafkaFor(brokers);
+    const manifest = await produceVerifyRecords(k, source, { records: 2000 });
+    const check = () =>
+      checkSinkTopic(k, sink, {
+        run: manifest.run,
+        records: 2000,
+        partitions: 2,
+        valueDelta: 1,
+        thresholds: { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0 },
+      });
+    const report = await waitFor('every record in the sink', async () => {
+      const r = await check();
+      return r.violations.length === 0 ? r : undefined;
+    });
+    assert.equal(report.duplicates, 0);
+    assert.equal(report.lost, 0);
+    assert.equal(report.wrongValue, 0, 'value + 1');
+    // The sink's transactions: committed committables counted, commit time measured.
+    await waitFor('successful committables', async () => (((await metric('eos_flink_sink_committables_total', { outcome: 'successful' })) ?? 0) >= 1 ? true : undefined));
+    assert.ok(((await metric('eos_flink_sink_commit_time_seconds_total')) ?? 0) > 0, 'commit time measured');
+    assert.equal(await metric('eos_flink_sink_committables_total', { outcome: 'failed' }), 0);
+    await waitFor('the completed counter moving with the job', async () => (((await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0) > c1 ? true : undefined));
+
+    // Every Flink series renders as valid exposition text.
+    const lint = spawnSync(process.env.PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: await registry.metrics(), encoding: 'utf8' });
+    assert.equal(lint.error, undefined, 'cannot run promtool: install the Debian package prometheus');
+    assert.equal(`${lint.stdout}${lint.stderr}`.trim(), '', 'promtool findings');
+
+    // A TaskManager SIGKILL: RUNNING with tasks scheduled is down; a new TaskManager brings it back.
+    const restartsBefore = (await metric('eos_pipeline_restarts_total')) ?? 0;
+    await f.kill(f.taskManager(1));
+    await waitFor('job down after TaskManager loss', async () => ((await metric('eos_pipeline_up')) === 0 ? true : undefined));
+    await f.startTaskManager(1);
+    await waitFor('job up again', async () => ((await metric('eos_pipeline_up')) === 1 ? true : undefined), 300_000);
+    await waitFor('one restart counted', async () => (((await metric('eos_pipeline_restarts_total')) ?? 0) === restartsBefore + 1 ? true : undefined));
+    await waitFor('restored from a checkpoint', async () => ((await metric('eos_checkpoint_restored_id', { savepoint: 'false' })) ?? 0) > 0 ? true : undefined);
+    assert.ok(((await metric('eos_checkpoints_total', { outcome: 'failed' })) ?? 0) > 0, 'checkpoints triggered while the tasks were down are counted as failed');
+    const after = await waitFor('checkpoints completing after the restore', async () => {
+      const v = (await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
+      return v > c1 + 2 ? v : undefined;
+    });
+    assert.ok(after > c1);
+  });
+
+  test('the live audit flags a job submitted with unsafe checkpoint settings and passes a safe one', async (t) => {
+    const f = flink!;
+    const brokers = kafka.cluster.brokers;
+    const topics = [uniqueName('audit-src'), uniqueName('audit-sink')];
+    for (const topic of topics) await createTopic(brokers, topic, 1, 1);
+    const submit = async (name: string, args: Record<string, string | number | boolean>) => {
+      const id = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: topics[0]!, sinkTopic: topics[1]!, args: { name, ...args } });
+      t.after(() => f.cancel(id).catch(() => undefined));
+      return id;
+    };
+    const safeName = uniqueName('audit-safe');
+    const unsafeName = uniqueName('audit-unsafe');
+    const safe = await submit(safeName, { 'tolerable-failed': 0, 'min-pause-ms': 500, 'checkpoint-timeout-ms': 60000, retention: 'RETAIN_ON_CANCELLATION' });
+    const unsafe = await submit(unsafeName, {
+      'checkpointing-mode': 'AT_LEAST_ONCE',
+      'tolerable-failed': 5,
+      'checkpoint-timeout-ms': 2000,
+      'min-pause-ms': 0,
+      'max-concurrent': 3,
+      unaligned: true,
+      retention: 'DELETE_ON_CANCELLATION',
+    });
+    const source = flinkJobsSource({ enabled: true, restUrls: [f.restUrl], jobs: { names: ['audit-(safe|unsafe)-.*'], ids: [] }, pollInterval: 5000, requestTimeout: 5000, tls: { rejectUnauthorized: true } });
+    const report = await runAudit([source], checkpointChecks);
+    assert.deepEqual(report.sources.map((s) => [s.ok, s.error]), [[true, undefined]]);
+    const verdicts = (target: string) => Object.fromEntries(report.findings.filter((x) => x.target === target).map((x) => [x.check, x.passed]));
+    const s1 = verdicts(jobTarget({ name: safeName, jid: safe }));
+    for (const id of ['checkpoint.mode', 'checkpoint.tolerable-failures', 'checkpoint.timeout', 'checkpoint.min-pause', 'checkpoint.retain-on-cancellation', 'checkpoint.max-concurrent', 'checkpoint.unaligned-exactly-once']) {
+      assert.equal(s1[id], true, `safe job: ${id}`);
+    }
+    const u = verdicts(jobTarget({ name: unsafeName, jid: unsafe }));
+    for (const id of ['checkpoint.mode', 'checkpoint.tolerable-failures', 'checkpoint.timeout', 'checkpoint.min-pause', 'checkpoint.retain-on-cancellation', 'checkpoint.max-concurrent']) {
+      assert.equal(u[id], false, `unsafe job: ${id}`);
+    }
+    // Flink itself turns unaligned checkpoints off in AT_LEAST_ONCE mode: the live config says so.
+    const unaligned = report.findings.find((x) => x.target === jobTarget({ name: unsafeName, jid: unsafe }) && x.check === 'checkpoint.unaligned-exactly-once');
+    assert.equal(unaligned?.observed, 'unaligned checkpoints false, mode AT_LEAST_ONCE');
+  });
+
+  // Last in the file: it kills the JobManager, which ends every job of the cluster.
+  test('JobManager SIGKILL: REST down and job down; resubmitted from its newest retained checkpoint, the new job is watched and the vanished one dropped', async (t) => {
+    const f = flink!;
+    const brokers = kafka.cluster.brokers;
+    const [source, sink] = [uniqueName('jm-src'), uniqueName('jm-sink')];
+    for (const topic of [source, sink]) await createTopic(brokers, topic, 1, 1);
+    const name = uniqueName('jm-job');
+    const submit = (fromPath?: string) => f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, args: { name }, fromPath });
+    const oldId = await submit();
+    await f.waitJobRunning(oldId, 300_000);
+    const registry = createRegistry();
+    const service = new FlinkService(
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['jm-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true } },
+      { logger: silent, registry, fatal: () => undefined },
+    );
+    await service.start();
+    t.after(() => service.stop());
+    const value = async (n: string, labels: Record<string, string> = {}) => sampleValue(parsePrometheusText(await registry.metrics()), n, labels);
+    const oldLabels = { pipeline: name, engine: 'flink', job_id: oldId };
+    await waitFor('2 completed checkpoints', async () => (((await value('eos_checkpoints_total', { ...oldLabels, outcome: 'completed' })) ?? 0) >= 2 ? true : undefined));
+
+    await f.kill(f.state.jobmanager);
+    await waitFor('REST down', async () => ((await value('eos_flink_rest_up')) === 0 ? true : undefined));
+    assert.equal(await value('eos_pipeline_up', oldLabels), 0, 'a job nobody can see is not up');
+
+    await f.startJobManager();
+    const checkpoint = await f.latestRetainedCheckpoint(oldId);
+    assert.ok(checkpoint, 'a retained checkpoint of the lost job');
+    const newId = await submit(checkpoint);
+    t.after(() => f.cancel(newId).catch(() => undefined));
+    await f.waitJobRunning(newId, 300_000);
+    const newLabels = { pipeline: name, engine: 'flink', job_id: newId };
+    await waitFor('the resubmitted job up', async () => ((await value('eos_pipeline_up', newLabels)) === 1 ? true : undefined));
+    await waitFor('restored from the retained checkpoint', async () => {
+      const id = await value('eos_checkpoint_restored_id', newLabels);
+      return id !== undefined && id > 0 ? id : undefined;
+    }, 60_000).catch(async (err: Error) => {
+      const lines = (await registry.metrics()).split('\n').filter((l) => l.includes(newId));
+      throw new Error(`${err.message}\n${lines.join('\n')}`);
+    });
+    assert.equal(await value('eos_flink_rest_up'), 1);
+    assert.equal(await value('eos_pipeline_up', oldLabels), undefined, 'the vanished job is no longer exported');
+    assert.equal(await value('eos_checkpoints_total', { ...oldLabels, outcome: 'completed' }), undefined);
+  });
+});
