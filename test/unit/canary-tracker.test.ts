@@ -105,4 +105,25 @@ describe('canary tracker', () => {
     t.sweep(5000);
     assert.equal(t.runsTracked(), 1);
   });
+
+  test('a closed gap stops its timer: a later short reorder is out of order, not lost and then late', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.arrive(at(2), 0); // gap at 1 from t=0
+    assert.deepEqual(t.arrive(at(1), 500), ['received', 'out_of_order']);
+    // A new gap at 3 opens at t=5000; the closed gap's timer (t=0) must not count it lost at once.
+    assert.deepEqual(t.arrive(at(4), 5000), ['received']);
+    assert.equal(t.counts.lost, 0);
+    assert.deepEqual(t.arrive(at(3), 5100), ['received', 'out_of_order']);
+    assert.deepEqual({ lost: t.counts.lost, late: t.counts.late }, { lost: 0, late: 0 });
+  });
+
+  test('a gap is lost exactly at lostAfter, not a millisecond later', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.arrive(at(2), 1000); // gap at 1 opens at t=1000
+    assert.equal(t.sweep(1999), 0);
+    assert.equal(t.sweep(2000), 1);
+    assert.deepEqual(t.lostIds, [`${RUN}/0/1`]);
+  });
 });

@@ -135,4 +135,17 @@ describe('checkpoint coordinator', () => {
     assert.throws(() => new CheckpointCoordinator({ ...base, timeoutMs: -1 }), RangeError);
     assert.throws(() => new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 1.5 }), RangeError);
   });
+
+  test('a late abort of an earlier checkpoint is refused and leaves the pending one alone', () => {
+    const c = new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 5 });
+    const first = c.trigger(0).id;
+    c.abort(first, 100, 'failed', 'broker down');
+    const second = c.trigger(1000);
+    c.barrierReached(second.id);
+    assert.throws(() => c.abort(first, 1100, 'timeout', 'late timer'), (e: unknown) => e instanceof IllegalTransition && /checkpoint 1 is not pending \(pending: 2\)/.test(e.message));
+    assert.deepEqual(c.current, { id: 2, triggeredAt: 1000, phase: 'PRE_COMMIT' });
+    assert.equal(c.consecutiveFailures, 1);
+    assert.throws(() => c.abort(3, 1100, 'failed', 'future'), IllegalTransition);
+    assert.throws(() => new CheckpointCoordinator(base).abort(1, 0, 'failed', 'nothing pending'), /checkpoint 1 is not pending \(pending: none\)/);
+  });
 });
