@@ -105,7 +105,9 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       groupId,
       transactionalIdPrefix: id,
       startFrom: 'earliest',
-      checkpoint: { interval: '500ms', timeout: '10s', tolerableFailedCheckpoints: 10 },
+      // The default checkpoint interval and (pipeline-service.ts) default fetch sizes: faults hit
+      // transactions as large as a normal run's, whole fetched batches of up to 1 MiB per partition.
+      checkpoint: { timeout: '10s', tolerableFailedCheckpoints: 10 },
       transactionTimeout: `${TIMEOUTS.transaction}ms`,
       sessionTimeout: `${TIMEOUTS.session}ms`,
       heartbeatInterval: '1s',
