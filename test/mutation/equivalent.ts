@@ -10,4 +10,19 @@ export interface EquivalentMutant {
   reason: string;
 }
 
-export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [];
+export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
+  {
+    file: 'src/kafka/lso-tracker.ts',
+    mutator: 'EqualityOperator',
+    original: 'e.high > e.lso',
+    replacement: 'e.high >= e.lso',
+    reason: 'when high = lso both branches give a lag of 0',
+  },
+  {
+    file: 'src/kafka/lso-tracker.ts',
+    mutator: 'BooleanLiteral',
+    original: 'false',
+    replacement: 'true',
+    reason: 'the new entry\'s hanging flag is overwritten two lines later, before anything reads it',
+  },
+];
