@@ -126,4 +126,42 @@ describe('canary tracker', () => {
     assert.equal(t.sweep(2000), 1);
     assert.deepEqual(t.lostIds, [`${RUN}/0/1`]);
   });
+
+  test('the log keeps the latest 100 lost ids, oldest dropped first', () => {
+    const t = tracker(10);
+    t.arrive(at(101), 0); // 0..100 missing
+    assert.equal(t.sweep(10), 101);
+    assert.equal(t.lostIds.length, 100);
+    assert.equal(t.lostIds[0], `${RUN}/0/1`);
+    assert.equal(t.lostIds[99], `${RUN}/0/100`);
+  });
+
+  test('held() counts sequences waiting above a gap and failed sends not yet resolved', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.sendFailed(0, [1, 2], 0);
+    assert.equal(t.held(), 2, 'two unknown sends');
+    t.arrive(at(4), 0); // 1, 2 skipped as unknown; 3 is a gap; 4 waits above it
+    assert.equal(t.held(), 1);
+    t.sendFailed(0, [0], 0); // already received: nothing to hold
+    assert.equal(t.held(), 1);
+  });
+
+  test('an earlier run is forgotten after 10 minutes without arrivals by default, not sooner', () => {
+    const t = new CanaryTracker({ ownRun: RUN, lostAfterMs: 100 });
+    t.arrive(at(7, 0, 'canary.a.0'), 0);
+    t.sweep(10 * 60_000);
+    assert.equal(t.runsTracked(), 2, 'exactly 10 minutes: still tracked');
+    t.sweep(10 * 60_000 + 1);
+    assert.equal(t.runsTracked(), 1);
+  });
+
+  test('an earlier run with one partition still active is kept', () => {
+    const t = new CanaryTracker({ ownRun: RUN, lostAfterMs: 100, forgetAfterMs: 1000 });
+    t.arrive(at(7, 0, 'canary.a.0'), 0);
+    t.arrive(at(3, 1, 'canary.a.0'), 4500);
+    t.sweep(5000);
+    assert.equal(t.runsTracked(), 2);
+    assert.deepEqual(t.arrive(at(7, 0, 'canary.a.0'), 5001), ['duplicate'], 'its history is still there');
+  });
 });
