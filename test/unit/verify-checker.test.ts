@@ -27,6 +27,33 @@ describe('verification records', () => {
   });
 });
 
+describe('parseVerifyRecord', () => {
+  const good = { id: 'r-0-1', ts: 5, value: 1, run: 'r', p: 0, seq: 1 };
+  test('a record is read from a string or a Buffer', () => {
+    assert.deepEqual(parseVerifyRecord(JSON.stringify(good)), good);
+    assert.deepEqual(parseVerifyRecord(Buffer.from(JSON.stringify(good), 'utf8')), good);
+  });
+  test('null, invalid JSON, JSON null and every member missing or of the wrong type are not records', () => {
+    assert.equal(parseVerifyRecord(null), null);
+    assert.equal(parseVerifyRecord(Buffer.from('{"id":')), null);
+    assert.equal(parseVerifyRecord('null'), null);
+    for (const key of ['id', 'run', 'p', 'seq', 'value'] as const) {
+      const { [key]: _, ...missing } = good;
+      assert.equal(parseVerifyRecord(JSON.stringify(missing)), null, `without ${key}`);
+      const wrong = { ...good, [key]: typeof good[key] === 'string' ? 1 : '1' };
+      assert.equal(parseVerifyRecord(JSON.stringify(wrong)), null, `${key} of the wrong type`);
+    }
+  });
+  test('makeRecord stamps the current time by default; counts for fewer records than partitions', () => {
+    const before = Date.now();
+    const r = makeRecord('r', 0, 3);
+    assert.ok(r.ts >= before && r.ts <= Date.now());
+    assert.deepEqual(expectedCounts(0, 3), [0, 0, 0]);
+    assert.deepEqual(expectedCounts(7, 3), [3, 2, 2]);
+    assert.deepEqual(expectedCounts(6, 3), [2, 2, 2]);
+  });
+});
+
 describe('exactly-once checker', () => {
   test('a perfect stream', () => {
     const r = check([3, 2], [out(0, 0), out(1, 0), out(0, 1), out(0, 2), out(1, 1)]).result();
