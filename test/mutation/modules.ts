@@ -10,13 +10,13 @@ export interface MutationModule {
 
 export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/kafka/send.ts', tests: ['test/unit/send.test.ts'] },
-  { file: 'src/kafka/lso-tracker.ts', tests: ['test/unit/lso-tracker.test.ts'] },
-  { file: 'src/pipeline/checkpoint-coordinator.ts', tests: ['test/unit/checkpoint-coordinator.test.ts'] },
   { file: 'src/canary/tracker.ts', tests: ['test/unit/canary-tracker.test.ts'] },
-  { file: 'src/config/duration.ts', tests: ['test/unit/config-values.test.ts', 'test/unit/config.test.ts'] },
-  { file: 'src/config/env.ts', tests: ['test/unit/config-values.test.ts', 'test/unit/config.test.ts'] },
   { file: 'src/log.ts', tests: ['test/unit/log.test.ts'] },
   { file: 'src/verify/record.ts', tests: ['test/unit/verify-checker.test.ts'] },
+  { file: 'src/config/duration.ts', tests: ['test/unit/config-values.test.ts', 'test/unit/config.test.ts'] },
+  { file: 'src/config/env.ts', tests: ['test/unit/config-values.test.ts', 'test/unit/config.test.ts'] },
+  { file: 'src/kafka/lso-tracker.ts', tests: ['test/unit/lso-tracker.test.ts'] },
+  { file: 'src/pipeline/checkpoint-coordinator.ts', tests: ['test/unit/checkpoint-coordinator.test.ts'] },
   { file: 'src/verify/checker.ts', tests: ['test/unit/verify-checker.test.ts', 'test/unit/verify-checker-scan.test.ts'] },
   { file: 'src/audit/checks/util.ts', tests: ['test/unit/audit-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/audit/checks/producer.ts', tests: ['test/unit/audit-checks.test.ts'] },

@@ -197,4 +197,13 @@ describe('checkpoint coordinator', () => {
     assert.equal(c.nextTriggerAt(), null);
     assert.equal(c.current, null);
   });
+
+  test('refusals are IllegalTransitions that say which checkpoint is pending', () => {
+    const c = new CheckpointCoordinator(base);
+    const isIllegal = (message: string) => (e: unknown) => e instanceof IllegalTransition && e.name === 'IllegalTransition' && e.message === message;
+    assert.throws(() => c.barrierReached(1), isIllegal('checkpoint 1 is not pending (pending: none)'));
+    c.trigger(0);
+    assert.throws(() => c.barrierReached(2), isIllegal('checkpoint 2 is not pending (pending: 1)'));
+    assert.throws(() => c.trigger(1), isIllegal('checkpoint 1 is still pending (max concurrent checkpoints is 1)'));
+  });
 });
