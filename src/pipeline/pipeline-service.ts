@@ -263,6 +263,8 @@ export class PipelineService implements Service {
     }
   }
 
+  /** Where each partition without a committed offset was first bootstrapped by this process. */
+  private readonly bootstrapOffsets = new Map<number, bigint>();
   private async initTask(task: PartitionTask, fetchedOffset: bigint): Promise<void> {
     const committed = await task.init(() => this.readCommitted(task.partition));
     if (committed === null) {
@@ -270,8 +272,13 @@ export class PipelineService implements Service {
         void this.fail(`no committed offset for ${task.topic}-${task.partition} and pipeline.startFrom is none`);
         throw new Error('no committed offset');
       }
-      task.bootstrapAt(fetchedOffset);
-      this.logger.warn({ partition: task.partition, offset: fetchedOffset.toString(), startFrom: this.config.startFrom }, 'no committed offset: bootstrapping');
+      // kafkajs' position moves on with every batch fetched, also of transactions later aborted (a
+      // task revoked or re-created before its first commit): a partition that never committed
+      // starts again where this process first bootstrapped it, or those records would be skipped.
+      const at = this.bootstrapOffsets.get(task.partition) ?? fetchedOffset;
+      this.bootstrapOffsets.set(task.partition, at);
+      task.bootstrapAt(at);
+      this.logger.warn({ partition: task.partition, offset: at.toString(), startFrom: this.config.startFrom }, 'no committed offset: bootstrapping');
     }
     if (this.config.mode === 'EXACTLY_ONCE') {
       this.logger.info({ partition: task.partition, committed: task.committedOffset?.toString(), transactionalId: task.transactionalId }, 'partition task initialised (producer fenced any zombie)');
