@@ -164,4 +164,28 @@ describe('canary tracker', () => {
     assert.equal(t.runsTracked(), 2);
     assert.deepEqual(t.arrive(at(7, 0, 'canary.a.0'), 5001), ['duplicate'], 'its history is still there');
   });
+
+  test('the last 10,000 sequences counted lost are remembered for "late"; older ones arrive as duplicates', () => {
+    const lose = (n: number) => {
+      const t = tracker(10);
+      t.arrive(at(n), 0); // 0..n-1 missing
+      assert.equal(t.sweep(10), n);
+      return t;
+    };
+    const full = lose(10_000);
+    assert.deepEqual(full.arrive(at(0), 20), ['late'], 'exactly 10,000: the oldest is still remembered');
+    const over = lose(10_001);
+    assert.deepEqual(over.arrive(at(0), 20), ['duplicate'], 'the oldest was forgotten');
+    assert.deepEqual(over.arrive(at(1), 20), ['late']);
+  });
+
+  test('a failed send with nothing after it is not stepped over: it stays held until a later sequence arrives', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.sendFailed(0, [1, 2], 0);
+    assert.equal(t.sweep(60_000), 0);
+    assert.equal(t.held(), 2);
+    t.arrive(at(3), 60_001);
+    assert.equal(t.held(), 0);
+  });
 });
