@@ -146,4 +146,47 @@ describe('exactly-once checker', () => {
     assert.deepEqual({ received: r.received, duplicates: r.duplicates, lost: r.lost }, { received: 3, duplicates: 1, lost: 2 });
     assert.deepEqual(r.partitions[0], { partition: 0, expected: 5, received: 3, duplicates: 1, lost: 2, orderViolations: 0 });
   });
+
+  test('a shuffled stream with repeats and holes is judged exactly, and holds only what lies beyond its gaps', () => {
+    // Reproducible shuffle of 0..499 with every 7th sequence missing and every 11th sent twice.
+    let x = 12345;
+    const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const seqs: number[] = [];
+    for (let s = 0; s < 500; s++) if (s % 7 !== 3) seqs.push(s, ...(s % 11 === 5 ? [s] : []));
+    for (let i = seqs.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [seqs[i], seqs[j]] = [seqs[j]!, seqs[i]!];
+    }
+    const c = check([500], seqs.map((s) => out(0, s)));
+    const missing = Array.from({ length: 500 }, (_, s) => s).filter((s) => s % 7 === 3);
+    const repeated = Array.from({ length: 500 }, (_, s) => s).filter((s) => s % 7 !== 3 && s % 11 === 5);
+    const r = c.result();
+    assert.deepEqual({ received: r.received, duplicates: r.duplicates, lost: r.lost }, { received: 500 - missing.length, duplicates: repeated.length, lost: missing.length });
+    assert.equal(c.heldSequences, 500 - missing.length - 3, 'every sequence received above the first hole (3) waits for it');
+    assert.equal(r.duplicateRate, repeated.length / 500);
+    assert.equal(r.lossRate, missing.length / 500);
+  });
+
+  test('sequences outside the run and non-integer ones are unexpected; so is a partition beyond the expected ones', () => {
+    const r = check([3], [out(0, -1), out(0, 3), out(0, 1.5), out(1, 0), out(0, 0)]).result();
+    assert.equal(r.unexpected, 4);
+    assert.equal(r.received, 1);
+    assert.equal(r.lost, 2);
+  });
+
+  test('order violations count arrivals below the highest sequence seen, per partition', () => {
+    const r = check([4, 4], [out(0, 2), out(1, 0), out(0, 0), out(1, 1), out(0, 3), out(0, 1), out(1, 3), out(1, 2)]).result();
+    assert.deepEqual(r.partitions.map((p) => p.orderViolations), [2, 1]);
+    assert.equal(r.orderViolations, 3);
+    assert.equal(r.outOfOrderRate, 3 / 8);
+  });
+
+  test('latency: only records with a sink timestamp and a numeric ts count; max and quantiles in ms', () => {
+    const c = new ExactlyOnceChecker({ run: RUN, expected: [3], valueDelta: 1 });
+    c.add(out(0, 0)); // no sink timestamp
+    c.add(JSON.stringify({ ...makeRecord(RUN, 0, 1, 0), ts: 'x', value: 2 }), 5000); // ts not a number
+    assert.equal(c.result().latencyMs, null);
+    c.add(out(0, 2), 1000 + 250); // written at 1000
+    assert.deepEqual(c.result().latencyMs, { p50: 250, p95: 250, p99: 250, max: 250 });
+  });
 });
