@@ -60,11 +60,4 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     replacement: 's.max >= s.next',
     reason: 'max = next cannot happen here: max was received, so next would have left `above` in the first branch',
   },
-  {
-    file: 'src/log.ts',
-    mutator: 'ObjectLiteral',
-    original: '{ dest: 1, sync: true }',
-    replacement: '{}',
-    reason: "pino.destination's defaults are the same: file descriptor 1 (stdout) and synchronous writes",
-  },
 ];
