@@ -60,4 +60,36 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     replacement: 's.max >= s.next',
     reason: 'max = next cannot happen here: max was received, so next would have left `above` in the first branch',
   },
+  {
+    file: 'src/verify/record.ts',
+    mutator: 'ConditionalExpression',
+    original: 'value === null',
+    replacement: 'false',
+    reason: 'null then fails in null.toString inside the try, whose catch returns null as well',
+  },
+  ...[
+    ['ConditionalExpression', 'true'],
+    ['ConditionalExpression', 'false'],
+    ['EqualityOperator', "typeof value !== 'string'"],
+  ].map(([mutator, replacement]) => ({
+    file: 'src/verify/record.ts',
+    mutator: mutator!,
+    original: "typeof value === 'string'",
+    replacement: replacement!,
+    reason: "JSON.parse reads a Buffer as String(buffer), its UTF-8 text, and a string's toString('utf8') is the string: both branches parse the same text",
+  })),
+  {
+    file: 'src/verify/record.ts',
+    mutator: 'StringLiteral',
+    original: "'string'",
+    replacement: '""',
+    reason: "always takes the toString('utf8') branch, which parses the same text for strings and Buffers",
+  },
+  {
+    file: 'src/verify/record.ts',
+    mutator: 'BlockStatement',
+    original: '{ return null; }',
+    replacement: '{}',
+    reason: 'after an empty catch r is undefined, and the type checks below return null for it',
+  },
 ];

@@ -187,11 +187,14 @@ async function main(): Promise<void> {
   process.stdout.write(`\nmutation scores (this run ${Math.round((Date.now() - started) / 1000)} s; ${REPORT_FILE}):\n`);
   for (const s of scores) process.stdout.write(`  ${s.score.toFixed(1).padStart(5)} %  ${s.file}  (${s.killed} killed, ${s.survived.length} survived, ${s.noCoverage.length} not covered, ${s.equivalent.length} equivalent)\n`);
   for (const f of missing) process.stdout.write(`      -    ${f}  (not run yet)\n`);
-  const low = scores.filter((s) => s.score < MIN_SCORE && modules.some((m) => m.file === s.file));
+  const selected = (file: string) => modules.some((m) => m.file === file);
+  const low = scores.filter((s) => s.score < MIN_SCORE && selected(s.file));
+  const unscored = missing.filter(selected);
   // Modules of this run at or above the minimum score, as a closing line CI tools can read.
-  process.stdout.write(`mutation: ${modules.length - low.length} passed, ${low.length} failed\n`);
-  if (low.length) {
-    process.stderr.write(`test:mutation: below ${MIN_SCORE} %: ${low.map((s) => `${s.file} ${s.score.toFixed(1)} %`).join(', ')}\n`);
+  process.stdout.write(`mutation: ${modules.length - low.length - unscored.length} passed, ${low.length + unscored.length} failed\n`);
+  if (low.length || unscored.length) {
+    if (low.length) process.stderr.write(`test:mutation: below ${MIN_SCORE} %: ${low.map((s) => `${s.file} ${s.score.toFixed(1)} %`).join(', ')}\n`);
+    if (unscored.length) process.stderr.write(`test:mutation: no results for ${unscored.join(', ')}\n`);
     process.exit(1);
   }
 }
