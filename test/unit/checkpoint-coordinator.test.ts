@@ -206,4 +206,10 @@ describe('checkpoint coordinator', () => {
     assert.throws(() => c.barrierReached(2), isIllegal('checkpoint 2 is not pending (pending: 1)'));
     assert.throws(() => c.trigger(1), isIllegal('checkpoint 1 is still pending (max concurrent checkpoints is 1)'));
   });
+
+  test('a completed checkpoint lasted from its trigger to its completion', () => {
+    const c = new CheckpointCoordinator(base);
+    const id = run(c, 100);
+    assert.deepEqual(c.complete(id, 350), { id, durationMs: 250, outcome: 'completed' });
+  });
 });
