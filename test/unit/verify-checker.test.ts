@@ -189,4 +189,25 @@ describe('exactly-once checker', () => {
     c.add(out(0, 2), 1000 + 250); // written at 1000
     assert.deepEqual(c.result().latencyMs, { p50: 250, p95: 250, p99: 250, max: 250 });
   });
+
+  test('latency quantiles are the upper bounds of 5 % buckets, never above the maximum, in tenths of a ms', () => {
+    const c = new ExactlyOnceChecker({ run: RUN, expected: [3], valueDelta: 1 });
+    for (const [seq, ms] of [[0, 10], [1, 100], [2, 1000]] as const) c.add(out(0, seq), 1000 + ms);
+    const l = c.result().latencyMs!;
+    assert.ok(l.p50 >= 100 && l.p50 <= 105, `p50 ${l.p50} is the second of three samples`);
+    assert.equal(l.p99, 1000, 'the top bucket is capped at the maximum');
+    assert.equal(l.max, 1000);
+    for (const v of [l.p50, l.p95, l.p99]) assert.ok(Number.isInteger(Math.round(v * 10)) && Math.abs(v * 10 - Math.round(v * 10)) < 1e-9, `${v} in tenths`);
+    const fast = new ExactlyOnceChecker({ run: RUN, expected: [2], valueDelta: 1 });
+    fast.add(out(0, 0), 1000.4); // 0.4 ms
+    fast.add(out(0, 1), 990); // the sink clock behind the source: no negative latency
+    assert.deepEqual(fast.result().latencyMs, { p50: 1, p95: 1, p99: 1, max: 0.4 }, 'under 1 ms reads as the first bucket\'s bound, 1 ms');
+  });
+
+  test('rates of an empty run are 0, not NaN; held sequences add up over partitions', () => {
+    const r = check([0, 0], [out(0, 0)]).result();
+    assert.deepEqual([r.duplicateRate, r.lossRate, r.outOfOrderRate], [0, 0, 0]);
+    const c = check([5, 5], [out(0, 2), out(0, 4), out(1, 3)]);
+    assert.equal(c.heldSequences, 3);
+  });
 });
