@@ -192,7 +192,7 @@ describe('exactly-once checker', () => {
 
   test('latency quantiles are the upper bounds of 5 % buckets, never above the maximum, in tenths of a ms', () => {
     const c = new ExactlyOnceChecker({ run: RUN, expected: [3], valueDelta: 1 });
-    for (const [seq, ms] of [[0, 10], [1, 100], [2, 1000]] as const) c.add(out(0, seq), 1000 + ms);
+    for (const [seq, ms] of [[0, 1000], [1, 100], [2, 10]] as const) c.add(out(0, seq), 1000 + ms); // largest first: buckets are sorted
     const l = c.result().latencyMs!;
     assert.ok(l.p50 >= 100 && l.p50 <= 105, `p50 ${l.p50} is the second of three samples`);
     assert.equal(l.p99, 1000, 'the top bucket is capped at the maximum');
@@ -209,5 +209,45 @@ describe('exactly-once checker', () => {
     assert.deepEqual([r.duplicateRate, r.lossRate, r.outOfOrderRate], [0, 0, 0]);
     const c = check([5, 5], [out(0, 2), out(0, 4), out(1, 3)]);
     assert.equal(c.heldSequences, 3);
+  });
+
+  test('values in the exact layout of a record are decided by the byte scanner, without JSON.parse', () => {
+    const run = 'run-fast path 1';
+    const values = [
+      { p: 0, seq: 0, ts: 1764493509317, value: 1 },
+      { p: 1, seq: 123456789012345, ts: 0, value: -5 },
+      { p: 2, seq: 7, ts: -1, value: 9 },
+    ].map(({ p, seq, ts, value }) => Buffer.from(JSON.stringify({ id: `${run}-${p}-${seq}`, ts, value, run, p, seq })));
+    const parse = JSON.parse;
+    let parsed = 0;
+    const c = new ExactlyOnceChecker({ run, expected: [1, 1, 8], valueDelta: 1 });
+    try {
+      JSON.parse = (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown) => {
+        parsed++;
+        return parse(text, reviver);
+      };
+      for (const v of values) c.add(v, 2000);
+    } finally {
+      JSON.parse = parse;
+    }
+    assert.equal(parsed, 0, 'every value scanned');
+    const r = c.result();
+    assert.deepEqual({ received: r.received, unexpected: r.unexpected, wrongValue: r.wrongValue }, { received: 2, unexpected: 1, wrongValue: 1 });
+  });
+
+  test('bytes before or after the record, or a broken prefix, make a value unexpected, as JSON.parse would', () => {
+    const v = JSON.stringify({ id: 'run1-0-0', ts: 1000, value: 1, run: RUN, p: 0, seq: 0 });
+    for (const bad of [`${v}x`, `${v}}`, `x${v}`, v.replace('{"id":"', '{"id" :"'), v.replace('{"id":"', '{"ie":"'), `${v.slice(0, -1)}`]) {
+      const c = new ExactlyOnceChecker({ run: RUN, expected: [1], valueDelta: 1 });
+      c.add(Buffer.from(bad), 1010);
+      const r = c.result();
+      if (bad.includes('"ie"')) assert.equal(r.unexpected, 1, bad);
+      else assert.deepEqual([r.received, r.unexpected], [0, 1], bad);
+    }
+  });
+
+  test('a duplicate is not judged again: its value and latency do not count', () => {
+    const r = check([1], [out(0, 0), out(0, 0, 5)]).result();
+    assert.deepEqual([r.received, r.duplicates, r.wrongValue], [1, 1, 0]);
   });
 });
