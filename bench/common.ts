@@ -137,7 +137,10 @@ export async function withCluster<T>(opts: ClusterOptions, body: (cluster: Local
   }
 }
 
-/** Sum of a topic's end offsets (kafkajs' admin lists them read_committed: the last stable offsets). */
+/**
+ * Sum of a topic's high watermarks (kafkajs' admin ListOffsets asks with isolation level 0, read
+ * uncommitted: transactional topics count open and aborted records and commit markers too).
+ */
 export async function sumHighWatermarks(brokers: string[], topic: string): Promise<number> {
   const admin = kafkaFor(brokers).admin();
   await admin.connect();

@@ -19,13 +19,13 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { LocalCluster } from '../src/localcluster/cluster.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
-import { produceSeed } from '../test/harness/seed.js';
+import { checkSink, produceSeed, sourceRecords, type SentRecord } from '../test/harness/seed.js';
 import { parsePrometheusText, sampleValue, type Parsed } from '../test/harness/promtext.js';
-import { BENCH_DIR, ROOT, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, keptNotes, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, quantile, runMain, sumHighWatermarks, summariseProfile, withCluster, writeLog4j } from './common.js';
+import { BENCH_DIR, ROOT, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, keptNotes, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, quantile, runMain, summariseProfile, withCluster, writeLog4j } from './common.js';
 
 const PARTITIONS = 6;
 const RF = 3;
@@ -169,17 +169,21 @@ function histogramQuantile(parsed: Parsed, name: string, q: number): number {
 // ---------------------------------------------------------------- Kafka helpers
 
 /**
- * Sum of the sink's end offsets as a read_committed reader sees them (kafkajs' admin lists offsets
- * read_committed: the last stable offsets). Commit markers are written after EndTxn returns, so
- * this is polled until it reaches the expected value or stops changing.
+ * The exactly-once check of one run: the sink read read_committed by an independent reader (a plain
+ * kafkajs consumer, test/harness) must hold every source record exactly once (ids compared as a
+ * multiset), with the source value + valueDelta, in its input partition and input order. Throws
+ * (which ends the run and the benchmark) on any difference; returns the summary for the table.
  */
-async function sinkEnd(brokers: string[], topic: string, expected: number, timeoutMs = 15_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await sumHighWatermarks(brokers, topic);
-    if (v === expected || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 250));
+async function checkExactlyOnce(ctx: Ctx, sink: string, valueDelta: number, dir: string, extra: string[] = []): Promise<string> {
+  const report = await checkSink(ctx.cluster.brokers, sink, ctx.sent, { valueDelta, timeoutMs: 120_000 });
+  const { examples, ...counts } = report;
+  const expected = { total: ctx.sent.length, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 };
+  if (!isDeepStrictEqual(counts, expected) || extra.length) {
+    throw new Error(
+      `exactly-once check failed for ${sink}: ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}${extra.length ? `; ${extra.join('; ')}` : ''}\n${(examples ?? []).join('\n')}\nlogs in ${dir}`,
+    );
   }
+  return `ok: ${fmt(counts.total)} ids once each, values and order kept`;
 }
 
 async function committedSum(brokers: string[], groupId: string, topic: string): Promise<number> {
@@ -251,6 +255,8 @@ interface PerfResult {
 interface Ctx {
   cluster: LocalCluster;
   source: string;
+  /** The source topic as read back read_committed: what every sink must hold exactly once. */
+  sent: SentRecord[];
   records: number;
   classes: string;
   log4j: string;
@@ -335,13 +341,12 @@ async function runEoswatch(ctx: Ctx, round: number, profile = false): Promise<Eo
     const transactions = sampleValue(parsed, 'eos_transactions_total', { outcome: 'committed' }) ?? 0;
     const aborted = sampleValue(parsed, 'eos_transactions_total', { outcome: 'aborted' }) ?? 0;
     const checkpoints = sampleValue(parsed, 'eos_checkpoints_total', { outcome: 'completed' }) ?? 0;
-    const hw = await sinkEnd(brokers, sink, N + transactions);
     const committed = await committedSum(brokers, groupId, ctx.source);
-    // Each committed transaction writes one commit marker into its sink partition.
-    const exactCheck =
-      hw === N + transactions && committed === N && aborted === 0
-        ? 'ok'
-        : `CHECK: sink HW ${hw} vs ${N} records + ${transactions} markers, group committed ${committed}, aborted ${aborted}`;
+    const offsetProblems = [
+      ...(committed === N ? [] : [`group committed ${committed} source offsets, expected ${N}`]),
+      ...(aborted === 0 ? [] : [`${aborted} transactions aborted`]),
+    ];
+    const exactCheck = await checkExactlyOnce(ctx, sink, TRANSFORM === 'increment' ? 1 : 0, dir, offsetProblems);
     let profilePath: string | undefined;
     if (profile) {
       const f = readdirSync(dir).find((x) => x.endsWith('.cpuprofile'));
@@ -469,8 +474,8 @@ async function runCopier(ctx: Ctx, round: number, txnSize: number, variant: Copi
       // The last commit ends the copy; without its C line (MBean gone too soon) the shutdown line bounds it.
       last = Math.max(last, commits.length === totals.size ? commits[commits.length - 1]!.t : shutdown.t);
     }
-    const hw = await sinkEnd(brokers, sink, N + transactions);
-    const exactCheck = hw === N + transactions && processed === N ? 'ok' : `CHECK: sink HW ${hw} vs ${N} records + ${transactions} markers, copied ${processed}`;
+    // The copiers copy values unchanged.
+    const exactCheck = await checkExactlyOnce(ctx, sink, 0, dir, processed === N ? [] : [`copied ${processed}, expected ${N}`]);
     const windowMs = last - first;
     return {
       kind: 'copier',
@@ -650,7 +655,9 @@ async function main(): Promise<void> {
     const env: Record<string, string> = { ...(await versions(cluster.state.libs, cluster.bootstrapServers)), kafka: cluster.version };
     const seed = await seedTopic(cluster, N, 'source');
     const perfRecordSize = Math.round(seed.valueAvg + 36);
-    const ctx: Ctx = { cluster, source: seed.source, records: N, classes, log4j };
+    const sent = await sourceRecords(cluster.brokers, seed.source);
+    if (sent.length !== N) throw new Error(`${seed.source} holds ${sent.length} records, expected ${N}`);
+    const ctx: Ctx = { cluster, source: seed.source, sent, records: N, classes, log4j };
     const state = { txn: 0 };
     const rounds: Round[] = [];
     let warm: Round | undefined;
@@ -843,7 +850,7 @@ function report(r: {
   line('  - eoswatch: every value it observes into `eos_kafka_transaction_commit_latency_seconds` (kafkajs `transaction.commit()` after the records were acknowledged and the offsets sent), captured unbinned by `bench/eos-probe.ts`, a preload (`node --import`) that wraps prom-client\'s histogram observe in the benchmarked process; src/ is unchanged.');
   line('  - copier: its own producer\'s metric `txn-commit-time-ns-total` (cumulative nanoseconds in `KafkaProducer.commitTransaction()`), read from the in-JVM MBeanServer by `bench/java/CopierProbe.java`, which runs the unchanged tool in the same JVM. The copier commits at most one transaction between two of its status lines, so the metric is read at each status line (and, for the last transaction, by a 1 ms poller, before `close()` unregisters it) and each increase is one commit.');
   if (mT) line('  - EosCopy: `System.nanoTime()` around `commitTransaction()`, after `flush()` and `sendOffsetsToTransaction()`.');
-  line(`- **exactly-once check**: after each run the sum of the sink's end offsets as a read_committed reader sees them (last stable offsets, polled until the commit markers are written) must equal the record count plus one commit marker per committed transaction (so nothing was lost, duplicated or aborted), and the records copied (eoswatch: the group's committed offsets) must equal the record count.`);
+  line(`- **exactly-once check**: after each run an independent reader (a plain kafkajs consumer, read_committed, \`test/harness/seed.ts\` checkSink) reads the whole sink and compares it with the source as read back after seeding: every source id exactly once (ids compared as a multiset, so one loss and one duplicate do not cancel out), its value unchanged (\`increment\`: + 1), in its input partition and input order; for eoswatch also the group's committed source offsets = the record count and no aborted transaction; for the copiers the records they report copied = the record count. A failed check ends the run and the benchmark with an error (no figures are written).`);
   line(`- Raw logs, probe outputs, per-run JSON and the CPU profile: \`${fromRoot(OUT_DIR)}/\` (git-ignored).`);
   line();
   if (r.prof?.profile) {

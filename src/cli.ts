@@ -533,6 +533,8 @@ Options:
   --records N            verification records per round (default 10000)
   --rounds N             rounds per scenario (default 1)
   --partitions N         partitions of the round's topics (default 6)
+  --full-speed           do not slow the pipeline: faults hit transactions of a full-speed run
+                         (give enough --records for the run to outlast the scenario's faults)
   --kafka-version V      Kafka version of the local cluster (default ${kafkaVersion})
   --dir DIR              cluster data and worker logs (default .eoswatch/chaos)
   --format FMT           table | json | markdown (default table)
@@ -547,6 +549,7 @@ async function cmdChaos(args: string[]): Promise<number> {
       records: { type: 'string' },
       rounds: { type: 'string' },
       partitions: { type: 'string' },
+      'full-speed': { type: 'boolean', default: false },
       'kafka-version': { type: 'string' },
       dir: { type: 'string', default: '.eoswatch/chaos' },
       format: { type: 'string', default: 'table' },
@@ -602,6 +605,7 @@ async function cmdChaos(args: string[]): Promise<number> {
       records,
       rounds,
       partitions,
+      fullSpeed: values['full-speed'] === true,
       workDir: resolve(dir, 'workers'),
       kafkaVersion: version,
       log,

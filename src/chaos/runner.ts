@@ -18,6 +18,11 @@ export interface ChaosOptions {
   records: number;
   rounds: number;
   partitions: number;
+  /**
+   * No slowing: the pipeline runs as fast as it can, so that every fault finds transactions open
+   * with a full checkpoint interval of records. Give it enough records to outlast the faults.
+   */
+  fullSpeed?: boolean;
   /** Directory for worker logs. */
   workDir: string;
   log(line: string): void;
@@ -100,8 +105,8 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   const admin = kafka.admin();
   await admin.connect();
   const offsets = new EndOffsetReader(kafka);
-  // Fast enough to finish, slow enough for the faults to land inside the run.
-  const rate = Math.max(50, Math.ceil(opts.records / scenario.seconds));
+  // Fast enough to finish, slow enough for the faults to land inside the run (0: full speed).
+  const rate = opts.fullSpeed ? 0 : Math.max(50, Math.ceil(opts.records / scenario.seconds));
   const config = {
     http: { host: '127.0.0.1', port: 0 },
     log: { level: 'info' },
@@ -117,7 +122,9 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       groupId,
       transactionalIdPrefix: id,
       startFrom: 'earliest',
-      checkpoint: { interval: '500ms', timeout: '10s', tolerableFailedCheckpoints: 10 },
+      // The default checkpoint interval and (pipeline-service.ts) default fetch sizes: faults hit
+      // transactions as large as a normal run's, whole fetched batches of up to 1 MiB per partition.
+      checkpoint: { timeout: '10s', tolerableFailedCheckpoints: 10 },
       transactionTimeout: `${TIMEOUTS.transaction}ms`,
       sessionTimeout: `${TIMEOUTS.session}ms`,
       heartbeatInterval: '1s',
@@ -215,7 +222,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     await ensureTopics(admin, [source, sink, `${sink}.dlq`].map((topic) => ({ topic, numPartitions: opts.partitions, replicationFactor: 3 })));
     const manifest = await produceVerifyRecords(kafka, source, { records: opts.records, run: id, batch: opts.partitions * 100 });
     total = BigInt(opts.records);
-    opts.log(`  ${opts.records} records written in ${(manifest.ms / 1000).toFixed(1)} s; pipeline limited to ${rate} records/s`);
+    opts.log(`  ${opts.records} records written in ${(manifest.ms / 1000).toFixed(1)} s; ${rate ? `pipeline limited to ${rate} records/s` : 'pipeline at full speed'}`);
 
     // Progress and LSO lag, every 500 ms, for the whole round.
     monitor = (async () => {
@@ -239,7 +246,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     const atFault = [...progressLog].reverse().find((x) => x.t <= faultEnd)?.committed ?? 0n;
 
     // Done when every input record is committed (the group's offsets reach the source's end).
-    const limit = Date.now() + Math.max(180_000, (opts.records / rate) * 3000);
+    const limit = Date.now() + Math.max(180_000, (opts.records / (rate || 1000)) * 3000);
     for (;;) {
       const last = progressLog[progressLog.length - 1];
       if (last && last.committed >= total && total > 0n && last.t > faultEnd) break;

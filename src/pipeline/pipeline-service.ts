@@ -130,8 +130,6 @@ export class PipelineService implements Service {
       heartbeatInterval: c.heartbeatInterval,
       rebalanceTimeout: Math.max(c.sessionTimeout, c.checkpoint.timeout + 10_000),
       maxWaitTimeInMs: 250,
-      // Throttled (fault-injection runs): small fetches, so that batches are small steps of progress.
-      ...(c.faultInjection.maxRecordsPerSecond > 0 ? { maxBytesPerPartition: 16_384, maxBytes: 65_536 } : {}),
       allowAutoTopicCreation: false,
       retry: { retries: 10 },
     });
@@ -215,7 +213,7 @@ export class PipelineService implements Service {
     this.logger.info({ assigned: [...assigned].sort((a, b) => a - b), revoked }, 'partitions assigned');
   }
 
-  private async onBatch({ batch, isStale, isRunning }: EachBatchPayload): Promise<void> {
+  private async onBatch({ batch, isStale, isRunning, heartbeat }: EachBatchPayload): Promise<void> {
     if (this.state !== 'RUNNING' || !isRunning() || isStale() || !this.assigned.has(batch.partition)) return;
     // kafkajs' Batch carries the offset the fetch was issued from, but its typings omit it.
     const fetchedOffset = String((batch as unknown as { fetchedOffset: string }).fetchedOffset);
@@ -242,7 +240,7 @@ export class PipelineService implements Service {
       }
     }
     if (task.state !== 'ready') return;
-    await this.throttle(batch.messages.length);
+    await this.throttle(batch.messages.length, heartbeat);
     const used = await task.process(batch.messages, isStale, { fetched: BigInt(fetchedOffset), last: BigInt(batch.lastOffset()) });
     if (used === 'gap' && task.nextOffset !== null) {
       this.logger.debug({ partition: batch.partition, fetched: fetchedOffset, next: task.nextOffset.toString() }, 'batch starts past the task position; seeking back');
@@ -250,17 +248,26 @@ export class PipelineService implements Service {
     } else if (!used && task.error) this.wake?.(); // abort now, not at the next interval
   }
 
-  /** faultInjection.maxRecordsPerSecond: batches take turns for slots of the allowed rate. */
+  /**
+   * faultInjection.maxRecordsPerSecond: batches take turns for slots of the allowed rate. Fetches
+   * keep their normal size (fault-injection runs must see the transactions of a real run), so a
+   * batch may wait longer than the session timeout: the wait heartbeats, or the group would drop
+   * the member (kafkajs heartbeats only between batches).
+   */
   private throttledUntil = 0;
-  private async throttle(records: number): Promise<void> {
+  private async throttle(records: number, heartbeat: () => Promise<void>): Promise<void> {
     const rate = this.config.faultInjection.maxRecordsPerSecond;
     if (rate <= 0 || records === 0) return;
-    const now = Date.now();
-    const start = Math.max(now, this.throttledUntil);
+    const start = Math.max(Date.now(), this.throttledUntil);
     this.throttledUntil = start + (records * 1000) / rate;
-    if (start > now) await new Promise((r) => setTimeout(r, start - now));
+    for (let left = start - Date.now(); left > 0; left = start - Date.now()) {
+      await new Promise((r) => setTimeout(r, Math.min(left, this.config.heartbeatInterval)));
+      await heartbeat();
+    }
   }
 
+  /** Where each partition without a committed offset was first bootstrapped by this process. */
+  private readonly bootstrapOffsets = new Map<number, bigint>();
   private async initTask(task: PartitionTask, fetchedOffset: bigint): Promise<void> {
     const committed = await task.init(() => this.readCommitted(task.partition));
     if (committed === null) {
@@ -268,8 +275,13 @@ export class PipelineService implements Service {
         void this.fail(`no committed offset for ${task.topic}-${task.partition} and pipeline.startFrom is none`);
         throw new Error('no committed offset');
       }
-      task.bootstrapAt(fetchedOffset);
-      this.logger.warn({ partition: task.partition, offset: fetchedOffset.toString(), startFrom: this.config.startFrom }, 'no committed offset: bootstrapping');
+      // kafkajs' position moves on with every batch fetched, also of transactions later aborted (a
+      // task revoked or re-created before its first commit): a partition that never committed
+      // starts again where this process first bootstrapped it, or those records would be skipped.
+      const at = this.bootstrapOffsets.get(task.partition) ?? fetchedOffset;
+      this.bootstrapOffsets.set(task.partition, at);
+      task.bootstrapAt(at);
+      this.logger.warn({ partition: task.partition, offset: at.toString(), startFrom: this.config.startFrom }, 'no committed offset: bootstrapping');
     }
     if (this.config.mode === 'EXACTLY_ONCE') {
       this.logger.info({ partition: task.partition, committed: task.committedOffset?.toString(), transactionalId: task.transactionalId }, 'partition task initialised (producer fenced any zombie)');

@@ -176,14 +176,12 @@ class PartitionTracker {
   received = 0;
   duplicates = 0;
   orderViolations = 0;
-  outOfRange = 0;
 
   constructor(readonly expected: number) {}
 
   /** Returns 'duplicate', 'unexpected' (sequence outside the run) or 'ok'. */
   add(seq: number): 'ok' | 'duplicate' | 'unexpected' {
     if (!Number.isInteger(seq) || seq < 0 || seq >= this.expected) {
-      this.outOfRange++;
       return 'unexpected';
     }
     if (seq < this.prefix || this.has(seq)) {

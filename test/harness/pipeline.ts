@@ -46,6 +46,18 @@ export class PipelineProcess extends WorkerProcess {
   async metric(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
     return sampleValue(parsePrometheusText(await this.metricsText()), name, labels);
   }
+
+  /** Polls /metrics until `name{labels}` is at least `min` (instead of sleeping and hoping); returns it. */
+  async waitMetric(name: string, labels: Record<string, string>, min: number, timeoutMs = 60_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    let v: number | undefined;
+    for (;;) {
+      v = await this.metric(name, labels).catch(() => undefined);
+      if (v !== undefined && v >= min) return v;
+      if (Date.now() > deadline) throw new Error(`${name}${JSON.stringify(labels)} is ${v ?? 'absent'}, still below ${min} after ${timeoutMs} ms\n${this.tail()}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 }
 
 /**

@@ -54,10 +54,17 @@ export interface SinkReport {
 
 /**
  * Reads the sink read_committed (plain kafkajs consumer, not the pipeline's code) and compares
- * ids and values with what was sent: every id exactly once, value + 1, and, with input
- * partitioning, the order of each input partition kept in the sink partition of the same number.
+ * ids and values with what was sent: every id exactly once, value + valueDelta (default 1, the
+ * `increment` transform), and, with input partitioning, the order of each input partition kept in
+ * the sink partition of the same number.
  */
-export async function checkSink(brokers: string[], sink: string, sent: SentRecord[], opts: { checkOrder?: boolean; timeoutMs?: number } = {}): Promise<SinkReport> {
+export async function checkSink(
+  brokers: string[],
+  sink: string,
+  sent: SentRecord[],
+  opts: { checkOrder?: boolean; timeoutMs?: number; valueDelta?: number } = {},
+): Promise<SinkReport> {
+  const delta = opts.valueDelta ?? 1;
   // An id may legitimately appear more than once in the input (a producer retry upstream): each
   // input record must appear exactly once in the output, so ids are compared as multisets.
   const expected = new Map<string, { rec: SentRecord; index: number; count: number }>();
@@ -83,7 +90,7 @@ export async function checkSink(brokers: string[], sink: string, sent: SentRecor
       report.duplicates++;
       if ((report.examples ??= []).length < 10) report.examples.push(`duplicate id ${rec.id} (input partition ${exp.rec.partition}, value ${exp.rec.value}) at sink ${partition}@${message.offset}`);
     }
-    if (rec.value !== exp.rec.value + 1) report.wrongValue++;
+    if (rec.value !== exp.rec.value + delta) report.wrongValue++;
     if (opts.checkOrder !== false) {
       if (exp.rec.partition !== partition) report.orderViolations++;
       const prev = lastIndex.get(partition) ?? -1;

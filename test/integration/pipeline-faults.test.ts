@@ -34,8 +34,7 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     // 1. mid-stream, after some checkpoints completed
     let p = new PipelineProcess(cfg);
     await p.waitFor(/partition task initialised/);
-    await new Promise((r) => setTimeout(r, 4000));
-    assert.ok((await p.metric('eos_checkpoints_total', { outcome: 'completed' }))! >= 1);
+    await p.waitMetric('eos_checkpoints_total', { outcome: 'completed' }, 2);
     await p.kill();
 
     // 2. between preCommit and commit: offsets and records are in the transactions, not committed
@@ -63,7 +62,7 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     // retries, and a checkpoint that still fails is tolerated and rewound.
     const p = new PipelineProcess(pipelineConfig(s, { checkpoint: { interval: '500ms', timeout: '20s', tolerableFailedCheckpoints: 3 } }));
     await p.waitFor(/partition task initialised/);
-    await new Promise((r) => setTimeout(r, 2000));
+    await p.waitMetric('eos_checkpoints_total', { outcome: 'completed' }, 1);
     const victim = await transactionCoordinatorOf(s.brokers, `${s.prefix}-${s.source}-0`);
     await h.cluster.kill(victim);
     try {
@@ -91,8 +90,11 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     const b = new PipelineProcess(cfg, 'b');
     await a.waitFor(/partition task initialised/);
     await b.waitFor(/partitions assigned/);
-    await new Promise((r) => setTimeout(r, 3000));
+    // Both instances commit before a dies.
+    await a.waitMetric('eos_checkpoints_total', { outcome: 'completed' }, 1);
+    await b.waitMetric('eos_checkpoints_total', { outcome: 'completed' }, 1);
     await a.kill();
+    // The fault's timing, not a wait for a condition: c joins while a's session has not yet expired.
     await new Promise((r) => setTimeout(r, 3000));
     const c = new PipelineProcess(cfg, 'c');
     await c.waitFor(/partitions assigned/);
@@ -113,7 +115,7 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     const cfg = pipelineConfig(s, { sessionTimeout: '6s', heartbeatInterval: '1s' });
     const a = new PipelineProcess(cfg, 'a');
     await a.waitFor(/partition task initialised/);
-    await new Promise((r) => setTimeout(r, 2000));
+    await a.waitMetric('eos_checkpoints_total', { outcome: 'completed' }, 1);
     a.signal('SIGSTOP');
     const b = new PipelineProcess(cfg, 'b');
     try {
@@ -122,7 +124,9 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
         await new Promise((r) => setTimeout(r, 500));
       }
       assert.equal(await b.metric('eos_pipeline_assigned_partitions'), P);
-      await new Promise((r) => setTimeout(r, 2000));
+      // b commits on its own before the zombie wakes up.
+      const before = (await b.metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
+      await b.waitMetric('eos_checkpoints_total', { outcome: 'completed' }, before + 1);
     } finally {
       a.signal('SIGCONT');
     }

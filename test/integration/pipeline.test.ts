@@ -77,7 +77,8 @@ describe('transactional pipeline (3-node cluster)', () => {
     const cfg = pipelineConfig(s, { mode: 'AT_LEAST_ONCE', faultInjection: { maxRecordsPerSecond: 4000 } });
     let p = new PipelineProcess(cfg);
     await p.waitFor(/partition task initialised/);
-    await new Promise((r) => setTimeout(r, 2500));
+    // Killed mid-stream: some records written, most of the input still to come.
+    await p.waitMetric('eos_pipeline_records_total', { direction: 'out' }, 1000);
     await p.kill();
     p = new PipelineProcess(pipelineConfig(s, { mode: 'AT_LEAST_ONCE' }));
     await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);

@@ -109,7 +109,8 @@ describe('live Prometheus end to end (3-node cluster)', () => {
       },
       120_000,
     );
-    await new Promise((r) => setTimeout(r, 5000));
+    // rate() and increase() in the rules and panels need two samples of a counter in their window.
+    await until('two scrapes of the counters', async () => (await query('count(rate(eos_checkpoints_total[1m]))')).data.result.length > 0, 60_000);
   });
 
   after(async () => {

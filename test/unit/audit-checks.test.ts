@@ -168,6 +168,15 @@ describe('producer checks: defaults and edges', () => {
     assert.equal(one('producer.acks', { acks: '0' }).passed, false);
   });
 
+  test('enable.idempotence unset with acks=-1 (= all) is no conflict: it passes', () => {
+    for (const acks of ['-1', 'all', 'ALL']) {
+      const r = one('producer.enable-idempotence', { acks });
+      assert.equal(r.passed, true, `acks=${acks}: ${r.observed}`);
+      assert.equal(r.observed, 'enable.idempotence unset (default true since Kafka 3.0)');
+    }
+    assert.match(one('producer.enable-idempotence', { acks: '0' }).observed, /unset, but acks=0 turns the default off/);
+  });
+
   test('retries: unset or Integer.MAX_VALUE', () => {
     assert.equal(one('producer.retries', {}).passed, true);
     assert.match(one('producer.retries', {}).observed, /unset \(default 2147483647\)/);
@@ -219,6 +228,15 @@ describe('producer checks: defaults and edges', () => {
     assert.match(r.observed, /timeout 10m \(default\) = 11m \(flink:conf\.yaml\)/);
     r = one('producer.transaction-timeout', { 'transaction.timeout.ms': '720000' }, { checkpoints: [pipelineCheckpoint, flink] });
     assert.equal(r.passed, true, r.observed);
+  });
+
+  test('transaction.timeout.ms: equal to the checkpoint span fails, one ms above passes; equal to the broker maximum passes', () => {
+    // pipelineCheckpoint: interval 10 s + timeout 30 s = 40 s.
+    const at = (v: number) => one('producer.transaction-timeout', { 'transaction.timeout.ms': String(v) }, { checkpoints: [pipelineCheckpoint] }).passed;
+    assert.equal(at(40_000), false, 'a transaction may live exactly as long as a checkpoint may take: too short');
+    assert.equal(at(40_001), true);
+    assert.equal(at(900_000), true, 'at most the broker maximum');
+    assert.equal(at(900_001), false);
   });
 
   test('transaction.timeout.ms: no checkpoints, only the broker maximum applies', () => {

@@ -105,4 +105,87 @@ describe('canary tracker', () => {
     t.sweep(5000);
     assert.equal(t.runsTracked(), 1);
   });
+
+  test('a closed gap stops its timer: a later short reorder is out of order, not lost and then late', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.arrive(at(2), 0); // gap at 1 from t=0
+    assert.deepEqual(t.arrive(at(1), 500), ['received', 'out_of_order']);
+    // A new gap at 3 opens at t=5000; the closed gap's timer (t=0) must not count it lost at once.
+    assert.deepEqual(t.arrive(at(4), 5000), ['received']);
+    assert.equal(t.counts.lost, 0);
+    assert.deepEqual(t.arrive(at(3), 5100), ['received', 'out_of_order']);
+    assert.deepEqual({ lost: t.counts.lost, late: t.counts.late }, { lost: 0, late: 0 });
+  });
+
+  test('a gap is lost exactly at lostAfter, not a millisecond later', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.arrive(at(2), 1000); // gap at 1 opens at t=1000
+    assert.equal(t.sweep(1999), 0);
+    assert.equal(t.sweep(2000), 1);
+    assert.deepEqual(t.lostIds, [`${RUN}/0/1`]);
+  });
+
+  test('the log keeps the latest 100 lost ids, oldest dropped first', () => {
+    const t = tracker(10);
+    t.arrive(at(101), 0); // 0..100 missing
+    assert.equal(t.sweep(10), 101);
+    assert.equal(t.lostIds.length, 100);
+    assert.equal(t.lostIds[0], `${RUN}/0/1`);
+    assert.equal(t.lostIds[99], `${RUN}/0/100`);
+  });
+
+  test('held() counts sequences waiting above a gap and failed sends not yet resolved', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.sendFailed(0, [1, 2], 0);
+    assert.equal(t.held(), 2, 'two unknown sends');
+    t.arrive(at(4), 0); // 1, 2 skipped as unknown; 3 is a gap; 4 waits above it
+    assert.equal(t.held(), 1);
+    t.sendFailed(0, [0], 0); // already received: nothing to hold
+    assert.equal(t.held(), 1);
+  });
+
+  test('an earlier run is forgotten after 10 minutes without arrivals by default, not sooner', () => {
+    const t = new CanaryTracker({ ownRun: RUN, lostAfterMs: 100 });
+    t.arrive(at(7, 0, 'canary.a.0'), 0);
+    t.sweep(10 * 60_000);
+    assert.equal(t.runsTracked(), 2, 'exactly 10 minutes: still tracked');
+    t.sweep(10 * 60_000 + 1);
+    assert.equal(t.runsTracked(), 1);
+  });
+
+  test('an earlier run with one partition still active is kept', () => {
+    const t = new CanaryTracker({ ownRun: RUN, lostAfterMs: 100, forgetAfterMs: 1000 });
+    t.arrive(at(7, 0, 'canary.a.0'), 0);
+    t.arrive(at(3, 1, 'canary.a.0'), 4500);
+    t.sweep(5000);
+    assert.equal(t.runsTracked(), 2);
+    assert.deepEqual(t.arrive(at(7, 0, 'canary.a.0'), 5001), ['duplicate'], 'its history is still there');
+  });
+
+  test('the last 10,000 sequences counted lost are remembered for "late"; older ones arrive as duplicates', () => {
+    const lose = (n: number) => {
+      const t = tracker(10);
+      t.arrive(at(n), 0); // 0..n-1 missing
+      assert.equal(t.sweep(10), n);
+      return t;
+    };
+    const full = lose(10_000);
+    assert.deepEqual(full.arrive(at(0), 20), ['late'], 'exactly 10,000: the oldest is still remembered');
+    const over = lose(10_001);
+    assert.deepEqual(over.arrive(at(0), 20), ['duplicate'], 'the oldest was forgotten');
+    assert.deepEqual(over.arrive(at(1), 20), ['late']);
+  });
+
+  test('a failed send with nothing after it is not stepped over: it stays held until a later sequence arrives', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.sendFailed(0, [1, 2], 0);
+    assert.equal(t.sweep(60_000), 0);
+    assert.equal(t.held(), 2);
+    t.arrive(at(3), 60_001);
+    assert.equal(t.held(), 0);
+  });
 });

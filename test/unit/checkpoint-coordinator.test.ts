@@ -135,4 +135,81 @@ describe('checkpoint coordinator', () => {
     assert.throws(() => new CheckpointCoordinator({ ...base, timeoutMs: -1 }), RangeError);
     assert.throws(() => new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 1.5 }), RangeError);
   });
+
+  test('a late abort of an earlier checkpoint is refused and leaves the pending one alone', () => {
+    const c = new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 5 });
+    const first = c.trigger(0).id;
+    c.abort(first, 100, 'failed', 'broker down');
+    const second = c.trigger(1000);
+    c.barrierReached(second.id);
+    assert.throws(() => c.abort(first, 1100, 'timeout', 'late timer'), (e: unknown) => e instanceof IllegalTransition && /checkpoint 1 is not pending \(pending: 2\)/.test(e.message));
+    assert.deepEqual(c.current, { id: 2, triggeredAt: 1000, phase: 'PRE_COMMIT' });
+    assert.equal(c.consecutiveFailures, 1);
+    assert.throws(() => c.abort(3, 1100, 'failed', 'future'), IllegalTransition);
+    assert.throws(() => new CheckpointCoordinator(base).abort(1, 0, 'failed', 'nothing pending'), /checkpoint 1 is not pending \(pending: none\)/);
+  });
+
+  test('configuration bounds: each one named, zero allowed only where it means something', () => {
+    const bad: [Partial<CoordinatorConfig>, RegExp][] = [
+      [{ intervalMs: 0 }, /^checkpoint interval must be > 0$/],
+      [{ timeoutMs: 0 }, /^checkpoint timeout must be > 0$/],
+      [{ minPauseMs: -1 }, /^min pause must be >= 0$/],
+      [{ tolerableFailedCheckpoints: -1 }, /^tolerable failed checkpoints must be an integer >= 0$/],
+      [{ tolerableFailedCheckpoints: 1.5 }, /^tolerable failed checkpoints must be an integer >= 0$/],
+    ];
+    for (const [cfg, message] of bad) assert.throws(() => new CheckpointCoordinator({ ...base, ...cfg }), (e: unknown) => e instanceof RangeError && message.test(e.message), JSON.stringify(cfg));
+    assert.doesNotThrow(() => new CheckpointCoordinator({ ...base, intervalMs: 1, timeoutMs: 1, minPauseMs: 0, tolerableFailedCheckpoints: 0 }));
+  });
+
+  test('the first checkpoint may start at once; trigger hands out a copy of the pending checkpoint', () => {
+    const c = new CheckpointCoordinator({ ...base, minPauseMs: 500 });
+    assert.equal(c.nextTriggerAt(), -Infinity);
+    assert.equal(c.current, null);
+    const cp = c.trigger(7);
+    assert.deepEqual(cp, { id: 1, triggeredAt: 7, phase: 'BARRIER' });
+    cp.phase = 'COMMITTING';
+    assert.equal(c.phase, 'BARRIER', 'the returned object is not the coordinator\'s state');
+    assert.deepEqual(c.current, { id: 1, triggeredAt: 7, phase: 'BARRIER' });
+    assert.equal(c.failureReason, null);
+    assert.equal(c.pendingCount, 1);
+    assert.equal(c.isTimedOut(5006), false);
+    assert.equal(c.isTimedOut(5007), true);
+  });
+
+  test('nothing pending is never timed out; the interval wins over a shorter min pause', () => {
+    const c = new CheckpointCoordinator({ ...base, minPauseMs: 100 });
+    assert.equal(c.isTimedOut(1_000_000), false);
+    const id = run(c, 0);
+    c.complete(id, 50);
+    assert.equal(c.nextTriggerAt(), 1000, 'max(0 + 1000, 50 + 100)');
+    assert.equal(c.isTimedOut(1_000_000), false);
+  });
+
+  test('an abort reports its duration, outcome and reason; the FAILED reason counts the failures in plural', () => {
+    const c = new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 1 });
+    let cp = c.trigger(100);
+    assert.deepEqual(c.abort(cp.id, 350, 'timeout', 'slow broker'), { id: 1, durationMs: 250, outcome: 'timeout', reason: 'slow broker' });
+    assert.equal(c.phase, 'IDLE');
+    cp = c.trigger(2000);
+    const r = c.abort(cp.id, 2100, 'failed', 'fenced');
+    assert.deepEqual(r, { id: 2, durationMs: 100, outcome: 'failed', reason: 'fenced', failed: true });
+    assert.equal(c.failureReason, '2 consecutive failed checkpoints (tolerable: 1); last: fenced');
+    assert.equal(c.nextTriggerAt(), null);
+    assert.equal(c.current, null);
+  });
+
+  test('refusals are IllegalTransitions that say which checkpoint is pending', () => {
+    const c = new CheckpointCoordinator(base);
+    const isIllegal = (message: string) => (e: unknown) => e instanceof IllegalTransition && e.name === 'IllegalTransition' && e.message === message;
+    assert.throws(() => c.barrierReached(1), isIllegal('checkpoint 1 is not pending (pending: none)'));
+    c.trigger(0);
+    assert.throws(() => c.barrierReached(2), isIllegal('checkpoint 2 is not pending (pending: 1)'));
+    assert.throws(() => c.trigger(1), isIllegal('checkpoint 1 is still pending (max concurrent checkpoints is 1)'));
+  });
+
+  test('a completed checkpoint lasted from its trigger to its completion', () => {
+    const c = new CheckpointCoordinator(base);
+    const id = run(c, 100);
+    assert.deepEqual(c.complete(id, 350), { id, durationMs: 250, outcome: 'completed' });
+  });
 });

@@ -45,3 +45,27 @@ test('the age of the oldest record held behind the LSO comes from when the high 
   assert.ok(b.openAgeMs >= 30_000 && b.openAgeMs <= 35_000);
   assert.equal(t.update('t', ends(140, 140), 36_000)[0]!.openAgeMs, 0, 'committed: nothing held back');
 });
+
+test('a reading of one topic never forgets another; forget(topic) drops only that topic', () => {
+  const t = new LsoTracker(1000);
+  t.update('a', ends(10, 5), 0);
+  t.update('b', ends(10, 5), 0);
+  t.update('a', ends(10, 5), 500);
+  assert.equal(t.update('b', ends(10, 5), 2000)[0]!.stuckMs, 2000, 'b kept its clock across a reading of a');
+  t.forget('a');
+  assert.equal(t.update('a', ends(10, 5), 3000)[0]!.stuckMs, 0, 'a starts over');
+  assert.equal(t.update('b', ends(10, 5), 3000)[0]!.stuckMs, 3000, 'b untouched by forget(a)');
+});
+
+test('nothing held back is never stuck or hanging, whatever the threshold or the history', () => {
+  const zero = new LsoTracker(0);
+  assert.deepEqual(zero.update('t', ends(10, 10), 0)[0], { topic: 't', partition: 0, lag: 0, stuckMs: 0, hanging: false, wasHanging: false, openAgeMs: 0 });
+  assert.equal(zero.update('t', ends(12, 10), 1)[0]!.hanging, true, 'threshold 0: any held record hangs at once');
+  // A reading below the LSO (another broker's view, a truncated log) is no lag, not a negative one.
+  assert.deepEqual(zero.update('t', ends(5, 10), 2)[0], { topic: 't', partition: 0, lag: 0, stuckMs: 0, hanging: false, wasHanging: true, openAgeMs: 0 });
+  const t = new LsoTracker(10_000);
+  t.update('t', ends(150, 100), 0);
+  // The high watermark back at the same LSO with no lag: not stuck, even long after the clock started.
+  const r = t.update('t', ends(100, 100), 20_000)[0]!;
+  assert.deepEqual([r.lag, r.stuckMs, r.hanging], [0, 0, false]);
+});

@@ -1,0 +1,76 @@
+// The root logger's redaction and line format, read back from a capturing stream.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/log.js';
+
+function capture(level?: Parameters<typeof createLogger>[0]) {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+      cb();
+    },
+  });
+  return { log: createLogger(level, sink), lines };
+}
+
+const SECRET_KEYS = ['password', 'passphrase', 'key', 'cert', 'ca', 'token', 'secret', 'authorization'];
+
+/** { a: { b: { [key]: value } } } with `depth` levels above the key. */
+const nest = (depth: number, key: string, value: unknown): Record<string, unknown> =>
+  depth === 0 ? { [key]: value } : { [`l${depth}`]: nest(depth - 1, key, value) };
+
+test('every secret key is redacted at the top and deep down, and its siblings are kept', () => {
+  for (const key of SECRET_KEYS) {
+    for (const depth of [0, 1, 2, 3, 7]) {
+      const { log, lines } = capture();
+      const secret = `s3cr3t-${key}-${depth}`;
+      log.info({ ...nest(depth, key, secret), keep: 'visible' }, 'm');
+      const text = JSON.stringify(lines);
+      assert.ok(!text.includes(secret), `${key} at depth ${depth} leaked: ${text}`);
+      assert.ok(text.includes('"[REDACTED]"'), `${key} at depth ${depth}: no [REDACTED] marker: ${text}`);
+      assert.equal(lines[0]!.keep, 'visible');
+    }
+  }
+});
+
+test('non-secret keys with similar names are not redacted', () => {
+  const { log, lines } = capture();
+  log.info({ kafka: { sasl: { username: 'alice', mechanism: 'plain' }, keyFile: '/etc/k', cacheSize: 3 } }, 'm');
+  assert.deepEqual(lines[0]!.kafka, { sasl: { username: 'alice', mechanism: 'plain' }, keyFile: '/etc/k', cacheSize: 3 });
+});
+
+test('a child logger redacts too; lines carry the level label, the name, an ISO time and the message', () => {
+  const { log, lines } = capture();
+  log.child({ service: 'canary' }).warn({ sasl: { password: 'child-secret' } }, 'hello');
+  log.debug('below the level');
+  assert.equal(lines.length, 1);
+  const l = lines[0]!;
+  assert.equal(l.level, 'warn');
+  assert.equal(l.name, 'eoswatch');
+  assert.equal(l.service, 'canary');
+  assert.equal(l.msg, 'hello');
+  assert.deepEqual(l.sasl, { password: '[REDACTED]' });
+  assert.match(String(l.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+});
+
+test('the level is honoured', () => {
+  const { log, lines } = capture('warn');
+  log.info('no');
+  log.error('yes');
+  assert.deepEqual(lines.map((l) => l.msg), ['yes']);
+  const d = capture();
+  d.log.debug('default level is info');
+  assert.equal(d.lines.length, 0);
+});
+
+test('by default lines go to stdout synchronously: a line logged just before a SIGKILL is not lost', () => {
+  const script = `import { createLogger } from './src/log.ts'; createLogger('info').info({ password: 'p4ss' }, 'bye'); process.kill(process.pid, 'SIGKILL');`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.signal, 'SIGKILL', r.stderr);
+  const line = JSON.parse(r.stdout.trim()) as Record<string, unknown>;
+  assert.equal(line.msg, 'bye');
+  assert.equal(line.password, '[REDACTED]');
+});
