@@ -57,9 +57,22 @@ describe('${VAR} expansion edges', () => {
 
   test('names of letters, digits and underscores, not starting with a digit', () => {
     assert.deepEqual(expand('${A_1}-${_b}-${Cc9}', { A_1: 'x', _b: 'y', Cc9: 'z' }), { text: 'x-y-z', missing: [] });
-    assert.deepEqual(expand('${1A}', { '1A': 'no' }), { text: '${1A}', missing: [] }, 'not a reference');
-    assert.deepEqual(expand('${A-B}', { A: 'no' }), { text: '${A-B}', missing: [] });
-    assert.deepEqual(expand('$A {A}', { A: 'no' }), { text: '$A {A}', missing: [] });
+    // Anything else after ${ is an error that says what was expected, never silent literal text.
+    assert.throws(() => expand('${1A}', { '1A': 'no' }), /at character 3: expected a variable name/);
+    assert.throws(() => expand('${A-B}', { A: 'no' }), /at character 4: expected } or :-default after \$\{A\}?/);
+    assert.throws(() => expand('${A', { A: 'no' }), /expected } or :-default/);
+    assert.throws(() => expand('${A:-x', {}), /unclosed/);
+    assert.deepEqual(expand('$A {A}', { A: 'no' }), { text: '$A {A}', missing: [] }, 'no ${: not a reference');
+  });
+
+  test('defaults nest: ${A:-${B:-x}} is A, else B, else x; an unused default is not expanded', () => {
+    assert.deepEqual(expand('${A:-${B:-x}}', {}), { text: 'x', missing: [] });
+    assert.deepEqual(expand('${A:-${B:-x}}', { B: 'b' }), { text: 'b', missing: [] });
+    assert.deepEqual(expand('${A:-${B:-x}}', { A: 'a', B: 'b' }), { text: 'a', missing: [] });
+    assert.deepEqual(expand('${A:-${B}}', { A: 'a' }), { text: 'a', missing: [] }, 'B is not needed when A is set');
+    assert.deepEqual(expand('${A:-${B}}', {}), { text: '', missing: ['B'] });
+    assert.throws(() => expand('${A:-'.repeat(9) + 'x' + '}'.repeat(9), {}), /nested more than 8 deep/);
+    assert.deepEqual(expand('${A:-'.repeat(8) + 'x' + '}'.repeat(8), {}), { text: 'x', missing: [] });
   });
 
   test('defaults: used when unset or empty, may be empty or hold colons; no default reports the variable', () => {
@@ -87,6 +100,7 @@ describe('${VAR} expansion edges', () => {
       { path: ['a', 2, 'b'], variable: 'NOPE' },
       { path: ['f', 'g', 'h'], variable: 'ALSO_NOPE' },
     ]);
-    assert.deepEqual(expandEnv('${X}', { X: 'top' }), { value: 'top', problems: [] });
+    assert.deepEqual(expandEnv('${X}', { X: 'top' }), { value: 'top', problems: [], fromEnv: [[]] }, 'the value came from the environment');
+    assert.deepEqual(expandEnv({ a: 'plain', b: '${X:-d}', c: '${NOPE:-d}' }, { X: 'x' }).fromEnv, [['b']], 'only places whose value came from the environment');
   });
 });
