@@ -24,10 +24,12 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
   const fatal = new Promise<Error>((resolve) => {
     reportFatal = resolve;
   });
+  let daemon: Daemon | undefined;
   const context = (name: string): ServiceContext => ({
     logger: logger.child({ service: name }),
     registry,
     fatal: (err) => reportFatal(err),
+    failed: (err) => daemon?.serviceFailed(name, err),
   });
   const services: Service[] = [];
 
@@ -70,5 +72,6 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
     routes.push({ path: '/audit', description: 'the last exactly-once configuration audit (JSON)', router: audit.router() });
   }
 
-  return { daemon: new Daemon({ config, logger, registry, services, routes }), fatal };
+  daemon = new Daemon({ config, logger, registry, services, routes });
+  return { daemon, fatal };
 }

@@ -26,6 +26,9 @@ interface JsonSchema {
 }
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: 'array', verbose: true, strict: true, strictRequired: false });
+// Bounds of a duration, in ms: checked after the duration is parsed (durationBoundProblems).
+ajv.addKeyword({ keyword: 'minimumMs', schemaType: 'number' });
+ajv.addKeyword({ keyword: 'maximumMs', schemaType: 'number' });
 const validate = ajv.compile(schema);
 
 type Path = (string | number)[];
@@ -138,6 +141,21 @@ function normalizeDurations(value: unknown, s: JsonSchema): unknown {
   return value;
 }
 
+/** Durations (already in ms) outside their schema's minimumMs/maximumMs. */
+function durationBoundProblems(value: unknown, s: JsonSchema, path: Path = []): { path: Path; text: string }[] {
+  if (s.$ref === '#/definitions/duration') {
+    const ms = value as number;
+    const min = s.minimumMs as number | undefined;
+    const max = s.maximumMs as number | undefined;
+    if ((min !== undefined && ms < min) || (max !== undefined && ms > max)) return [{ path, text: `found ${ms} ms, expected a duration from ${min ?? 0} ms to ${max ?? 2147483647} ms` }];
+    return [];
+  }
+  const r = resolveRef(s);
+  if (!value || typeof value !== 'object' || Array.isArray(value) || !r.properties) return [];
+  const obj = value as Record<string, unknown>;
+  return Object.entries(r.properties).flatMap(([k, sub]) => (obj[k] === undefined ? [] : durationBoundProblems(obj[k], sub, [...path, k])));
+}
+
 /** Shapes the schema accepts for convenience, brought to their canonical form before validation. */
 function preNormalize(data: unknown): void {
   const kafka = (data as { kafka?: { brokers?: unknown } } | null)?.kafka;
@@ -180,7 +198,7 @@ export function validateConfig(
     });
   }
   const config = normalizeDurations(value, schema) as Config;
-  const semantic = crossFieldProblems(config).map((p) => `${file}${positionOf(doc, lc, p.path) ? `:${positionOf(doc, lc, p.path)}` : ''}: ${pointer(p.path)}: ${p.text}`);
+  const semantic = [...durationBoundProblems(config, schema), ...crossFieldProblems(config)].map((p) => `${file}${positionOf(doc, lc, p.path) ? `:${positionOf(doc, lc, p.path)}` : ''}: ${pointer(p.path)}: ${p.text}`);
   if (semantic.length) {
     throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: ${semantic.length} configuration problem${semantic.length > 1 ? 's' : ''}`, { details: semantic });
   }

@@ -7,7 +7,8 @@ import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { GroupOffsetWriter, fetchCommittedOffsets } from '../kafka/offsets.js';
 import type { Logger } from '../log.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
-import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import type { RestartPolicy, Service, ServiceContext, ServiceHealth } from '../service.js';
+import { restartDelay } from '../restart.js';
 import { CheckpointCoordinator, type AbortOutcome } from './checkpoint-coordinator.js';
 import { PartitionTask, TimeoutError, withTimeout } from './partition-task.js';
 import { resolveTransform, type TransformFn } from './transforms/index.js';
@@ -22,7 +23,9 @@ export type PipelineState = 'STARTING' | 'RUNNING' | 'FAILED' | 'STOPPING' | 'ST
 export class PipelineService implements Service {
   readonly name = 'pipeline';
   state: PipelineState = 'STARTING';
-  readonly coordinator: CheckpointCoordinator;
+  /** A fresh one per start: a restart begins with no checkpoint pending. */
+  coordinator: CheckpointCoordinator;
+  readonly restartPolicy: RestartPolicy;
   private readonly metrics: PipelineMetrics;
   private readonly labels: { pipeline: string };
   private readonly logger: Logger;
@@ -36,6 +39,7 @@ export class PipelineService implements Service {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private failure: string | undefined;
+  private lastAbortReason = '';
   private control: Promise<unknown> = Promise.resolve();
   private commitDelaysDone = 0;
   private offsetWriter: GroupOffsetWriter | undefined;
@@ -49,13 +53,9 @@ export class PipelineService implements Service {
     this.logger = ctx.logger;
     this.labels = { pipeline: config.name };
     this.dlqTopic = config.deadLetterTopic ?? `${config.sinkTopic}.dlq`;
-    this.coordinator = new CheckpointCoordinator({
-      intervalMs: config.checkpoint.interval,
-      timeoutMs: config.checkpoint.timeout,
-      minPauseMs: config.checkpoint.minPause,
-      tolerableFailedCheckpoints: config.checkpoint.tolerableFailedCheckpoints,
-      mode: config.mode,
-    });
+    this.coordinator = this.newCoordinator();
+    const strategy = config.restartStrategy;
+    this.restartPolicy = { delay: (attempt) => restartDelay(strategy, attempt), resetAfterMs: strategy.type === 'none' ? Infinity : strategy.resetAfter };
     this.metrics = pipelineMetrics(ctx.registry);
     const m = this.metrics;
     m.up.set(this.labels, 0);
@@ -70,29 +70,61 @@ export class PipelineService implements Service {
     for (const direction of ['in', 'out', 'dlq']) m.records.inc({ ...this.labels, direction }, 0);
   }
 
+  private newCoordinator(): CheckpointCoordinator {
+    return new CheckpointCoordinator({
+      intervalMs: this.config.checkpoint.interval,
+      timeoutMs: this.config.checkpoint.timeout,
+      minPauseMs: this.config.checkpoint.minPause,
+      tolerableFailedCheckpoints: this.config.checkpoint.tolerableFailedCheckpoints,
+      mode: this.config.mode,
+    });
+  }
+
   ready(): ServiceHealth {
+    // A failing checkpoint means nothing is committed: not ready, even if failures are still tolerated.
+    if (this.state === 'RUNNING' && this.coordinator.consecutiveFailures > 0) {
+      return { ready: false, detail: `RUNNING, ${this.coordinator.consecutiveFailures} consecutive failed checkpoint(s): ${this.lastAbortReason}` };
+    }
     if (this.state === 'RUNNING') return { ready: true, detail: `RUNNING, ${this.tasks.size} partition(s), last checkpoint ${this.coordinator.lastCompletedId}` };
     if (this.state === 'FAILED') return { ready: false, detail: `FAILED: ${this.failure}` };
     return { ready: false, detail: this.state };
   }
 
+  /**
+   * Starts (or, after stop(), restarts) from the committed offsets. A failed start releases
+   * everything and throws: the supervisor retries it (src/daemon.ts), whatever onFailure says.
+   */
   async start(): Promise<void> {
+    const carried = this.coordinator.consecutiveFailures;
+    this.coordinator = this.newCoordinator();
+    // Failures since the last completed checkpoint stay counted across a restart: the gauge and
+    // EosCheckpointFailing stay up until a checkpoint completes.
+    this.coordinator.consecutiveFailures = carried;
+    this.state = 'STARTING';
+    this.failure = undefined;
+    this.control = Promise.resolve();
     try {
       await this.prepare();
     } catch (err) {
-      this.state = 'FAILED';
+      if (this.state === 'STARTING') this.state = 'FAILED';
       this.failure = errorMessage(err);
+      this.metrics.up.set(this.labels, 0);
       await this.releaseClients();
-      if (this.config.onFailure === 'exit') this.ctx.fatal(err as Error);
       throw err;
     }
   }
 
+  /** A stop() during start() makes the start give up at its next step. */
+  private assertStarting(): void {
+    if (this.state !== 'STARTING') throw new Error(`pipeline start interrupted (${this.state})`);
+  }
+
   private async prepare(): Promise<void> {
     const c = this.config;
-    this.transform = await resolveTransform(c.transform, c.transformModule);
+    this.transform ??= await resolveTransform(c.transform, c.transformModule);
     this.admin = this.kafka.admin();
     await this.admin.connect();
+    this.assertStarting();
     const meta = await this.admin.fetchTopicMetadata({ topics: [] });
     const partitionsOf = (topic: string): number => meta.topics.find((t) => t.name === topic)?.partitions.length ?? 0;
     const missing = [c.sourceTopic, c.sinkTopic, this.dlqTopic].filter((t) => partitionsOf(t) === 0);
@@ -103,6 +135,7 @@ export class PipelineService implements Service {
     this.dlqPartitions = partitionsOf(this.dlqTopic);
 
     const committed = await fetchCommittedOffsets(this.admin, c.groupId, c.sourceTopic);
+    this.assertStarting();
     const without = [...committed.entries()].filter(([, o]) => o === null).map(([p]) => p);
     if (without.length && c.startFrom === 'none') {
       throw new EosError(
@@ -152,15 +185,18 @@ export class PipelineService implements Service {
       if (!payload.restart) void this.fail(`consumer crashed: ${payload.error.message}`);
     });
     await consumer.connect();
+    this.assertStarting();
     await consumer.subscribe({ topics: [c.sourceTopic], fromBeginning: c.startFrom === 'earliest' });
+    this.assertStarting();
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: true,
       partitionsConsumedConcurrently: 64,
       eachBatch: (payload) => this.onBatch(payload),
     });
+    this.assertStarting();
     this.state = 'RUNNING';
-    this.metrics.up.set(this.labels, 1);
+    this.metrics.up.set(this.labels, this.coordinator.consecutiveFailures > 0 ? 0 : 1);
     this.loop = this.checkpointLoop();
     this.logger.info({ source: c.sourceTopic, sink: c.sinkTopic, dlq: this.dlqTopic, mode: c.mode, groupId: c.groupId }, 'pipeline running');
   }
@@ -384,6 +420,7 @@ export class PipelineService implements Service {
       m.checkpointDuration.observe({ ...this.labels, outcome: 'completed' }, r.durationMs / 1000);
       m.lastCompleted.set(this.labels, Date.now() / 1000);
       m.consecutiveFailures.set(this.labels, 0);
+      if (this.state === 'RUNNING') m.up.set(this.labels, 1);
       this.logger.debug({ checkpoint: cp.id, transactions: toCommit.length, ms: r.durationMs }, 'checkpoint completed');
       return true;
     } catch (err) {
@@ -396,24 +433,21 @@ export class PipelineService implements Service {
     }
   }
 
+  /**
+   * The outcome is counted (and eos_pipeline_up drops) the moment the checkpoint fails, before
+   * the rewind: during an outage the rewind itself can hang. Each task's rewind is bounded by the
+   * checkpoint timeout; a task not rewound by then is dropped and started over.
+   */
   private async abortCheckpoint(id: number, tasks: PartitionTask[], committed: PartitionTask[], outcome: AbortOutcome, reason: string): Promise<void> {
     const m = this.metrics;
     const toAbort = tasks.filter((t) => !committed.includes(t));
     const aborted = toAbort.filter((t) => t.hasOpenTransaction || t.error).length;
-    this.logger.warn({ checkpoint: id, outcome, reason, transactions: aborted }, 'checkpoint aborted; rewinding to the committed offsets');
-    const abortTimeout = Math.max(5_000, this.config.checkpoint.timeout);
-    await Promise.all(
-      toAbort.map(async (t) => {
-        try {
-          const resume = await t.abort(() => this.readCommitted(t.partition), abortTimeout);
-          if (resume !== null && t.state === 'ready') this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(resume) });
-        } catch (err) {
-          // The next batch of this partition initialises a fresh task.
-          this.logger.error({ partition: t.partition, err: errorMessage(err) }, 'could not abort or re-initialise the partition task; starting it over');
-          await this.startOver(t);
-        }
-      }),
-    );
+    const r = this.coordinator.abort(id, Date.now(), outcome, reason);
+    this.lastAbortReason = reason;
+    m.checkpoints.inc({ ...this.labels, outcome });
+    m.checkpointDuration.observe({ ...this.labels, outcome }, r.durationMs / 1000);
+    m.consecutiveFailures.set(this.labels, this.coordinator.consecutiveFailures);
+    m.up.set(this.labels, 0);
     for (const t of committed) {
       const p = t.takePending();
       m.records.inc({ ...this.labels, direction: 'in' }, p.in);
@@ -424,11 +458,29 @@ export class PipelineService implements Service {
       m.transactions.inc({ ...this.labels, outcome: 'aborted' }, aborted);
       m.transactions.inc({ ...this.labels, outcome: 'committed' }, committed.length);
     }
-    const r = this.coordinator.abort(id, Date.now(), outcome, reason);
-    m.checkpoints.inc({ ...this.labels, outcome });
-    m.checkpointDuration.observe({ ...this.labels, outcome }, r.durationMs / 1000);
-    m.consecutiveFailures.set(this.labels, this.coordinator.consecutiveFailures);
-    if (r.failed) void this.fail(this.coordinator.failureReason ?? reason);
+    this.logger.warn({ checkpoint: id, outcome, reason, transactions: aborted }, 'checkpoint aborted; rewinding to the committed offsets');
+    if (r.failed) {
+      // Closing the tasks aborts their transactions; the restart re-reads the committed offsets.
+      await this.fail(this.coordinator.failureReason ?? reason);
+      return;
+    }
+    const bound = this.config.checkpoint.timeout;
+    await Promise.all(
+      toAbort.map(async (t) => {
+        try {
+          const resume = await withTimeout(
+            t.abort(() => this.readCommitted(t.partition), Math.max(1, Math.floor(bound / 2))),
+            bound,
+            `abort of ${t.topic}-${t.partition}`,
+          );
+          if (resume !== null && t.state === 'ready') this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(resume) });
+        } catch (err) {
+          // The next batch of this partition initialises a fresh task.
+          this.logger.error({ partition: t.partition, err: errorMessage(err) }, 'could not abort or re-initialise the partition task; starting it over');
+          await this.startOver(t);
+        }
+      }),
+    );
   }
 
   private async fail(reason: string): Promise<void> {
@@ -439,7 +491,11 @@ export class PipelineService implements Service {
     this.logger.error({ reason, onFailure: this.config.onFailure }, 'pipeline FAILED');
     this.wake?.();
     await this.releaseClients();
-    if (this.config.onFailure === 'exit') this.ctx.fatal(new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${reason}`));
+    const err = new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${reason}`);
+    // exit: the orchestrator restarts the process; keep-serving: the supervisor restarts the
+    // pipeline after pipeline.restartStrategy's delay (src/daemon.ts).
+    if (this.config.onFailure === 'exit') this.ctx.fatal(err);
+    else if (this.state === 'FAILED') this.ctx.failed(err);
   }
 
   private async releaseClients(): Promise<void> {
