@@ -17,8 +17,8 @@ import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import type { OutputRecord, TransformFn } from './transforms/index.js';
-import { transformBatch, type BatchRecord } from './transforms/route.js';
+import type { OutputRecord } from './transforms/index.js';
+import type { BatchRecord, Transformer } from './transforms/route.js';
 import { withTimeout } from '../util/timeout.js';
 import { sendPerPartition } from '../kafka/send.js';
 
@@ -30,7 +30,7 @@ export type TaskState = 'new' | 'ready' | 'fenced' | 'closed';
 export interface TaskContext {
   kafka: Kafka;
   config: PipelineConfig;
-  transform: TransformFn;
+  transform: Transformer;
   sinkPartitions: number;
   dlqTopic: string;
   dlqPartitions: number;
@@ -230,7 +230,7 @@ export class PartitionTask {
       if (end > this.nextOffset) this.nextOffset = end;
       return true;
     }
-    const { out, dlq } = await transformBatch(fresh, { topic: this.topic, partition: this.partition }, this.ctx.transform, this.ctx.config.transformTimeout);
+    const { out, dlq } = await this.ctx.transform.run(fresh, { topic: this.topic, partition: this.partition });
     // Closed or re-initialised while an async transform ran: this batch is no longer ours.
     if (this.state !== 'ready' || this.error || isStale()) return false;
     const topicMessages = this.messagesFor(out, dlq);

@@ -11,7 +11,7 @@ import type { RestartPolicy, Service, ServiceContext, ServiceHealth } from '../s
 import { restartDelay } from '../restart.js';
 import { CheckpointCoordinator, type AbortOutcome } from './checkpoint-coordinator.js';
 import { PartitionTask, TimeoutError, withTimeout } from './partition-task.js';
-import { resolveTransform, type TransformFn } from './transforms/index.js';
+import { createTransformer, type Transformer } from './transforms/index.js';
 
 /** The consumer group the instances join to split partitions; offsets are never read from it. */
 export function membershipGroup(groupId: string): string {
@@ -32,7 +32,7 @@ export class PipelineService implements Service {
   private readonly tasks = new Map<number, PartitionTask>();
   private consumer: Consumer | undefined;
   private admin: Admin | undefined;
-  private transform: TransformFn | undefined;
+  private transform: Transformer | undefined;
   private sinkPartitions = 0;
   private dlqPartitions = 0;
   private readonly dlqTopic: string;
@@ -121,7 +121,7 @@ export class PipelineService implements Service {
 
   private async prepare(): Promise<void> {
     const c = this.config;
-    this.transform ??= await resolveTransform(c.transform, c.transformModule);
+    this.transform ??= await createTransformer(c, this.logger);
     this.admin = this.kafka.admin();
     await this.admin.connect();
     this.assertStarting();
@@ -506,6 +506,8 @@ export class PipelineService implements Service {
     await this.offsetWriter?.close();
     this.offsetWriter = undefined;
     await this.admin?.disconnect().catch(() => undefined);
+    // A worker thread stuck in a transform must not outlive the run; the next start spawns a fresh one.
+    await this.transform?.close();
   }
 
   /** Finishes the checkpoint in flight, commits what was processed, leaves the group, closes producers. */

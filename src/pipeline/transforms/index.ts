@@ -4,8 +4,12 @@ import { pathToFileURL } from 'node:url';
 import { EosError, ErrorCodes } from '../../errors.js';
 import { increment } from './increment.js';
 import type { InputRecord, TransformFn, TransformResult } from './types.js';
+import type { Logger } from '../../log.js';
+import { inProcessTransformer, type Transformer } from './route.js';
+import { WorkerTransformer } from './worker.js';
 
 export * from './types.js';
+export { inProcessTransformer, type Transformer } from './route.js';
 
 /** Synchronous and known to return valid outputs. */
 export const BUILTIN_TRANSFORMS: Record<string, (record: InputRecord) => TransformResult> = {
@@ -50,6 +54,13 @@ export async function checkTransform(pipeline: { enabled: boolean; transform: st
     if (file && err instanceof EosError) throw new EosError(err.code, `${file}: ${err.message}`, { cause: err.cause });
     throw err;
   }
+}
+
+/** The transformer of the pipeline: a built-in runs in-process, a module in a worker thread (src/pipeline/transforms/worker.ts). */
+export async function createTransformer(p: { transform: string; transformModule?: string; transformTimeout: number }, logger: Logger): Promise<Transformer> {
+  const fn = await resolveTransform(p.transform, p.transformModule);
+  if (!p.transformModule) return inProcessTransformer(fn, p.transformTimeout);
+  return new WorkerTransformer(p.transformModule, p.transformTimeout, logger);
 }
 
 export async function resolveTransform(name: string, modulePath?: string): Promise<TransformFn> {

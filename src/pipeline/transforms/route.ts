@@ -17,6 +17,17 @@ export interface Routed {
   dlq: { record: BatchRecord; reason: string }[];
 }
 
+/** The pipeline's view of a transform: a batch in, routed records out, never a throw. */
+export interface Transformer {
+  run(records: BatchRecord[], source: { topic: string; partition: number }): Promise<Routed>;
+  close(): Promise<void>;
+}
+
+/** A built-in (or in-process) transform function, run on the pipeline's own thread. */
+export function inProcessTransformer(fn: TransformFn, timeoutMs: number): Transformer {
+  return { run: (records, source) => transformBatch(records, source, fn, timeoutMs), close: async () => undefined };
+}
+
 /** A transform result that is not a valid output; the record goes to the dead-letter topic. */
 export class InvalidOutput extends Error {
   constructor(reason: string) {
