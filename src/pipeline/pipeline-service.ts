@@ -122,6 +122,15 @@ export class PipelineService implements Service {
   private async prepare(): Promise<void> {
     const c = this.config;
     this.transform ??= await createTransformer(c, this.logger);
+    // An unreachable cluster fails the start in seconds, not after the long retries the runtime
+    // clients keep for failovers: the supervisor retries the start with its own backoff.
+    const probe = this.kafka.admin({ retry: { retries: 3, maxRetryTime: 1000 } });
+    try {
+      await probe.connect();
+    } finally {
+      await probe.disconnect().catch(() => undefined);
+    }
+    this.assertStarting();
     this.admin = this.kafka.admin();
     await this.admin.connect();
     this.assertStarting();
