@@ -77,7 +77,7 @@ export function pipelineMetrics(registry: Registry) {
     }),
     up: new Gauge({
       name: 'eos_pipeline_up',
-      help: '1 while the pipeline runs and is not FAILED.',
+      help: '1 while the pipeline runs with its last checkpoint completed; 0 once a checkpoint fails, while FAILED, starting or restarting.',
       labelNames: ['pipeline'],
       registers,
     }),

@@ -18,6 +18,9 @@ export function membershipGroup(groupId: string): string {
   return `${groupId}.members`;
 }
 
+/** Longest wait for one client to close when the pipeline fails or stops. */
+const RELEASE_TIMEOUT_MS = 10_000;
+
 export type PipelineState = 'STARTING' | 'RUNNING' | 'FAILED' | 'STOPPING' | 'STOPPED';
 
 export class PipelineService implements Service {
@@ -176,6 +179,7 @@ export class PipelineService implements Service {
     });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (consumer !== this.consumer) return; // one left behind by an earlier run
       const assigned = new Set(payload.memberAssignment[c.sourceTopic] ?? []);
       // From now on batches of other partitions are stale: never start a task for them.
       this.assigned = assigned;
@@ -185,13 +189,14 @@ export class PipelineService implements Service {
     // Batches holding only control records (transaction markers) or aborted data never reach
     // eachBatch; the task must still step over them, or its next batch would look like a gap.
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (consumer !== this.consumer) return;
       if (payload.batchSize !== 0 || payload.topic !== c.sourceTopic) return;
       const t = this.tasks.get(payload.partition);
       const first = (payload as { firstOffset?: string | null }).firstOffset;
       if (t?.state === 'ready' && first != null) void t.skipEmpty({ fetched: BigInt(first), last: BigInt(payload.lastOffset) });
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (!payload.restart) void this.fail(`consumer crashed: ${payload.error.message}`);
+      if (!payload.restart && consumer === this.consumer) void this.fail(`consumer crashed: ${payload.error.message}`);
     });
     await consumer.connect();
     this.assertStarting();
@@ -201,7 +206,7 @@ export class PipelineService implements Service {
       autoCommit: false,
       eachBatchAutoResolve: true,
       partitionsConsumedConcurrently: 64,
-      eachBatch: (payload) => this.onBatch(payload),
+      eachBatch: (payload) => (consumer === this.consumer ? this.onBatch(payload) : Promise.resolve()),
     });
     this.assertStarting();
     this.state = 'RUNNING';
@@ -278,7 +283,7 @@ export class PipelineService implements Service {
         }
         // The batch was fetched from kafkajs' idea of the position; continue only from ours.
         if (task.nextOffset !== BigInt(fetchedOffset)) {
-          this.consumer!.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
+          this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
           return;
         }
       }
@@ -507,14 +512,26 @@ export class PipelineService implements Service {
     else if (this.state === 'FAILED') this.ctx.failed(err);
   }
 
+  /**
+   * Closes the tasks first (a batch stuck in a send returns once its producer is gone), then the
+   * consumer, each step bounded: during an outage a disconnect can wait on retries for minutes,
+   * and a FAILED pipeline must reach its restart. A consumer left behind is ignored (onBatch and
+   * its events check that it is the current one).
+   */
   private async releaseClients(): Promise<void> {
-    await this.consumer?.disconnect().catch(() => undefined);
-    await Promise.all([...this.tasks.values()].map((t) => t.close()));
+    const bounded = (p: Promise<unknown> | undefined, what: string) =>
+      withTimeout(Promise.resolve(p).catch(() => undefined), RELEASE_TIMEOUT_MS, what).catch((err: unknown) =>
+        this.logger.warn({ err: errorMessage(err) }, 'a client did not close in time; left behind'),
+      );
+    await bounded(Promise.all([...this.tasks.values()].map((t) => t.close())), 'closing the partition tasks');
     this.tasks.clear();
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await bounded(consumer?.disconnect(), 'consumer disconnect');
     this.metrics.assignedPartitions.set(this.labels, 0);
-    await this.offsetWriter?.close();
+    await bounded(this.offsetWriter?.close(), 'offset writer close');
     this.offsetWriter = undefined;
-    await this.admin?.disconnect().catch(() => undefined);
+    await bounded(this.admin?.disconnect(), 'admin disconnect');
     // A worker thread stuck in a transform must not outlive the run; the next start spawns a fresh one.
     await this.transform?.close();
   }
