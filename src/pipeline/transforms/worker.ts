@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from '../../log.js';
+import { withTimeout } from '../../util/timeout.js';
 import { validOutputs, type BatchRecord, type Routed, type Transformer } from './route.js';
 
 // Plain JavaScript (evaluated, not compiled): it must run as is under the build and under tsx.
@@ -18,6 +19,7 @@ const show = (v) => {
 };
 const thrown = (e) => (e instanceof Error ? { error: true, name: e.name, message: e.message } : { error: false, shown: show(e) });
 const loaded = import(workerData.url).then((m) => m.transform ?? m.default);
+loaded.then(() => parentPort.postMessage({ ready: true }));
 parentPort.on('message', async ({ records }) => {
   const fn = await loaded;
   for (const r of records) {
@@ -39,6 +41,9 @@ parentPort.on('message', async ({ records }) => {
   }
 });
 `;
+
+/** Longest wait for a fresh worker to load the module; per-record timeouts start after it. */
+const WORKER_START_TIMEOUT_MS = 60_000;
 
 interface WorkerReply {
   result?: unknown;
@@ -65,6 +70,8 @@ function reasonOf(reply: WorkerReply): string | null {
 
 export class WorkerTransformer implements Transformer {
   private worker: Worker | undefined;
+  /** Resolves once the current worker has loaded the module. */
+  private ready: Promise<void> = Promise.resolve();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly url: string;
 
@@ -84,6 +91,18 @@ export class WorkerTransformer implements Transformer {
 
   private spawn(): Worker {
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { url: this.url } });
+    this.ready = new Promise<void>((resolve, reject) => {
+      const onReady = (m: { ready?: boolean }) => {
+        if (m.ready) {
+          w.off('message', onReady);
+          resolve();
+        }
+      };
+      w.on('message', onReady);
+      w.once('error', reject);
+      w.once('exit', (code) => reject(new Error(`exited with code ${code}`)));
+    });
+    this.ready.catch(() => undefined);
     // A worker that dies between batches is replaced at the next batch.
     w.on('error', () => undefined);
     w.once('exit', () => {
@@ -101,8 +120,17 @@ export class WorkerTransformer implements Transformer {
   }
 
   /** Sends records[from..] to the worker; resolves with the index to go on from. */
-  private runFrom(records: BatchRecord[], from: number, source: { topic: string; partition: number }, routed: Routed): Promise<number> {
+  private async runFrom(records: BatchRecord[], from: number, source: { topic: string; partition: number }, routed: Routed): Promise<number> {
     const w = this.worker ?? this.spawn();
+    try {
+      // A slow start (a loaded machine, a heavy module) is not a record's fault.
+      await withTimeout(this.ready, WORKER_START_TIMEOUT_MS, 'transform worker start');
+    } catch (err) {
+      if (this.worker === w) this.worker = undefined;
+      void w.terminate();
+      routed.dlq.push({ record: records[from]!, reason: `transform worker did not start: ${(err as Error).message}` });
+      return from + 1;
+    }
     return new Promise<number>((done) => {
       let next = from;
       let timer: NodeJS.Timeout | undefined;
@@ -126,7 +154,8 @@ export class WorkerTransformer implements Transformer {
           giveUp(`transform timed out: no result within ${this.timeoutMs} ms (its worker thread was restarted)`);
         }, this.timeoutMs);
       };
-      const onMessage = (reply: WorkerReply): void => {
+      const onMessage = (reply: WorkerReply & { ready?: boolean }): void => {
+        if (reply.ready) return;
         const record = records[next]!;
         const reason = reasonOf(reply);
         if (reason !== null) routed.dlq.push({ record, reason });
