@@ -18,6 +18,17 @@ export function membershipGroup(groupId: string): string {
   return `${groupId}.members`;
 }
 
+/**
+ * The pipeline refuses to start on purpose (no committed offset and startFrom none): with
+ * onFailure exit the process exits; with keep-serving the start is retried (an operator may
+ * commit offsets meanwhile).
+ */
+class StartRefused extends EosError {
+  constructor(message: string) {
+    super(ErrorCodes.SERVICE_START_FAILED, message);
+  }
+}
+
 /** Longest wait for one client to close when the pipeline fails or stops. */
 const RELEASE_TIMEOUT_MS = 10_000;
 
@@ -113,6 +124,8 @@ export class PipelineService implements Service {
       this.failure = errorMessage(err);
       this.metrics.up.set(this.labels, 0);
       await this.releaseClients();
+      // Refusing to start is the pipeline's own verdict, as FAILED is: onFailure applies to it.
+      if (err instanceof StartRefused && this.config.onFailure === 'exit') this.ctx.fatal(err);
       throw err;
     }
   }
@@ -150,8 +163,7 @@ export class PipelineService implements Service {
     this.assertStarting();
     const without = [...committed.entries()].filter(([, o]) => o === null).map(([p]) => p);
     if (without.length && c.startFrom === 'none') {
-      throw new EosError(
-        ErrorCodes.SERVICE_START_FAILED,
+      throw new StartRefused(
         `pipeline: consumer group "${c.groupId}" has no committed offset for ${c.sourceTopic} partition${without.length > 1 ? 's' : ''} ${without.join(', ')}; ` +
           `refusing to start (auto.offset.reset=none). To bootstrap, set pipeline.startFrom: earliest (or latest) for one run, ` +
           `or commit offsets with kafka-consumer-groups.sh --group ${c.groupId} --topic ${c.sourceTopic} --reset-offsets --to-earliest --execute`,
