@@ -461,8 +461,10 @@ export class PipelineService implements Service {
 
   /**
    * The outcome is counted (and eos_pipeline_up drops) the moment the checkpoint fails, before
-   * the rewind: during an outage the rewind itself can hang. Each task's rewind is bounded by the
-   * checkpoint timeout; a task not rewound by then is dropped and started over.
+   * the rewind: during an outage the rewind (abort, or re-initialising the producer) waits for
+   * the cluster, and no next checkpoint starts meanwhile. It is not cut short: a second producer
+   * initialised for the same transactional id while the first still retries would fence it and
+   * be fenced in turn. A FAILED pipeline skips the rewind; its clients close within bounds.
    */
   private async abortCheckpoint(id: number, tasks: PartitionTask[], committed: PartitionTask[], outcome: AbortOutcome, reason: string): Promise<void> {
     const m = this.metrics;
@@ -490,15 +492,11 @@ export class PipelineService implements Service {
       await this.fail(this.coordinator.failureReason ?? reason);
       return;
     }
-    const bound = this.config.checkpoint.timeout;
+    const abortTimeout = Math.max(5_000, this.config.checkpoint.timeout);
     await Promise.all(
       toAbort.map(async (t) => {
         try {
-          const resume = await withTimeout(
-            t.abort(() => this.readCommitted(t.partition), Math.max(1, Math.floor(bound / 2))),
-            bound,
-            `abort of ${t.topic}-${t.partition}`,
-          );
+          const resume = await t.abort(() => this.readCommitted(t.partition), abortTimeout);
           if (resume !== null && t.state === 'ready') this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(resume) });
         } catch (err) {
           // The next batch of this partition initialises a fresh task.
