@@ -1,12 +1,14 @@
 // Soak: one `eoswatch run` with the pipeline (keep-serving, default restart strategy), the canary
 // and the LSO monitor, while a broker is stopped for --down seconds every --every minutes, for
-// --minutes minutes. Samples /metrics every 5 s; at the end checks the sink read_committed against
-// the source (no canary record twice, none missing) and writes its section of bench/RESULTS.md.
+// --minutes minutes. Samples /metrics every 5 s; at the end waits (up to 10 min) for the group to
+// catch up, checks the sink read_committed against the source (no canary record twice, none
+// missing) and writes its section of bench/RESULTS.md.
 // On a 1-node cluster each bounce is a full outage (what a sidecar sees when its cluster restarts).
 // Run: npm run bench:soak [-- --minutes 30 --every 5 --down 60 --nodes 1]
 import { parseArgs } from 'node:util';
 import { WorkerProcess } from '../src/chaos/worker.js';
 import { createTopic, readAll } from '../test/harness/index.js';
+import { waitCaughtUp } from '../test/harness/pipeline.js';
 import { parsePrometheusText, sampleValue } from '../test/harness/promtext.js';
 import { BENCH_DIR, fmt, makeOutDir, generatedBy, installEmergencyStop, intOption, live, log, mdTable, printUsageAndExit, runMain, withCluster, writeSection } from './common.js';
 import { join } from 'node:path';
@@ -129,8 +131,11 @@ async function main(): Promise<void> {
       }
       await new Promise((r) => setTimeout(r, 5000));
     }
-    // Let the last records through, then stop the daemon cleanly.
-    await new Promise((r) => setTimeout(r, 30_000));
+    // Let the backlog through (bounded), then stop the daemon cleanly.
+    const caughtUp = await waitCaughtUp(cluster.brokers, `${id}-group`, topics.source, 600_000).then(
+      () => 'yes',
+      (err: Error) => `no: ${err.message}`,
+    );
     const last = (await sample(w, t0))!;
     samples.push(last);
     const exit = await w.stop(60_000);
@@ -171,6 +176,7 @@ async function main(): Promise<void> {
           ['canary sent / received / lost / duplicate (metrics)', `${fmt(last.sent)} / ${fmt(last.received)} / ${fmt(last.lost)} / ${fmt(last.duplicate)}`],
           ['canary records in the source (read_committed) / at the sink / missing at the sink / twice at the sink', `${fmt(src.length)} / ${fmt(sink.length)} / ${fmt(missing)} / ${fmt(dup)}`],
           ['hanging transactions at the end', fmt(last.hanging)],
+          ['group caught up with the source before the check (bounded by 10 min)', caughtUp],
           ['daemon exit code on SIGTERM', String(exit)],
         ],
       ),
