@@ -4,9 +4,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { loadConfig, redactConfig, validateConfig } from './config/load.js';
-import type { Config } from './config/types.js';
+import type { Config, LogFormat } from './config/types.js';
 import { EosError, ErrorCodes, ExitCodes, errorMessage, exitCodeFor } from './errors.js';
 import { createLogger, type Logger } from './log.js';
+import { redactText } from './redact.js';
 import { VERSION } from './version.js';
 
 const MAIN_HELP = `eoswatch ${VERSION} — exactly-once watchdog for Kafka transactional pipelines
@@ -18,6 +19,8 @@ Commands:
   audit             one-shot exactly-once configuration audit (cluster, client and Flink files)
   verify            write verification records / check a sink for duplicates, loss and order
   chaos             fault scenarios against a local cluster and pipeline, verified end to end
+  topics create     create the topics a configuration needs, replicated safely for the cluster
+  status            summary of a running eoswatch (its /metrics, /readyz and /audit)
   config validate   check a configuration file against the schema
   demo              start a local 3-node Kafka cluster and run eoswatch against it
 
@@ -29,14 +32,65 @@ Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error,
             3 a check ran and found a violation.
 `;
 
-const RUN_HELP = `Usage: eoswatch run [--config FILE]
+const RUN_HELP = `Usage: eoswatch run [--config FILE] [--start-from earliest|latest] [--log-format auto|json|pretty]
+                    [--web.listen-address [HOST]:PORT] [--web.config.file FILE]
 
 Starts the daemon: the HTTP server (/metrics, /healthz, /readyz) and every service the
 configuration enables. SIGTERM or SIGINT stops it within shutdown.gracePeriod.
 
 Options:
-  -c, --config FILE   YAML configuration (default: $EOSWATCH_CONFIG, else built-in defaults)
-  -h, --help          show this help
+  -c, --config FILE        YAML configuration (default: $EOSWATCH_CONFIG, else built-in defaults)
+  --start-from POSITION    this run only: partitions of the pipeline's source without a committed
+                           offset start at earliest or latest (bootstrapping a new group); the
+                           config's pipeline.startFrom (none: refuse) applies to every later run,
+                           and is what the audit judges
+  --log-format F           json (one object a line), pretty (readable lines) or auto: pretty
+                           on a terminal, else json (default: the config's log.format, auto)
+  --web.listen-address ADDR  where to listen, e.g. :7395, 127.0.0.1:7395, [::1]:7395 (overrides
+                           http.host/port)
+  --web.config.file FILE   TLS and basic auth, the Prometheus exporter toolkit's web configuration
+                           file (overrides http.webConfigFile)
+  -h, --help               show this help
+`;
+
+const STATUS_HELP = `Usage: eoswatch status [--url URL] [--window DURATION] [--format table|json]
+
+Reads a running eoswatch's /metrics (twice, --window apart, for rates), /readyz and /audit and
+prints one summary: records in/out, checkpoints, commit latency p50/p99, pending, LSO lag,
+canary counts, audit findings, and which alert conditions of alerts/eoswatch.rules.yml hold
+(without their for: durations; canary duplicates and losses count since eoswatch started).
+
+Options:
+  --url URL            eoswatch's HTTP address (default http://127.0.0.1:7395)
+  --window DURATION    time between the two readings (default 5s; 0: one reading, no rates)
+  --format F           table (default) or json
+  -h, --help           show this help
+
+Exit codes: 0 healthy, 1 eoswatch cannot be reached, 3 an alert condition holds.
+`;
+
+const TOPICS_HELP = `Usage: eoswatch topics create [--config FILE] [--bootstrap-server H:P] [--topic NAME ...]
+                             [--partitions N] [--replication-factor N] [--min-insync-replicas N]
+                             [--allow-unsafe] [--dry-run]
+
+Creates the topics the configuration needs (the enabled pipeline's source, sink and dead-letter
+topic, the canary's) and those named with --topic; existing topics are left as they are.
+Replication factor 3 and min.insync.replicas 2 when the cluster has 3 or more brokers; settings
+that are not exactly-once safe (fewer replicas, min ISR 1) are refused unless --allow-unsafe.
+A pipeline source topic created here gets the pipeline group's offsets committed at its start,
+so the pipeline starts with pipeline.startFrom: none and no bootstrap run is needed.
+For the local cluster: npm run kafka -- topics create ...
+
+Options:
+  -c, --config FILE              eoswatch configuration (its kafka, pipeline and canary sections)
+  -b, --bootstrap-server H:P     Kafka (repeatable or comma-separated); overrides the config
+  --topic NAME                   another topic to create (repeatable)
+  --partitions N                 partitions of new topics (default 6)
+  --replication-factor N         default: 3, or the broker count when smaller (then unsafe)
+  --min-insync-replicas N        default: 2 with 3 or more replicas, else 1 (then unsafe)
+  --allow-unsafe                 create even when not exactly-once safe (local development)
+  --dry-run                      print what would be created, create nothing
+  -h, --help                     show this help
 `;
 
 const VALIDATE_HELP = `Usage: eoswatch config validate FILE [--print]
@@ -98,13 +152,16 @@ Options:
   --max-duplicate-rate R       check: default 0
   --max-loss-rate R            check: default 0
   --max-out-of-order-rate R    check: default 0.001 (0.1 %)
-  --uncommitted                check: also count records of aborted transactions (read_uncommitted pass)
+  --uncommitted                check: also count records of aborted transactions (read_uncommitted
+                               pass); records of transactions still open when the check began are
+                               counted apart, never called aborted
   --timeout DURATION           check: give up reading after this long (default 2m)
   --format F                   check: table (default), json or markdown
   -h, --help                   show this help
 `;
 
 const DEMO_HELP = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
+                    [--log-format auto|json|pretty]
 
 Starts a local Kafka cluster (fetched with Maven, run with java), creates the topics
 demo.orders, demo.orders.enriched and demo.orders.dlq, writes seed records at a steady rate,
@@ -117,6 +174,7 @@ Options:
   --kafka-version V    Kafka version (default: the latest supported 4.x)
   --dir DIR            cluster data and logs (default .eoswatch/demo)
   --rate N             seed records per second (default 200)
+  --log-format F       auto (default: pretty on a terminal, else json), json or pretty
   -h, --help           show this help
 `;
 
@@ -130,11 +188,11 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
 
 function reportError(err: unknown): number {
   if (err instanceof EosError) {
-    process.stderr.write(`eoswatch: ${err.message}\n`);
-    for (const d of err.details) process.stderr.write(`  ${d}\n`);
+    process.stderr.write(`eoswatch: ${redactText(err.message)}\n`);
+    for (const d of err.details) process.stderr.write(`  ${redactText(d)}\n`);
     if (err.code === ErrorCodes.USAGE) process.stderr.write(`Run 'eoswatch --help' for usage.\n`);
   } else {
-    process.stderr.write(`eoswatch: ${errorMessage(err)}\n`);
+    process.stderr.write(`eoswatch: ${redactText(errorMessage(err))}\n`);
   }
   return exitCodeFor(err);
 }
@@ -165,15 +223,45 @@ export async function runUntilStopped(
   return reason.error || !clean ? ExitCodes.RUNTIME : ExitCodes.OK;
 }
 
+/** `run --start-from`: a one-run bootstrap position; the configured startFrom stays what the audit judges. */
+export function withStartFrom(config: Config, flag: string | undefined): Config {
+  if (flag === undefined) return config;
+  if (flag !== 'earliest' && flag !== 'latest') throw new EosError(ErrorCodes.USAGE, `--start-from: expected earliest or latest, found "${flag}"`);
+  if (!config.pipeline.enabled) throw new EosError(ErrorCodes.USAGE, '--start-from: the configuration has no enabled pipeline');
+  return { ...config, pipeline: { ...config.pipeline, startFrom: flag, configuredStartFrom: config.pipeline.startFrom } };
+}
+
+export function logFormatOption(v: unknown, dflt: LogFormat): LogFormat {
+  if (v === undefined) return dflt;
+  if (v !== 'auto' && v !== 'json' && v !== 'pretty') throw new EosError(ErrorCodes.USAGE, `--log-format: expected auto, json or pretty, found "${v}"`);
+  return v;
+}
+
 async function cmdRun(args: string[]): Promise<number> {
-  const { values } = parse(args, { config: { type: 'string', short: 'c' } }, false);
+  const { values } = parse(args, { config: { type: 'string', short: 'c' }, 'start-from': { type: 'string' }, 'log-format': { type: 'string' }, 'web.listen-address': { type: 'string' }, 'web.config.file': { type: 'string' } }, false);
   if (values.help) {
     process.stdout.write(RUN_HELP);
     return ExitCodes.OK;
   }
-  const config = await configFrom(values.config as string | undefined);
-  const logger = createLogger(config.log.level);
+  const config = withStartFrom(await configFrom(values.config as string | undefined), values['start-from'] as string | undefined);
+  const { parseListenAddress } = await import('./http/server.js');
+  if (values['web.listen-address'] !== undefined) {
+    try {
+      Object.assign(config.http, parseListenAddress(values['web.listen-address'] as string));
+    } catch (err) {
+      throw new EosError(ErrorCodes.USAGE, `--web.listen-address: ${errorMessage(err)}`);
+    }
+  }
+  if (values['web.config.file'] !== undefined) config.http.webConfigFile = values['web.config.file'] as string;
+  const { logDestination } = await import('./log-format.js');
+  const logger = createLogger(config.log.level, logDestination(logFormatOption(values['log-format'], config.log.format)));
   logger.info({ version: VERSION, config: redactConfig(config) }, 'eoswatch starting');
+  if (config.pipeline.configuredStartFrom !== undefined) {
+    logger.warn(
+      { startFrom: config.pipeline.startFrom, configured: config.pipeline.configuredStartFrom },
+      `this run only: partitions without a committed offset start at ${config.pipeline.startFrom} (--start-from); later runs use pipeline.startFrom: ${config.pipeline.configuredStartFrom}`,
+    );
+  }
   return runUntilStopped(async () => {
     // Loaded here, not at the top: one-shot commands (verify, audit) start without the daemon's modules.
     const { createDaemon } = await import('./services.js');
@@ -235,8 +323,7 @@ async function cmdAudit(args: string[]): Promise<number> {
   const failOn = values['fail-on'] as string;
   if (!['critical', 'warning'].includes(failOn)) throw new EosError(ErrorCodes.USAGE, `--fail-on: expected critical or warning, found "${failOn}"`);
   const base = values.config ? await loadConfig(values.config as string) : validateConfig({}, '(defaults)');
-  const brokers = ((values['bootstrap-server'] as string[] | undefined) ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
-  for (const b of brokers) if (!/^[^\s:,]+:[0-9]{1,5}$/.test(b)) throw new EosError(ErrorCodes.USAGE, `--bootstrap-server: expected HOST:PORT, found "${b}"`);
+  const brokers = brokersOption(values['bootstrap-server']);
   const config: Config = {
     ...base,
     kafka: brokers.length ? { ...base.kafka, brokers } : base.kafka,
@@ -259,6 +346,86 @@ async function cmdAudit(args: string[]): Promise<number> {
   if (report.summary.critical > 0 || (failOn === 'warning' && report.summary.warning > 0)) return ExitCodes.VIOLATION;
   if (report.sources.some((s) => !s.ok)) return ExitCodes.RUNTIME;
   return ExitCodes.OK;
+}
+
+function brokersOption(v: unknown): string[] {
+  const brokers = ((v as string[] | undefined) ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
+  for (const b of brokers) if (!/^[^\s:,]+:[0-9]{1,5}$/.test(b)) throw new EosError(ErrorCodes.USAGE, `--bootstrap-server: expected HOST:PORT, found "${b}"`);
+  return brokers;
+}
+
+/** Options shared by `eoswatch topics create` and `npm run kafka -- topics create`. */
+export const TOPIC_OPTIONS = {
+  topic: { type: 'string', multiple: true },
+  partitions: { type: 'string' },
+  'replication-factor': { type: 'string' },
+  'min-insync-replicas': { type: 'string' },
+  'allow-unsafe': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+} as const;
+
+export function topicRequestFrom(values: Record<string, unknown>): import('./kafka/topics.js').TopicRequest {
+  const positive = (n: number) => Number.isInteger(n) && n > 0;
+  const optional = (name: string) => (values[name] === undefined ? undefined : numberOption(name, values[name], 0, positive, 'a positive integer'));
+  return {
+    names: (values.topic as string[] | undefined) ?? [],
+    partitions: numberOption('partitions', values.partitions, 6, positive, 'a positive integer'),
+    replicationFactor: optional('replication-factor'),
+    minInsyncReplicas: optional('min-insync-replicas'),
+    allowUnsafe: Boolean(values['allow-unsafe']),
+  };
+}
+
+async function cmdTopics(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    process.stdout.write(TOPICS_HELP);
+    return sub === undefined ? ExitCodes.USAGE : ExitCodes.OK;
+  }
+  if (sub !== 'create') throw new EosError(ErrorCodes.USAGE, `unknown topics command "${sub}"; expected: create`);
+  const { values } = parse(rest, { config: { type: 'string', short: 'c' }, 'bootstrap-server': { type: 'string', short: 'b', multiple: true }, ...TOPIC_OPTIONS }, false);
+  if (values.help) {
+    process.stdout.write(TOPICS_HELP);
+    return ExitCodes.OK;
+  }
+  const base = await configFrom(values.config as string | undefined);
+  const brokers = brokersOption(values['bootstrap-server']);
+  const req = topicRequestFrom(values);
+  const { createKafka } = await import('./kafka/client.js');
+  const { createConfiguredTopics, wantedTopics } = await import('./kafka/topics.js');
+  const kafka = createKafka(brokers.length ? { ...base.kafka, brokers } : base.kafka, createLogger('silent'));
+  const { text } = await createConfiguredTopics(kafka, wantedTopics(base, req.names), req, Boolean(values['dry-run']));
+  process.stdout.write(text);
+  return ExitCodes.OK;
+}
+
+async function cmdStatus(args: string[]): Promise<number> {
+  const { values } = parse(args, { url: { type: 'string', default: 'http://127.0.0.1:7395' }, window: { type: 'string', default: '5s' }, format: { type: 'string', default: 'table' } }, false);
+  if (values.help) {
+    process.stdout.write(STATUS_HELP);
+    return ExitCodes.OK;
+  }
+  const url = (values.url as string).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s/]+$/.test(url)) throw new EosError(ErrorCodes.USAGE, `--url: expected http://HOST:PORT, found "${values.url}"`);
+  const format = values.format as string;
+  if (!['table', 'json'].includes(format)) throw new EosError(ErrorCodes.USAGE, `--format: expected table or json, found "${format}"`);
+  const { parseDuration } = await import('./config/duration.js');
+  let windowMs: number;
+  try {
+    windowMs = parseDuration(values.window as string);
+  } catch (err) {
+    throw new EosError(ErrorCodes.USAGE, `--window: ${errorMessage(err)}`);
+  }
+  const { StatusReader } = await import('./status/reader.js');
+  const { formatSummary } = await import('./status/summary.js');
+  const reader = new StatusReader(url);
+  let summary = await reader.read();
+  if (windowMs > 0) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    summary = await reader.read();
+  }
+  process.stdout.write(format === 'json' ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
+  return summary.alerts.length ? ExitCodes.VIOLATION : ExitCodes.OK;
 }
 
 function numberOption(name: string, v: unknown, dflt: number, check: (n: number) => boolean, what: string): number {
@@ -299,7 +466,7 @@ async function cmdVerify(args: string[]): Promise<number> {
     return ExitCodes.OK;
   }
   const base = values.config ? await loadConfig(values.config as string) : validateConfig({}, '(defaults)');
-  const brokers = ((values['bootstrap-server'] as string[] | undefined) ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
+  const brokers = brokersOption(values['bootstrap-server']);
   const kafkaConfig = brokers.length ? { ...base.kafka, brokers } : base.kafka;
   const topic = values.topic as string | undefined;
   if (!topic) throw new EosError(ErrorCodes.USAGE, '--topic is required');
@@ -308,8 +475,16 @@ async function cmdVerify(args: string[]): Promise<number> {
   const { createKafka } = await import('./kafka/client.js');
   const kafka = createKafka(kafkaConfig, createLogger('silent'));
   const verify = await import('./verify/verify.js');
+  const { ProgressLine, countProgress } = await import('./progress.js');
+  const progress = new ProgressLine();
+  const t0 = Date.now();
   if (sub === 'produce') {
-    const manifest = await verify.produceVerifyRecords(kafka, topic, { records, run: values.run as string | undefined });
+    const manifest = await verify.produceVerifyRecords(kafka, topic, {
+      records,
+      run: values.run as string | undefined,
+      onProgress: (n) => progress.update(countProgress(`writing ${topic}`, n, records, Date.now() - t0)),
+    });
+    progress.done();
     process.stdout.write(`${JSON.stringify(manifest)}
 `);
     return ExitCodes.OK;
@@ -335,8 +510,10 @@ async function cmdVerify(args: string[]): Promise<number> {
     valueDelta: numberOption('value-delta', values['value-delta'], 1, Number.isInteger, 'an integer'),
     uncommittedPass: Boolean(values.uncommitted),
     timeoutMs,
+    onProgress: (pass, read, total) => progress.update(countProgress(`reading ${topic} (${pass})`, read, total, Date.now() - t0)),
     thresholds: { maxDuplicateRate: rate('max-duplicate-rate', 0), maxLossRate: rate('max-loss-rate', 0), maxOutOfOrderRate: rate('max-out-of-order-rate', 0.001) },
   });
+  progress.done();
   process.stdout.write(format === 'json' ? `${JSON.stringify(report, null, 2)}
 ` : format === 'markdown' ? verify.formatVerifyMarkdown(report) : verify.formatVerifyTable(report));
   return report.violations.length ? ExitCodes.VIOLATION : ExitCodes.OK;
@@ -402,17 +579,50 @@ async function cmdChaos(args: string[]): Promise<number> {
   const { LocalCluster } = await import('./localcluster/cluster.js');
   const { runScenarios } = await import('./chaos/runner.js');
   const { formatChaosMarkdown, formatChaosTable } = await import('./chaos/report.js');
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const { ProgressLine, fmtDuration } = await import('./progress.js');
+  const { fetchKafkaWithProgress } = await import('./localcluster/fetch.js');
+  const progress = new ProgressLine();
+  const log = (line: string) => progress.log(line);
   const clusterDir = resolve(dir, 'cluster');
   await rm(clusterDir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
+  await fetchKafkaWithProgress(version);
   log(`starting a local 3-node Kafka ${version} cluster in ${clusterDir}`);
   const cluster = await LocalCluster.start({ nodes: 3, version, dir: clusterDir });
   const stop = () => void cluster.down().finally(() => process.exit(ExitCodes.RUNTIME));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const run = await runScenarios(cluster, scenarios, { records, rounds, partitions, workDir: resolve(dir, 'workers'), log, kafkaVersion: version });
+    const t0 = Date.now();
+    const totalRounds = scenarios.length * rounds;
+    const finished: number[] = [];
+    let current = '';
+    let roundStart = t0;
+    const run = await runScenarios(cluster, scenarios, {
+      records,
+      rounds,
+      partitions,
+      workDir: resolve(dir, 'workers'),
+      kafkaVersion: version,
+      log,
+      progress: (p) => {
+        const key = `${p.scenario}#${p.round}`;
+        if (key !== current) {
+          if (current) finished.push(Date.now() - roundStart);
+          current = key;
+          roundStart = Date.now();
+        }
+        const index = finished.length + 1;
+        const avg = finished.length ? finished.reduce((a, b) => a + b, 0) / finished.length : undefined;
+        const eta = avg === undefined ? '' : `, ETA ~${fmtDuration((Math.max(0, avg - (Date.now() - roundStart)) + avg * (totalRounds - index)) / 1000)}`;
+        const pct = p.total > 0 ? Math.floor((p.committed * 100) / p.total) : 0;
+        progress.update(
+          `[${index}/${totalRounds}] ${p.scenario} round ${p.round}: ${p.lastFault ? `${p.lastFault}; ` : 'before the fault; '}pipeline committed ${pct}% of ${p.total.toLocaleString('en-US')}, ` +
+            `round ${fmtDuration((Date.now() - roundStart) / 1000)}, total ${fmtDuration((Date.now() - t0) / 1000)}${eta}`,
+        );
+      },
+    });
+    progress.done('');
     const text = format === 'json' ? `${JSON.stringify(run, null, 2)}\n` : format === 'markdown' ? formatChaosMarkdown(run) : formatChaosTable(run);
     process.stdout.write(text);
     if (values.out) await writeFile(values.out as string, text);
@@ -434,6 +644,7 @@ async function cmdDemo(args: string[]): Promise<number> {
       'kafka-version': { type: 'string' },
       dir: { type: 'string' },
       rate: { type: 'string' },
+      'log-format': { type: 'string' },
     },
     false,
   );
@@ -448,7 +659,7 @@ async function cmdDemo(args: string[]): Promise<number> {
   const rate = values.rate === undefined ? 200 : Number(values.rate);
   if (!Number.isFinite(rate) || rate <= 0) throw new EosError(ErrorCodes.USAGE, `--rate: expected a positive number, found "${values.rate}"`);
   const { runDemo } = await import('./demo.js');
-  return runDemo({ port, nodes, rate, version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
+  return runDemo({ port, nodes, rate, logFormat: logFormatOption(values['log-format'], 'auto'), version: values['kafka-version'] as string | undefined, dir: (values.dir as string | undefined) ?? '.eoswatch/demo' });
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -479,8 +690,12 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdVerify(rest);
       case 'chaos':
         return await cmdChaos(rest);
+      case 'topics':
+        return await cmdTopics(rest);
+      case 'status':
+        return await cmdStatus(rest);
       default:
-        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, config validate, demo`);
+        throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, topics create, status, config validate, demo`);
     }
   } catch (err) {
     return reportError(err);

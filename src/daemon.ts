@@ -10,7 +10,7 @@ import type { Config } from './config/types.js';
 import type { Logger } from './log.js';
 import type { RestartPolicy, Service, ServiceHealth } from './service.js';
 import { backoffDelay, nextAttempt } from './restart.js';
-import { createApp, listen, type Readiness, type RunningServer } from './http/server.js';
+import { startHttpServer, type Readiness, type RunningServer } from './http/server.js';
 import { errorMessage } from './errors.js';
 
 export interface DaemonOptions {
@@ -184,9 +184,8 @@ export class Daemon {
 
   /** Starts the HTTP server, then every service at once; resolves once the server listens. */
   async start(): Promise<void> {
-    const app = createApp({ registry: this.opts.registry, readiness: () => this.readiness(), routes: this.opts.routes });
-    this.http = await listen(app, this.opts.config.http.host, this.opts.config.http.port);
-    this.logger.info({ url: this.http.url }, 'HTTP server listening');
+    this.http = await startHttpServer({ registry: this.opts.registry, readiness: () => this.readiness(), routes: this.opts.routes, logger: this.logger }, this.opts.config.http);
+    this.logger.info({ url: this.http.url, tls: this.http.tls }, 'HTTP server listening');
     this.firstStarts = Promise.all(this.supervised.map((e) => this.attemptStart(e, false))).then(() => undefined);
   }
 

@@ -2,15 +2,22 @@
 // dead-letter topics, a steady stream of seed records, the transactional pipeline and the
 // exporter; URLs printed; on Ctrl-C everything it started is stopped by pid.
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { Partitioners } from 'kafkajs';
 import { runUntilStopped } from './cli.js';
 import { validateConfig } from './config/load.js';
-import { ensureTopics } from './kafka/admin.js';
+import { createConfiguredTopics, topicsOfConfig } from './kafka/topics.js';
 import { createKafka } from './kafka/client.js';
 import { createLogger, type Logger } from './log.js';
 import { LocalCluster } from './localcluster/cluster.js';
+import { DEFAULT_KAFKA_VERSION } from './localcluster/kafka-dist.js';
+import { fetchKafkaWithProgress } from './localcluster/fetch.js';
+import { LivePanel } from './status/live.js';
+import { StatusReader } from './status/reader.js';
+import { formatSummary } from './status/summary.js';
 import { createDaemon } from './services.js';
-import type { KafkaConfig } from './config/types.js';
+import type { Config, KafkaConfig, LogFormat } from './config/types.js';
+import { logDestination } from './log-format.js';
 
 export interface DemoOptions {
   port: number;
@@ -19,6 +26,7 @@ export interface DemoOptions {
   dir: string;
   /** Seed records per second written to the source topic. */
   rate: number;
+  logFormat: LogFormat;
 }
 
 const PARTITIONS = 6;
@@ -59,62 +67,112 @@ function seedStream(kafka: KafkaConfig, topic: string, rate: number, logger: Log
   };
 }
 
+/** The demo's eoswatch configuration; a shipped configuration like the others (test/integration/shipped-configs.test.ts). */
+export function demoConfig(brokers: string[], port: number): Config {
+  return validateConfig(
+    {
+      http: { host: '127.0.0.1', port },
+      kafka: { brokers, healthCheckInterval: '5s' },
+      pipeline: {
+        enabled: true,
+        name: 'demo',
+        sourceTopic: 'demo.orders',
+        sinkTopic: 'demo.orders.enriched',
+        deadLetterTopic: 'demo.orders.dlq',
+        groupId: 'eoswatch-demo',
+        transactionalIdPrefix: 'eoswatch-demo',
+        // none, as in production: the topics are created with the group's offsets at their start.
+        startFrom: 'none',
+        transform: 'increment',
+        checkpoint: { interval: '1s', timeout: '30s' },
+      },
+      // 10 canary records/s through the same pipeline; the LSO monitor watches both topics.
+      canary: { enabled: true, id: 'demo', rate: 10, lostAfter: '1m' },
+      lsoMonitor: { interval: '2s' },
+    },
+    '(demo)',
+  );
+}
+
+/** What to do from another terminal while the demo runs, and what the summary then shows. */
+export function demoInstructions(opts: { dir: string; nodes: number; url: string }): string {
+  const kafka = (cmd: string) => `npm run kafka -- ${cmd} --dir ${opts.dir}`;
+  const broker = opts.nodes > 1 ? 2 : 1;
+  const lines = [
+    'Break it from another terminal and watch the summary below:',
+    `  ${kafka(`kill ${broker}`).padEnd(48)} SIGKILL broker ${broker}${opts.nodes > 1 ? ': a few checkpoints fail or slow down, then commits resume on the other two' : ': the only broker; Kafka unreachable, checkpoints stop'}`,
+    `  ${kafka(`start ${broker}`).padEnd(48)} start it again: checkpoints complete, pending returns to 0-1`,
+    `  ${kafka('pause 1').padEnd(48)} SIGSTOP broker 1 (resume 1 to continue): LSO lag grows while a transaction waits`,
+    `  ${kafka('status').padEnd(48)} the nodes, their pids and ports`,
+    `  ${`npx eoswatch status --url ${opts.url}`.padEnd(48)} this summary once (exit 3 when an alert condition holds)`,
+    'Whatever you break, canary duplicates and lost must stay 0: that is exactly-once.',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 export async function runDemo(opts: DemoOptions): Promise<number> {
-  const logger = createLogger('info');
+  // Everything the demo and its logger write goes through `out`, so the live summary knows when
+  // other lines came in between (and then prints afresh instead of overwriting them).
+  const tty = Boolean(process.stdout.isTTY);
+  const panel = new LivePanel(process.stdout, tty);
+  const out = new Writable({
+    write(chunk, _enc, cb) {
+      panel.touched();
+      process.stdout.write(chunk, cb);
+    },
+  });
+  const logger = createLogger('info', logDestination(opts.logFormat, { destination: out, isTTY: tty }) ?? out);
   logger.info({ nodes: opts.nodes, dir: opts.dir }, 'starting local Kafka cluster (first run fetches the jars with Maven)');
+  await fetchKafkaWithProgress(opts.version ?? DEFAULT_KAFKA_VERSION);
   const started = Date.now();
   const cluster = await LocalCluster.start({ nodes: opts.nodes, version: opts.version, dir: opts.dir, killOnExit: true });
   logger.info({ bootstrap: cluster.bootstrapServers, version: cluster.version, seconds: (Date.now() - started) / 1000 }, 'Kafka cluster up');
-  const rf = Math.min(3, opts.nodes);
   try {
-    const config = validateConfig(
-      {
-        http: { host: '127.0.0.1', port: opts.port },
-        kafka: { brokers: cluster.brokers, healthCheckInterval: '5s' },
-        pipeline: {
-          enabled: true,
-          name: 'demo',
-          sourceTopic: 'demo.orders',
-          sinkTopic: 'demo.orders.enriched',
-          deadLetterTopic: 'demo.orders.dlq',
-          groupId: 'eoswatch-demo',
-          transactionalIdPrefix: 'eoswatch-demo',
-          // A fresh cluster has no committed offsets: bootstrap from the beginning (logged as a warning).
-          startFrom: 'earliest',
-          transform: 'increment',
-          checkpoint: { interval: '1s', timeout: '30s' },
-        },
-        // 10 canary records/s through the same pipeline; the LSO monitor watches both topics.
-        canary: { enabled: true, id: 'demo', rate: 10, lostAfter: '1m' },
-        lsoMonitor: { interval: '2s' },
-      },
-      '(demo)',
+    const config = demoConfig(cluster.brokers, opts.port);
+    // The topics as `eoswatch topics create` makes them: RF 3 / min ISR 2 on 3 nodes (1 node: unsafe,
+    // which the audit explains), the pipeline group starting at the beginning of the new source topic.
+    const topics = await createConfiguredTopics(
+      createKafka(config.kafka, logger),
+      topicsOfConfig(config),
+      { names: [], partitions: PARTITIONS, allowUnsafe: opts.nodes < 3 },
+      false,
     );
-    const admin = createKafka(config.kafka, logger).admin();
-    await admin.connect();
-    await ensureTopics(
-      admin,
-      ['demo.orders', 'demo.orders.enriched', 'demo.orders.dlq'].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: rf })),
-    );
-    await admin.disconnect();
+    logger.info({ topics: topics.outcomes.map((o) => `${o.topic} ${o.result}`), replicationFactor: topics.plan.replicationFactor }, 'demo topics ready');
     const seed = seedStream(config.kafka, 'demo.orders', opts.rate, logger);
     try {
       return await runUntilStopped(async () => {
         const { daemon, fatal } = createDaemon(config, logger);
         await daemon.start();
-        process.stdout.write(
+        const url = daemon.url!;
+        out.write(
           [
             '',
             `eoswatch demo running (Ctrl-C stops everything)`,
             `  Kafka ${cluster.version}, ${opts.nodes} node(s): ${cluster.bootstrapServers}  (data and logs in ${cluster.dir})`,
             `  pipeline: demo.orders -> increment -> demo.orders.enriched (dead letters: demo.orders.dlq), ${opts.rate} seed records/s`,
-            `  landing page:  ${daemon.url}/`,
-            `  metrics:       ${daemon.url}/metrics`,
-            `  readiness:     ${daemon.url}/readyz`,
+            `  status page:   ${url}/`,
+            `  metrics:       ${url}/metrics`,
+            `  readiness:     ${url}/readyz`,
+            `  audit:         ${url}/audit?failing=1&pretty=1`,
             '',
+            demoInstructions({ dir: opts.dir, nodes: opts.nodes, url }),
           ].join('\n'),
         );
-        return { stop: () => daemon.stop(), fatal };
+        // The live summary: every 5 s on a terminal, every 30 s in a captured log.
+        const reader = new StatusReader(url);
+        const refresh = setInterval(() => {
+          reader.read().then(
+            (s) => panel.draw(formatSummary(s)),
+            () => undefined,
+          );
+        }, 5000);
+        return {
+          stop: () => {
+            clearInterval(refresh);
+            return daemon.stop();
+          },
+          fatal,
+        };
       }, logger);
     } finally {
       await seed.stop();

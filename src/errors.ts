@@ -11,6 +11,8 @@ export const ErrorCodes = {
   HTTP_LISTEN_FAILED: 'EOS_HTTP_LISTEN_FAILED',
   SHUTDOWN_TIMEOUT: 'EOS_SHUTDOWN_TIMEOUT',
   CLUSTER_START_FAILED: 'EOS_CLUSTER_START_FAILED',
+  /** eoswatch status: the running eoswatch does not answer. */
+  EOSWATCH_UNREACHABLE: 'EOS_EOSWATCH_UNREACHABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -1,24 +1,40 @@
-// The pino root logger. Services log through a child (`{ service: name }`); secrets are
-// redacted by path so that a config object or a client option set can be logged whole.
+// The pino root logger. Services log through a child (`{ service: name }`). Every record goes
+// through src/redact.ts, the redaction every other output uses too: values under secret keys at
+// any depth, and secrets inside strings (a JAAS line in an error message, a URL with a password,
+// a bearer token), whatever the nesting.
 import { pino, type Logger, type DestinationStream } from 'pino';
 import type { LogLevel } from './config/types.js';
+import { redactText, redactValue } from './redact.js';
 
 export type { Logger } from 'pino';
 
-const SECRET_KEYS = ['password', 'passphrase', 'key', 'cert', 'ca', 'token', 'secret', 'authorization'];
-
-/** pino redaction paths for a secret key at the top and up to three levels deep. */
-export const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`]);
-
 export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
-  return pino(
+  const logger = pino(
     {
       level,
       base: { name: 'eoswatch' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: {
+        level: (label) => ({ level: label }),
+        bindings: (bindings) => redactValue(bindings) as Record<string, unknown>,
+        log: (object) => redactValue(object) as Record<string, unknown>,
+      },
+      // redactValue already turned Errors into {type, message, stack, cause}.
+      serializers: { err: (e: unknown) => e },
+      hooks: {
+        // The message and its printf arguments: strings are redacted, objects by formatters.log.
+        logMethod(args, method) {
+          const safe = args.map((a) => (typeof a === 'string' ? redactText(a) : a)) as Parameters<typeof method>;
+          return method.apply(this, safe);
+        },
+      },
     },
     destination ?? pino.destination({ dest: 1, sync: true }),
   );
+  // pino does not pass a child's bindings through formatters.bindings; children inherit this.
+  const child = logger.child;
+  logger.child = function redactedChild(this: Logger, bindings, options) {
+    return child.call(this, redactValue(bindings) as typeof bindings, options);
+  } as typeof logger.child;
+  return logger;
 }

@@ -8,8 +8,10 @@ import type { Logger } from './log.js';
 import { createRegistry } from './metrics/registry.js';
 import { PipelineService } from './pipeline/pipeline-service.js';
 import { AuditService } from './audit/audit-service.js';
+import { statusPageRouter } from './http/status-page.js';
 import { LsoMonitorService } from './kafka/lso-monitor.js';
 import { CanaryService, canaryTopics } from './canary/canary-service.js';
+import { LagService } from './lag/lag-service.js';
 import type { Service, ServiceContext } from './service.js';
 
 export interface BuiltDaemon {
@@ -58,6 +60,11 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
     }
   }
 
+  if (config.lag.enabled) {
+    const ctx = context('lag');
+    services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), config.lag, ctx));
+  }
+
   if (config.canary.enabled) {
     const ctx = context('canary');
     const kafka = createKafka(config.kafka, ctx.logger, { retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 10 } });
@@ -65,13 +72,22 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
   }
 
   const routes = [];
+  let audit: AuditService | undefined;
   if (config.audit.enabled) {
     const ctx = context('audit');
-    const audit = new AuditService(config, createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), ctx);
+    audit = new AuditService(config, createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), ctx);
     services.push(audit);
     routes.push({ path: '/audit', description: 'the last exactly-once configuration audit (JSON)', router: audit.router() });
   }
 
-  daemon = new Daemon({ config, logger, registry, services, routes });
-  return { daemon, fatal };
+  // The status page at / (src/http/status-page.ts), from the same registry, readiness and audit.
+  const built: Daemon = new Daemon({
+    config,
+    logger,
+    registry,
+    services,
+    routes: [...routes, { path: '/', description: 'live status page (summary: /status.json)', router: statusPageRouter({ registry, readiness: () => built.readiness(), audit: () => audit?.lastReport }) }],
+  });
+  daemon = built;
+  return { daemon: built, fatal };
 }

@@ -71,12 +71,17 @@ export class AuditService implements Service {
 
   router(): Router {
     const r = Router();
-    r.get('/', (_req, res) => {
+    // The whole report by default (what scripts read); ?failing=1 keeps only failed findings,
+    // ?pretty=1 indents it for people.
+    r.get('/', (req, res) => {
+      const flag = (name: string) => ['1', 'true', ''].includes(String(req.query[name] ?? 'no'));
+      const send = (status: number, body: unknown) => res.status(status).type('application/json').send(`${JSON.stringify(body, null, flag('pretty') ? 2 : undefined)}\n`);
       if (!this.last) {
-        res.status(503).json({ status: 'the first audit has not finished yet' });
+        send(503, { status: 'the first audit has not finished yet' });
         return;
       }
-      res.json({ ...this.last, findings: sortFindings(this.last.findings) });
+      const findings = sortFindings(this.last.findings);
+      send(200, { ...this.last, findings: flag('failing') ? findings.filter((f) => !f.passed) : findings });
     });
     return r;
   }

@@ -3,6 +3,7 @@
 import type { AuditFacts, Check, Finding, Severity, SourceStatus } from './types.js';
 import { errorMessage } from '../errors.js';
 import { withTimeout } from '../util/timeout.js';
+import { redactText } from '../redact.js';
 
 export interface AuditSource {
   name: string;
@@ -60,7 +61,7 @@ export async function runAudit(sources: AuditSource[], checks: Check[], opts: { 
   for (const c of checks) {
     try {
       for (const r of c.evaluate(facts)) {
-        findings.push({ ...r, check: c.id, title: c.title, severity: c.severity, source: sourceOfTarget(r.target), rationale: c.rationale, remediation: c.remediation });
+        findings.push({ ...r, check: c.id, title: c.title, severity: c.severity, source: sourceOfTarget(r.target), rationale: c.rationale, remediation: r.remediation ?? c.remediation });
       }
     } catch (err) {
       findings.push({
@@ -77,6 +78,15 @@ export async function runAudit(sources: AuditSource[], checks: Check[], opts: { 
       });
     }
   }
+  // Findings quote what they read (a value, a parser's message): the one place they are made safe
+  // for every output (table, JSON, Markdown, /audit, metrics labels).
+  for (const f of findings) {
+    f.observed = redactText(f.observed);
+    f.expected = redactText(f.expected);
+    f.target = redactText(f.target);
+    f.remediation = redactText(f.remediation);
+  }
+  for (const st of statuses) if (st.error !== undefined) st.error = redactText(st.error);
   const violations = (sev: Severity) => findings.filter((f) => !f.passed && f.severity === sev).length;
   return {
     startedAt: new Date(started).toISOString(),

@@ -25,6 +25,8 @@ export interface CheckResult {
   observed: string;
   /** What exactly-once needs. */
   expected: string;
+  /** The fix for this target when it differs from the check's (e.g. the eoswatch key for the pipeline). */
+  remediation?: string;
 }
 
 export interface Finding extends CheckResult {

@@ -2,21 +2,29 @@
 // time to recover, worst LSO lag), as a table, JSON or Markdown.
 import type { ChaosRun, RoundResult } from './runner.js';
 
+// Short headers keep the table within 120 columns; LEGEND says what each one counts.
 const COLUMNS: [string, (r: RoundResult) => string][] = [
   ['scenario', (r) => r.scenario],
-  ['round', (r) => String(r.round)],
-  ['records', (r) => String(r.records)],
+  ['#', (r) => String(r.round)],
   ['received', (r) => String(r.received)],
-  ['duplicates', (r) => String(r.duplicates)],
+  ['dup', (r) => String(r.duplicates)],
   ['lost', (r) => String(r.lost)],
-  ['order violations', (r) => String(r.orderViolations)],
-  ['wrong value', (r) => String(r.wrongValue)],
-  ['aborted (uncommitted only)', (r) => String(r.abortedRecords)],
+  ['order', (r) => String(r.orderViolations)],
+  ['value', (r) => String(r.wrongValue)],
+  ['aborted', (r) => String(r.abortedRecords)],
   ['recovery', (r) => (r.recoverySeconds === null ? 'n/a' : `${r.recoverySeconds.toFixed(1)} s`)],
-  ['worst LSO lag', (r) => String(r.worstLsoLagRecords)],
-  ['restarts', (r) => String(r.supervisorRestarts)],
-  ['duration', (r) => `${r.durationSeconds.toFixed(0)} s`],
+  ['LSO lag', (r) => String(r.worstLsoLagRecords)],
+  ['sup.rst', (r) => String(r.supervisorRestarts)],
+  ['time', (r) => `${r.durationSeconds.toFixed(0)} s`],
   ['verdict', (r) => (r.passed ? 'PASS' : 'FAIL')],
+];
+
+export const LEGEND = [
+  '#: round; received: distinct records at the sink (read_committed); dup, lost, order, value: duplicates, lost records,',
+  'order violations per source partition and wrong values (each must be 0); aborted: records of aborted transactions,',
+  'seen only by a read_uncommitted pass (expected after faults, never delivered); recovery: fault end to the next commit;',
+  "LSO lag: worst records behind the sink's last stable offset; sup.rst: restarts by eoswatch's pipeline supervisor inside",
+  'a worker (process kills and restarts that a scenario injects are listed under faults); time: the whole round.',
 ];
 
 export function formatChaosTable(run: ChaosRun): string {
@@ -24,12 +32,12 @@ export function formatChaosTable(run: ChaosRun): string {
   const widths = COLUMNS.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const lines = rows.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
   const faults = run.results.map((r) => `${r.scenario} #${r.round}: ${r.faults.join('; ') || 'no fault injected'}${r.error ? `\n  error: ${r.error.split('\n')[0]}` : ''}`);
-  return `${lines[0]}\n${lines.slice(1).join('\n')}\n\nfaults:\n${faults.join('\n')}\n\nverdict: ${run.passed ? 'PASS' : 'FAIL'}\n`;
+  return `Kafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions\n\n${lines[0]}\n${lines.slice(1).join('\n')}\n\n${LEGEND.join('\n')}\n\nfaults:\n${faults.join('\n')}\n\nverdict: ${run.passed ? 'PASS' : 'FAIL'}\n`;
 }
 
 export function formatChaosMarkdown(run: ChaosRun): string {
   const head = `| ${COLUMNS.map(([h]) => h).join(' | ')} |\n|${COLUMNS.map(() => '---').join('|')}|`;
   const rows = run.results.map((r) => `| ${COLUMNS.map(([, f]) => f(r)).join(' | ')} |`);
   const faults = run.results.map((r) => `- **${r.scenario} #${r.round}**: ${r.faults.join('; ') || 'no fault injected'}${r.error ? ` — error: ${r.error.split('\n')[0]}` : ''}`);
-  return `## eoswatch chaos\n\nKafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions, started ${run.startedAt}.\n\n${head}\n${rows.join('\n')}\n\nFaults injected (with the pipeline's progress at that moment):\n\n${faults.join('\n')}\n\nVerdict: **${run.passed ? 'PASS' : 'FAIL'}**\n`;
+  return `## eoswatch chaos\n\nKafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions, started ${run.startedAt}.\n\n${head}\n${rows.join('\n')}\n\n${LEGEND.join(' ')}\n\nFaults injected (with the pipeline's progress at that moment):\n\n${faults.join('\n')}\n\nVerdict: **${run.passed ? 'PASS' : 'FAIL'}**\n`;
 }

@@ -21,6 +21,18 @@ export interface ChaosOptions {
   /** Directory for worker logs. */
   workDir: string;
   log(line: string): void;
+  /** Every progress reading of a round (about twice a second). */
+  progress?(p: ChaosProgress): void;
+}
+
+export interface ChaosProgress {
+  scenario: string;
+  round: number;
+  /** Input records committed by the pipeline so far, of `total`. */
+  committed: number;
+  total: number;
+  /** The last fault injected in this round, as listed in the report. */
+  lastFault?: string;
 }
 
 export interface RoundResult {
@@ -212,6 +224,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
           const p = await readProgress();
           total = p.total;
           progressLog.push({ t: Date.now(), committed: p.committed });
+          opts.progress?.({ scenario: scenario.name, round, committed: Number(p.committed), total: Number(total), lastFault: faults[faults.length - 1] });
           for (const e of await offsets.read(sink)) if (e.high - e.lso > worstLag) worstLag = e.high - e.lso;
         } catch {
           /* a broker fault: the next reading will do */
@@ -237,6 +250,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : atFault >= total ? 0 : null;
 
     finished = true;
+    opts.log(`  every input record committed; stopping the workers and reading the sink (read_committed, then read_uncommitted)`);
     await Promise.all([...workers.values()].map((w) => w.stop()));
     const report: VerifyReport = await checkSinkTopic(kafka, sink, {
       run: id,

@@ -1,16 +1,21 @@
 // Config loading: YAML text → ${ENV} expansion → ajv validation against config/schema.json
-// (defaults filled, unknown keys rejected) → durations turned into milliseconds → typed Config.
-// Every problem of a file is reported at once, each naming file, line:column, key and what was
-// expected.
+// (defaults filled, unknown keys rejected, every duration within its minDuration..maxDuration)
+// → durations turned into milliseconds → typed Config. Every problem of a file is reported at
+// once, each naming file, line:column, key and what was expected; the parser's own limits (file
+// size, aliases, nesting) are configuration errors too. A value that came from the environment or
+// sits under a secret key is never quoted back (src/redact.ts).
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Ajv, type ErrorObject } from 'ajv';
-import { LineCounter, isMap, isNode, isScalar, parseDocument, type Document } from 'yaml';
+import type { DataValidateFunction } from 'ajv/dist/types/index.js';
+import { LineCounter, isAlias, isMap, isNode, isScalar, parseDocument, type Document } from 'yaml';
 import cron from 'node-cron';
-import { EosError, ErrorCodes } from '../errors.js';
-import { parseDuration } from './duration.js';
+import { EosError, ErrorCodes, errorMessage } from '../errors.js';
+import { REDACTED, isSecretKey, redactText, redactValue } from '../redact.js';
+import { formatDuration, parseDuration } from './duration.js';
 import { expandEnv } from './env.js';
 import type { Config } from './types.js';
+import { selectorPattern } from '../lag/selection.js';
 
 export const schemaPath = new URL('../../config/schema.json', import.meta.url);
 export const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as JsonSchema;
@@ -25,10 +30,47 @@ interface JsonSchema {
   [k: string]: unknown;
 }
 
+/** Bigger than any configuration needs; a bigger file is refused before it is parsed. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** YAML aliases expanded per document: enough for anchors reused by hand, too few for a "billion laughs" bomb. */
+export const MAX_YAML_ALIASES = 100;
+/** Nesting of YAML collections: the schema is 4 deep; this stops a deeply nested document from exhausting the stack. */
+export const MAX_YAML_DEPTH = 64;
+const MAX_FLOW_NESTING = 512;
+
 const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: 'array', verbose: true, strict: true, strictRequired: false });
-// Bounds of a duration, in ms: checked after the duration is parsed (durationBoundProblems).
-ajv.addKeyword({ keyword: 'minimumMs', schemaType: 'number' });
-ajv.addKeyword({ keyword: 'maximumMs', schemaType: 'number' });
+
+/** Milliseconds of a duration value, or undefined when it is not a duration (the oneOf reports that). */
+function durationMs(data: unknown): number | undefined {
+  if (typeof data !== 'string' && typeof data !== 'number') return undefined;
+  try {
+    return parseDuration(data);
+  } catch {
+    return undefined;
+  }
+}
+
+// minDuration / maxDuration: bounds of a duration setting, written as durations ("100ms", "24h").
+for (const [keyword, ok, word] of [
+  ['minDuration', (ms: number, limit: number) => ms >= limit, 'at least'],
+  ['maxDuration', (ms: number, limit: number) => ms <= limit, 'at most'],
+] as const) {
+  ajv.addKeyword({
+    keyword,
+    schemaType: 'string',
+    errors: true,
+    compile(limitText: string) {
+      const limit = parseDuration(limitText);
+      const check: DataValidateFunction = (data: unknown): boolean => {
+        const ms = durationMs(data);
+        if (ms === undefined || ok(ms, limit)) return true;
+        check.errors = [{ keyword, message: `${word} ${formatDuration(limit)}`, params: { limit, ms } }];
+        return false;
+      };
+      return check;
+    },
+  });
+}
 const validate = ajv.compile(schema);
 
 type Path = (string | number)[];
@@ -65,9 +107,15 @@ function positionOf(doc: Document | undefined, lc: LineCounter | undefined, path
   return `${line}:${col}`;
 }
 
-function describeError(e: ErrorObject): { path: Path; key?: string; text: string } {
+/** How a value found in the file is quoted in a message. */
+type Display = (path: Path, data: unknown) => string;
+
+const plainDisplay: Display = (path, data) => (path.some((k) => typeof k === 'string' && isSecretKey(k)) ? REDACTED : redactText(show(redactValue(data))));
+
+function describeError(e: ErrorObject, display: Display): { path: Path; key?: string; text: string } {
   const path = parsePointer(e.instancePath);
   const parent = e.parentSchema as JsonSchema | undefined;
+  const show = (data: unknown) => display(path, data);
   switch (e.keyword) {
     case 'additionalProperties': {
       const key = (e.params as { additionalProperty: string }).additionalProperty;
@@ -96,22 +144,30 @@ function describeError(e: ErrorObject): { path: Path; key?: string; text: string
     case 'exclusiveMinimum':
     case 'exclusiveMaximum':
       return { path, text: `found ${show(e.data)}, expected a number ${(e.params as { comparison: string }).comparison} ${e.schema}` };
+    case 'minDuration':
+    case 'maxDuration': {
+      const ms = (e.params as { ms: number }).ms;
+      return { path, text: `found ${show(e.data)} (${ms} ms), expected ${e.message}` };
+    }
     default:
       return { path, text: `found ${show(e.data)}, expected a value that ${e.message}` };
   }
 }
 
 /** One line per problem; errors inside a oneOf branch are folded into the oneOf's own message. */
-export function formatSchemaErrors(errors: ErrorObject[], file: string, doc?: Document, lc?: LineCounter): string[] {
+export function formatSchemaErrors(errors: ErrorObject[], file: string, doc?: Document, lc?: LineCounter, display: Display = plainDisplay): string[] {
   const oneOfPaths = new Set(errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf').map((e) => e.instancePath));
   const lines: string[] = [];
   const seen = new Set<string>();
+  // A setting's own duration bound makes the definition's general one (2147483647 ms) redundant.
+  const ownBound = new Set(errors.filter((e) => /Duration$/.test(e.keyword) && !e.schemaPath.startsWith('#/definitions/')).map((e) => `${e.instancePath} ${e.keyword}`));
   for (const e of errors) {
     // "must match then": the errors of the then-branch itself say what is missing.
     if (e.keyword === 'if') continue;
+    if (e.schemaPath.startsWith('#/definitions/duration/') && ownBound.has(`${e.instancePath} ${e.keyword}`)) continue;
     const underOneOf = e.keyword !== 'oneOf' && e.keyword !== 'anyOf' && /\/(oneOf|anyOf)\/\d+\//.test(e.schemaPath);
     if (underOneOf && oneOfPaths.has(e.instancePath)) continue;
-    const d = describeError(e);
+    const d = describeError(e, display);
     const pos = positionOf(doc, lc, d.key === undefined ? d.path : d.path.slice(0, -1), d.key) ?? positionOf(doc, lc, d.path.slice(0, -1));
     const line = `${file}${pos ? `:${pos}` : ''}: ${pointer(d.path)}: ${d.text}`;
     if (!seen.has(line)) {
@@ -141,21 +197,6 @@ function normalizeDurations(value: unknown, s: JsonSchema): unknown {
   return value;
 }
 
-/** Durations (already in ms) outside their schema's minimumMs/maximumMs. */
-function durationBoundProblems(value: unknown, s: JsonSchema, path: Path = []): { path: Path; text: string }[] {
-  if (s.$ref === '#/definitions/duration') {
-    const ms = value as number;
-    const min = s.minimumMs as number | undefined;
-    const max = s.maximumMs as number | undefined;
-    if ((min !== undefined && ms < min) || (max !== undefined && ms > max)) return [{ path, text: `found ${ms} ms, expected a duration from ${min ?? 0} ms to ${max ?? 2147483647} ms` }];
-    return [];
-  }
-  const r = resolveRef(s);
-  if (!value || typeof value !== 'object' || Array.isArray(value) || !r.properties) return [];
-  const obj = value as Record<string, unknown>;
-  return Object.entries(r.properties).flatMap(([k, sub]) => (obj[k] === undefined ? [] : durationBoundProblems(obj[k], sub, [...path, k])));
-}
-
 /** Shapes the schema accepts for convenience, brought to their canonical form before validation. */
 function preNormalize(data: unknown): void {
   const kafka = (data as { kafka?: { brokers?: unknown } } | null)?.kafka;
@@ -179,18 +220,28 @@ export function validateConfig(
   const expanded = expandEnv(data ?? {}, env);
   for (const p of expanded.problems) {
     const pos = positionOf(doc, lc, p.path);
-    problems.push(`${file}${pos ? `:${pos}` : ''}: ${pointer(p.path)}: environment variable ${p.variable} is not set (use \${${p.variable}:-default} for a default)`);
+    const what = p.malformed
+      ? `malformed environment reference: ${p.malformed} (write $\${ for a literal \${)`
+      : `environment variable ${p.variable} is not set (use \${${p.variable}:-default} for a default)`;
+    problems.push(`${file}${pos ? `:${pos}` : ''}: ${pointer(p.path)}: ${what}`);
   }
+  // A value (partly) from the environment is quoted as written in the file: "${SASL_PW}", not its value.
+  const fromEnv = expanded.fromEnv.map(pointer);
+  const display: Display = (path, shown) => {
+    const p = pointer(path);
+    if (fromEnv.some((q) => q === p || q.startsWith(`${p}/`) || p === '(root)')) return `${plainDisplay(path, valueAt(data, path))} (before environment expansion)`;
+    return plainDisplay(path, shown);
+  };
   const value = expanded.value;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: expected a mapping of settings at the top level, found ${show(value)}`);
+    throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: expected a mapping of settings at the top level, found ${display([], value)}`);
   }
   preNormalize(value);
   if (!validate(value)) {
     // A place whose variable is unset already has its problem; the empty string it left is not a second one.
     const unset = new Set(expanded.problems.map((p) => pointer(p.path)));
     const errors = (validate.errors ?? []).filter((e) => !unset.has(pointer(parsePointer(e.instancePath))));
-    problems.push(...formatSchemaErrors(errors, file, doc, lc));
+    problems.push(...formatSchemaErrors(errors, file, doc, lc, display));
   }
   if (problems.length) {
     throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: ${problems.length} configuration problem${problems.length > 1 ? 's' : ''}`, {
@@ -198,11 +249,21 @@ export function validateConfig(
     });
   }
   const config = normalizeDurations(value, schema) as Config;
-  const semantic = [...durationBoundProblems(config, schema), ...crossFieldProblems(config)].map((p) => `${file}${positionOf(doc, lc, p.path) ? `:${positionOf(doc, lc, p.path)}` : ''}: ${pointer(p.path)}: ${p.text}`);
+  const semantic = crossFieldProblems(config).map((p) => redactText(`${file}${positionOf(doc, lc, p.path) ? `:${positionOf(doc, lc, p.path)}` : ''}: ${pointer(p.path)}: ${p.text}`));
   if (semantic.length) {
     throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: ${semantic.length} configuration problem${semantic.length > 1 ? 's' : ''}`, { details: semantic });
   }
   return config;
+}
+
+/** Why a /pattern/ selector does not compile, or null. */
+function regexProblem(selector: string): string | null {
+  try {
+    selectorPattern(selector);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 /** Rules between keys that a JSON schema cannot say. */
@@ -226,23 +287,106 @@ export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
       if (!c.canary[k]) out.push({ path: ['canary', k], text: `missing: expected a topic (without pipeline.enabled there is no pipeline topic to default to)` });
     }
   }
+  for (const k of ['groups', 'topics'] as const) {
+    c.lag[k].forEach((sel, i) => {
+      const bad = regexProblem(sel);
+      if (bad) out.push({ path: ['lag', k, i], text: `found "${sel}", expected a name or a /regular expression/: ${bad}` });
+    });
+  }
   if (c.audit.enabled && !cron.validate(c.audit.schedule)) {
     out.push({ path: ['audit', 'schedule'], text: `found "${c.audit.schedule}", expected a cron expression of 5 or 6 fields, e.g. "*/5 * * * *"` });
   }
   return out;
 }
 
-export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): Config {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length) {
-    const details = doc.errors.map((e) => {
-      const pos = e.linePos?.[0];
-      return `${file}${pos ? `:${pos.line}:${pos.col}` : ''}: YAML syntax error: ${e.message.split('\n')[0]}`;
-    });
-    throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: not valid YAML`, { details });
+function valueAt(data: unknown, path: Path): unknown {
+  let v = data;
+  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined;
+  return v;
+}
+
+/** Depth of the deepest collection and the first node that is too deep, without recursion. */
+function tooDeep(doc: Document): { node: unknown } | undefined {
+  const stack: [unknown, number][] = [[doc.contents, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (!node || typeof node !== 'object' || !('items' in node)) continue;
+    if (depth > MAX_YAML_DEPTH) return { node };
+    for (const item of (node as { items: unknown[] }).items) {
+      if (item && typeof item === 'object' && 'value' in item && 'key' in item) stack.push([(item as { value: unknown }).value, depth + 1], [(item as { key: unknown }).key, depth + 1]);
+      else stack.push([item, depth + 1]);
+    }
   }
-  return validateConfig(doc.toJS(), file, env, doc, lc);
+  return undefined;
+}
+
+/** YAML text to a plain value, or the problems (syntax, and the parser's limits), each naming file and line. */
+export function parseYamlText(text: string, file: string): { data: unknown; doc: Document; lc: LineCounter } {
+  const fail = (details: string[]): never => {
+    throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: not valid YAML`, { details: details.map(redactText) });
+  };
+  if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) fail([`${file}: ${Buffer.byteLength(text)} bytes, expected at most ${MAX_CONFIG_BYTES} (a configuration file this large is a mistake)`]);
+  // The parser recurses per flow collection, and hundreds of thousands of `[` exhaust more than
+  // the stack: refuse them before parsing (a rough count; no real file comes near it).
+  let open = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5b || c === 0x7b) open++;
+    else if ((c === 0x5d || c === 0x7d) && open > 0) open--;
+    if (open > MAX_FLOW_NESTING) fail([`${file}: YAML nested more than ${MAX_FLOW_NESTING} brackets deep`]);
+  }
+  const lc = new LineCounter();
+  let doc: Document;
+  try {
+    doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
+  } catch (err) {
+    // The parser recurses: a pathologically nested document can exhaust the stack before the depth check.
+    return fail([`${file}: YAML too deeply nested or too large to parse (${errorMessage(err).split('\n')[0]})`]);
+  }
+  // The first line only: the yaml library appends the offending source text, which may hold a secret.
+  if (doc.errors.length) {
+    fail(
+      doc.errors.map((e) => {
+        const pos = e.linePos?.[0];
+        return `${file}${pos ? `:${pos.line}:${pos.col}` : ''}: YAML syntax error: ${e.message.split('\n')[0]}`;
+      }),
+    );
+  }
+  const at = (node: unknown): string => {
+    const range = (node as { range?: [number, number] } | undefined)?.range;
+    if (!range) return '';
+    const { line, col } = lc.linePos(range[0]);
+    return `:${line}:${col}`;
+  };
+  const deep = tooDeep(doc);
+  if (deep) fail([`${file}${at(deep.node)}: YAML nested more than ${MAX_YAML_DEPTH} levels deep`]);
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+  } catch (err) {
+    // The yaml library's alias limit (a "billion laughs" document) names no place; an alias does.
+    let alias: unknown;
+    visitAliases(doc, (n) => (alias ??= n));
+    fail([`${file}${at(alias)}: YAML aliases expand too much (${errorMessage(err).split('\n')[0]}); expected at most ${MAX_YAML_ALIASES} alias expansions`]);
+  }
+  return { data, doc, lc };
+}
+
+function visitAliases(doc: Document, found: (node: unknown) => void): void {
+  const stack: unknown[] = [doc.contents];
+  while (stack.length) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object') continue;
+    if (isAlias(node)) found(node);
+    if ('items' in node) for (const item of (node as { items: unknown[] }).items) stack.push(item);
+    if ('key' in node) stack.push((node as { key: unknown }).key);
+    if ('value' in node && typeof (node as { value: unknown }).value === 'object') stack.push((node as { value: unknown }).value);
+  }
+}
+
+export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): Config {
+  const { data, doc, lc } = parseYamlText(text, file);
+  return validateConfig(data, file, env, doc, lc);
 }
 
 export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Config> {
@@ -257,10 +401,7 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
   return parseConfigText(text, file, env);
 }
 
-/** The config with every secret replaced, safe to print or log. */
+/** The config with every secret replaced (src/redact.ts: secret keys and secrets inside strings), safe to print or log. */
 export function redactConfig(config: Config): Config {
-  const copy = structuredClone(config);
-  if (copy.kafka.sasl) copy.kafka.sasl.password = '[REDACTED]';
-  if (copy.kafka.ssl.passphrase) copy.kafka.ssl.passphrase = '[REDACTED]';
-  return copy;
+  return redactValue(config) as Config;
 }

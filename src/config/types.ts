@@ -4,9 +4,15 @@ import type { BackoffConfig, RestartStrategyConfig } from '../restart.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
 export interface HttpConfig {
   host: string;
   port: number;
+  /** ms */
+  requestTimeout: number;
+  maxConnections: number;
+  webConfigFile?: string;
 }
 
 export interface SslConfig {
@@ -39,7 +45,7 @@ export interface KafkaConfig {
 
 export interface Config {
   http: HttpConfig;
-  log: { level: LogLevel };
+  log: { level: LogLevel; format: LogFormat };
   /** gracePeriod in ms */
   shutdown: { gracePeriod: number };
   kafka: KafkaConfig;
@@ -47,6 +53,7 @@ export interface Config {
   supervisor: BackoffConfig;
   pipeline: PipelineConfig;
   lsoMonitor: LsoMonitorConfig;
+  lag: LagConfig;
   canary: CanaryConfig;
   audit: AuditConfig;
 }
@@ -61,6 +68,8 @@ export interface PipelineConfig {
   transactionalIdPrefix: string;
   mode: 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
   startFrom: 'none' | 'earliest' | 'latest';
+  /** Set by `run --start-from` (not in the schema): the file's startFrom, which the audit judges; startFrom holds this run's. */
+  configuredStartFrom?: 'none' | 'earliest' | 'latest';
   transform: 'increment' | 'identity';
   transformModule?: string;
   partitioning: 'input' | 'key';
@@ -110,4 +119,14 @@ export interface CanaryConfig {
   /** ms */
   lostAfter: number;
   valueDelta?: number;
+}
+
+export interface LagConfig {
+  enabled: boolean;
+  /** Group names, /regular expressions/, or `all`. */
+  groups: string[];
+  /** Topic names or /regular expressions/; empty: every topic the groups commit to. */
+  topics: string[];
+  /** ms */
+  interval: number;
 }

@@ -7,6 +7,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { KafkaConfig } from '../config/types.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import type { Logger } from '../log.js';
+import { classifyKafkaNoise, SettlingNoise } from './log-noise.js';
 
 // kafkajs prints a partitioner migration notice on every producer; eoswatch picks its partitioner explicitly.
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
@@ -83,15 +84,27 @@ export function plainLogFields(extra: Record<string, unknown>): Record<string, u
   return out;
 }
 
-export function kafkaLogCreator(logger: Logger): KafkaJsConfig['logCreator'] {
+export function kafkaLogCreator(logger: Logger, now: () => number = Date.now): KafkaJsConfig['logCreator'] {
   const child = logger.child({ component: 'kafkajs' });
+  const settling = new SettlingNoise();
   return () =>
     ({ namespace, level, log }: LogEntry) => {
       const { message, timestamp: _ts, logger: _l, ...extra } = log as { message: string; timestamp?: string; logger?: string; [k: string]: unknown };
+      // Retriable noise of a healthy or settling cluster is debug; persisting settling errors are
+      // summarised at warn (src/kafka/log-noise.ts says which and why).
+      const noise = level <= KafkaLogLevel.WARN ? classifyKafkaNoise(message, extra.error) : undefined;
       // kafkajs warns about any finite retry count on an idempotent producer; eos pipelines abort the
       // transaction of a send that failed after its retries, so nothing can be duplicated: not a warning.
-      const lvl = message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : pinoLevelFor(level, namespace);
+      const lvl = noise || message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : pinoLevelFor(level, namespace);
       child[lvl]({ namespace, ...plainLogFields(extra) }, message);
+      if (noise?.kind !== 'settling') return;
+      const summary = settling.record(noise.what, now());
+      if (summary) {
+        child.warn(
+          { errors: summary.counts, since: new Date(summary.sinceMs).toISOString() },
+          `Kafka has not settled for ${Math.round((now() - summary.sinceMs) / 1000)} s: ${summary.total} retriable coordinator/leader errors since the last summary (each at debug)`,
+        );
+      }
     };
 }
 

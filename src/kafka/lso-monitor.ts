@@ -40,6 +40,7 @@ export class LsoMonitorService implements Service {
     this.logger = ctx.logger;
     this.metrics = lsoMetrics(ctx.registry);
     this.tracker = new LsoTracker(opts.hangingAfterMs);
+    this.metrics.hangingAfter.set({ pipeline: opts.pipeline }, opts.hangingAfterMs / 1000);
   }
 
   async start(): Promise<void> {
@@ -72,6 +73,7 @@ export class LsoMonitorService implements Service {
           const pl = { ...labels, partition: String(s.partition) };
           this.metrics.lag.set(pl, s.lag);
           this.metrics.stuck.set(pl, s.stuckMs / 1000);
+          this.metrics.openAge.set(pl, s.openAgeMs / 1000);
           if (s.hanging) hanging++;
         }
         this.reportTransitions(states);
@@ -113,6 +115,7 @@ export class LsoMonitorService implements Service {
       const pl = { pipeline: this.opts.pipeline, topic, partition: String(p) };
       this.metrics.lag.remove(pl);
       this.metrics.stuck.remove(pl);
+      this.metrics.openAge.remove(pl);
     }
     this.partitions.set(topic, now);
   }

@@ -3,6 +3,7 @@
 // watermark can move on and read_committed consumers see nothing past the LSO. The tracker
 // remembers, per partition, since when the LSO has stood still with records behind it.
 import type { PartitionEnds } from './offsets.js';
+import { OffsetTimeTable } from '../lag/offset-time.js';
 
 export interface LsoState {
   topic: string;
@@ -11,6 +12,12 @@ export interface LsoState {
   lag: number;
   /** How long the LSO has not moved while lag > 0; 0 when nothing is held back. */
   stuckMs: number;
+  /**
+   * Age of the oldest record held behind the LSO (the first record of the oldest open transaction):
+   * when the high watermark passed the LSO, from the table of sampled high watermarks, error at
+   * most one reading interval; 0 when nothing is held back.
+   */
+  openAgeMs: number;
   /** stuckMs ≥ the hanging threshold. */
   hanging: boolean;
   /** What the previous reading of this partition said (to log transitions). */
@@ -27,6 +34,8 @@ interface Entry {
 
 export class LsoTracker {
   private readonly entries = new Map<string, Entry>();
+  /** High watermarks over time, per partition. */
+  private readonly highs = new Map<string, OffsetTimeTable>();
 
   constructor(private readonly hangingAfterMs: number) {}
 
@@ -50,15 +59,19 @@ export class LsoTracker {
       entry.lag = lag;
       const stuckMs = lag > 0 ? now - entry.since : 0;
       entry.hanging = lag > 0 && stuckMs >= this.hangingAfterMs;
-      out.push({ topic, partition: e.partition, lag, stuckMs, hanging: entry.hanging, wasHanging });
+      let highs = this.highs.get(key);
+      if (!highs) this.highs.set(key, (highs = new OffsetTimeTable()));
+      highs.add(now, e.high);
+      const openAgeMs = lag > 0 ? highs.ageSeconds(e.lso, now) * 1000 : 0;
+      out.push({ topic, partition: e.partition, lag, stuckMs, openAgeMs, hanging: entry.hanging, wasHanging });
     }
-    for (const key of [...this.entries.keys()]) {
-      if (key.startsWith(`${topic}\u0000`) && !seen.has(key)) this.entries.delete(key);
+    for (const map of [this.entries, this.highs]) {
+      for (const key of [...map.keys()]) if (key.startsWith(`${topic}\u0000`) && !seen.has(key)) map.delete(key);
     }
     return out;
   }
 
   forget(topic: string): void {
-    for (const key of [...this.entries.keys()]) if (key.startsWith(`${topic}\u0000`)) this.entries.delete(key);
+    for (const map of [this.entries, this.highs]) for (const key of [...map.keys()]) if (key.startsWith(`${topic}\u0000`)) map.delete(key);
   }
 }

@@ -1,7 +1,12 @@
 // Offsets the pipeline and the LSO poller need: a group's committed offsets, and each
 // partition's high watermark and last stable offset (LSO).
+import { createRequire } from 'node:module';
 import type { Admin, Kafka } from 'kafkajs';
 import { retryRetriable } from './retry.js';
+
+const require = createRequire(import.meta.url);
+/** kafkajs' own filter of aborted records (the consumer's), so the probe reads what a consumer would. */
+const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as (r: { messages: FetchedRecord[]; abortedTransactions: unknown[] }) => FetchedRecord[];
 
 /** Committed offset per partition of `topic` for `groupId`; null where the group has none. */
 export async function fetchCommittedOffsets(admin: Admin, groupId: string, topic: string): Promise<Map<number, bigint | null>> {
@@ -28,12 +33,45 @@ interface OffsetCluster {
   }>;
   refreshMetadata(): Promise<void>;
   disconnect(): Promise<void>;
-  addTargetTopic(topic: string): Promise<void>;
+  addMultipleTargetTopics(topics: string[]): Promise<void>;
   refreshMetadataIfNecessary(): Promise<void>;
   findTopicPartitionMetadata(topic: string): { partitionId: number }[];
+  findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
+  findBroker(req: { nodeId: string }): Promise<{
+    fetch(req: {
+      replicaId: number;
+      isolationLevel: number;
+      maxWaitTime: number;
+      minBytes: number;
+      maxBytes: number;
+      topics: { topic: string; partitions: { partition: number; fetchOffset: string; maxBytes: number }[] }[];
+    }): Promise<{ responses: { topicName: string; partitions: { partition: number; errorCode: number; abortedTransactions: unknown[]; messages: FetchedRecord[] }[] }[] }>;
+  }>;
   fetchTopicsOffset(
     topics: { topic: string; fromBeginning: boolean; partitions: { partition: number }[] }[],
   ): Promise<{ topic: string; partitions: { partition: number; offset: string }[] }[]>;
+}
+
+interface FetchedRecord {
+  offset: string;
+  timestamp: string;
+  isControlRecord?: boolean;
+}
+
+/** What a read_committed consumer would get first from a partition, starting at an offset. */
+export type FirstRecord =
+  /** A readable record below the LSO: real lag. */
+  | { kind: 'record'; offset: bigint; timestamp: number }
+  /** Only commit/abort markers and aborted records up to the LSO: nothing left to read. */
+  | { kind: 'none' }
+  /** The fetched bytes ended before the LSO without a readable record (or the fetch failed). */
+  | { kind: 'unknown' };
+
+export interface ProbeRequest {
+  topic: string;
+  partition: number;
+  from: bigint;
+  lso: bigint;
 }
 
 const READ_UNCOMMITTED = 0;
@@ -71,24 +109,91 @@ export class EndOffsetReader {
   }
 
   async read(topic: string): Promise<PartitionEnds[]> {
+    return (await this.readMany([topic])).get(topic) ?? [];
+  }
+
+  /**
+   * High watermark and LSO of every partition of the given topics. kafkajs groups the partitions by
+   * leader, so this is one ListOffsets per broker and isolation level, however many topics.
+   */
+  async readMany(topics: string[]): Promise<Map<string, PartitionEnds[]>> {
     await this.ensureConnected();
     const list = async (cluster: OffsetCluster) => {
-      await cluster.addTargetTopic(topic);
+      await cluster.addMultipleTargetTopics(topics);
       await cluster.refreshMetadataIfNecessary();
-      const partitions = cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId }));
-      const [res] = await cluster.fetchTopicsOffset([{ topic, fromBeginning: false, partitions }]);
-      return new Map((res?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+      const request = topics.map((topic) => ({ topic, fromBeginning: false, partitions: cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId })) }));
+      const res = await cluster.fetchTopicsOffset(request);
+      return new Map(res.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, BigInt(p.offset)]))]));
     };
     const [high, lso] = await Promise.all([list(this.uncommitted), list(this.committed)]);
-    return [...high.entries()]
-      .map(([partition, h]) => ({ partition, high: h, lso: lso.get(partition) ?? h }))
-      .sort((a, b) => a.partition - b.partition);
+    const out = new Map<string, PartitionEnds[]>();
+    for (const [topic, parts] of high) {
+      const stable = lso.get(topic);
+      out.set(
+        topic,
+        [...parts.entries()].map(([partition, h]) => ({ partition, high: h, lso: stable?.get(partition) ?? h })).sort((a, b) => a.partition - b.partition),
+      );
+    }
+    return out;
+  }
+
+  /**
+   * Reads, read_committed, what a consumer at `from` would get first on each partition: one Fetch
+   * per partition leader for all requests, `maxBytes` per partition. Used sparingly (partitions whose
+   * committed offset stands still a little below the LSO), to tell markers from unread records.
+   */
+  async probe(requests: ProbeRequest[], maxBytes = 64 * 1024): Promise<Map<string, FirstRecord>> {
+    await this.ensureConnected();
+    const out = new Map<string, FirstRecord>();
+    const byLeader = new Map<string, Map<string, ProbeRequest[]>>();
+    const topics = [...new Set(requests.map((r) => r.topic))];
+    await this.committed.addMultipleTargetTopics(topics);
+    await this.committed.refreshMetadataIfNecessary();
+    for (const topic of topics) {
+      const mine = requests.filter((r) => r.topic === topic);
+      for (const [leader, partitions] of Object.entries(this.committed.findLeaderForPartitions(topic, mine.map((r) => r.partition)))) {
+        const perTopic = byLeader.get(leader) ?? new Map<string, ProbeRequest[]>();
+        byLeader.set(leader, perTopic);
+        perTopic.set(topic, mine.filter((r) => partitions.includes(r.partition)));
+      }
+    }
+    await Promise.all(
+      [...byLeader].map(async ([nodeId, perTopic]) => {
+        const broker = await this.committed.findBroker({ nodeId });
+        const res = await broker.fetch({
+          replicaId: -1,
+          isolationLevel: READ_COMMITTED,
+          maxWaitTime: 0,
+          minBytes: 0,
+          maxBytes: maxBytes * requests.length,
+          topics: [...perTopic].map(([topic, rs]) => ({ topic, partitions: rs.map((r) => ({ partition: r.partition, fetchOffset: String(r.from), maxBytes })) })),
+        });
+        for (const t of res.responses) {
+          for (const p of t.partitions) {
+            const req = perTopic.get(t.topicName)?.find((r) => r.partition === p.partition);
+            if (!req) continue;
+            out.set(probeKey(req.topic, req.partition), p.errorCode ? { kind: 'unknown' } : firstReadable(p.messages, p.abortedTransactions, req));
+          }
+        }
+      }),
+    );
+    return out;
   }
 
   async close(): Promise<void> {
     this.connected = false;
     await Promise.all([this.committed.disconnect().catch(() => undefined), this.uncommitted.disconnect().catch(() => undefined)]);
   }
+}
+
+export const probeKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+function firstReadable(messages: FetchedRecord[], abortedTransactions: unknown[], req: ProbeRequest): FirstRecord {
+  const inRange = messages.filter((m) => BigInt(m.offset) >= req.from);
+  const readable = filterAbortedMessages({ messages: inRange, abortedTransactions }).find((m) => !m.isControlRecord && BigInt(m.offset) < req.lso);
+  if (readable) return { kind: 'record', offset: BigInt(readable.offset), timestamp: Number(readable.timestamp) };
+  const last = inRange[inRange.length - 1];
+  return last && BigInt(last.offset) >= req.lso - 1n ? { kind: 'none' } : { kind: 'unknown' };
 }
 
 /**

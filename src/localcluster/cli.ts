@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { LocalCluster } from './cluster.js';
 import { DEFAULT_KAFKA_VERSION } from './kafka-dist.js';
+import { TOPIC_OPTIONS, topicRequestFrom } from '../cli.js';
 
 const HELP = `Usage: npm run kafka -- <command> [options]
 
@@ -15,6 +16,12 @@ Commands:
   pause N          SIGSTOP node N          resume N    SIGCONT node N
   start N          start a stopped node    restart N   stop then start node N
   logs N           tail of node N's log
+  topics create [NAME ...] [--config FILE] [--partitions N] [--replication-factor N]
+                [--min-insync-replicas N] [--allow-unsafe] [--dry-run]
+                   create topics on this cluster: those NAMEd and those the eoswatch config
+                   needs (as eoswatch topics create; RF 3 / min ISR 2 on 3 nodes, a 1-node
+                   cluster needs --allow-unsafe)
+  topics list      topics of this cluster with partitions and replication factor
 
 Options:
   --dir DIR        cluster directory (default .eoswatch/cluster); data, logs and cluster.json live there
@@ -31,6 +38,8 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       port: { type: 'string' },
       set: { type: 'string', multiple: true },
       keep: { type: 'boolean' },
+      config: { type: 'string', short: 'c' },
+      ...TOPIC_OPTIONS,
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -55,6 +64,8 @@ export async function kafkaCli(argv: string[]): Promise<number> {
         if (i <= 0) throw new Error(`--set: expected key=value, found "${kv}"`);
         overrides[kv.slice(0, i)] = kv.slice(i + 1);
       }
+      const { fetchKafkaWithProgress } = await import('./fetch.js');
+      await fetchKafkaWithProgress(values['kafka-version'] ?? DEFAULT_KAFKA_VERSION);
       const t0 = Date.now();
       const c = await LocalCluster.start({
         nodes,
@@ -108,6 +119,33 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       const c = await LocalCluster.load(dir);
       const { tailFile } = await import('./cluster.js');
       process.stdout.write(`${tailFile(c.node(nodeId()).logFile, 60)}\n`);
+      return 0;
+    }
+    case 'topics': {
+      const c = await LocalCluster.load(dir);
+      const { createKafka } = await import('../kafka/client.js');
+      const { createLogger } = await import('../log.js');
+      const { validateConfig, loadConfig } = await import('../config/load.js');
+      const kafka = createKafka(validateConfig({ kafka: { brokers: c.brokers } }, '(local cluster)').kafka, createLogger('silent'));
+      if (arg === 'list') {
+        const admin = kafka.admin();
+        await admin.connect();
+        try {
+          const { topics } = await admin.fetchTopicMetadata();
+          for (const t of topics.filter((x) => !x.name.startsWith('__')).sort((a, b) => a.name.localeCompare(b.name))) {
+            process.stdout.write(`${t.name}  ${t.partitions.length} partitions  replication factor ${Math.min(...t.partitions.map((p) => p.replicas.length))}\n`);
+          }
+        } finally {
+          await admin.disconnect();
+        }
+        return 0;
+      }
+      if (arg !== 'create') throw new Error(`topics: expected create or list, found "${arg ?? ''}"`);
+      const { createConfiguredTopics, wantedTopics } = await import('../kafka/topics.js');
+      const req = topicRequestFrom({ ...values, topic: [...(values.topic ?? []), ...positionals.slice(2)] });
+      const config = values.config ? await loadConfig(values.config) : undefined;
+      const { text } = await createConfiguredTopics(kafka, wantedTopics(config, req.names), req, Boolean(values['dry-run']));
+      process.stdout.write(text);
       return 0;
     }
     default:

@@ -17,6 +17,18 @@ export function lsoMetrics(registry: Registry) {
       labelNames: ['pipeline', 'topic', 'partition'],
       registers,
     }),
+    openAge: new Gauge({
+      name: 'eos_partition_open_transaction_age_seconds',
+      help: 'Age of the oldest record held behind the last stable offset (the first record of the oldest open transaction), from sampled high watermarks, error at most lsoMonitor.interval; 0 when nothing is held back.',
+      labelNames: ['pipeline', 'topic', 'partition'],
+      registers,
+    }),
+    hangingAfter: new Gauge({
+      name: 'eos_lso_monitor_hanging_after_seconds',
+      help: 'lsoMonitor.hangingAfter: the largest transaction.timeout.ms of the producers writing the watched topics.',
+      labelNames: ['pipeline'],
+      registers,
+    }),
     hanging: new Gauge({
       name: 'eos_hanging_transactions',
       help: 'Partitions of the topic whose last stable offset has been stuck longer than lsoMonitor.hangingAfter (a hanging transaction).',

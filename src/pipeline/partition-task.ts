@@ -123,6 +123,12 @@ export class PartitionTask {
     return this.txn !== null && this.txnHasData;
   }
 
+  /** When the open transaction got its first record (ms), for eos_pipeline_transaction_open_seconds. */
+  private openedAt = 0;
+  get openSince(): number | null {
+    return this.hasOpenTransaction ? this.openedAt : null;
+  }
+
   get busy(): boolean {
     return this.lock.busy;
   }
@@ -238,6 +244,7 @@ export class PartitionTask {
     try {
       if (topicMessages.length) {
         if (this.exactlyOnce) {
+          if (!this.hasOpenTransaction) this.openedAt = Date.now();
           this.txn ??= await this.producer!.transaction();
           this.txnHasData = true;
           // One partition per request (src/kafka/send.ts): otherwise a leader change could commit

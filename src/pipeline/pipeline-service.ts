@@ -7,6 +7,7 @@ import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { GroupOffsetWriter, fetchCommittedOffsets } from '../kafka/offsets.js';
 import type { Logger } from '../log.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
+import { pipelineTransactionAgeMetrics } from '../metrics/lag.js';
 import type { RestartPolicy, Service, ServiceContext, ServiceHealth } from '../service.js';
 import { restartDelay } from '../restart.js';
 import { CheckpointCoordinator, type AbortOutcome } from './checkpoint-coordinator.js';
@@ -71,6 +72,7 @@ export class PipelineService implements Service {
     const strategy = config.restartStrategy;
     this.restartPolicy = { delay: (attempt) => restartDelay(strategy, attempt), resetAfterMs: strategy.type === 'none' ? Infinity : strategy.resetAfter };
     this.metrics = pipelineMetrics(ctx.registry);
+    pipelineTransactionAgeMetrics(ctx.registry, config.name, config.transactionTimeout, () => new Map([...this.tasks].map(([p, t]) => [p, t.openSince ?? 0])));
     const m = this.metrics;
     m.up.set(this.labels, 0);
     m.checkpointsPending.set(this.labels, 0);
@@ -519,7 +521,7 @@ export class PipelineService implements Service {
     // exit: the orchestrator restarts the process; keep-serving: the supervisor restarts the
     // pipeline after pipeline.restartStrategy's delay (src/daemon.ts).
     if (this.config.onFailure === 'exit') this.ctx.fatal(err);
-    else if (this.state === 'FAILED') this.ctx.failed(err);
+    else if (this.state === 'FAILED') this.ctx.failed?.(err);
   }
 
   /**

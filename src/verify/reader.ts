@@ -8,6 +8,8 @@ export interface ReadOptions {
   readUncommitted?: boolean;
   timeoutMs?: number;
   onRecord(partition: number, message: KafkaMessage): void;
+  /** After each batch: offsets read so far and the offsets to read (the ends summed; compaction or retention make it an upper bound). */
+  onProgress?(read: number, total: number): void;
 }
 
 export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions): Promise<void> {
@@ -34,6 +36,9 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions):
     maxBytesPerPartition: 256 * 1024,
   });
   await consumer.connect();
+  const total = Number([...ends.values()].reduce((a, b) => a + b, 0n));
+  const position = new Map<number, number>();
+  let read = 0;
   const reached = new Set<number>();
   for (const [p, end] of ends) if (end === 0n) reached.add(p);
   let done!: () => void;
@@ -59,6 +64,12 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions):
         // Messages come in offset order: when the last one is below the end, all are (no BigInt per record).
         if (BigInt(messages[messages.length - 1]!.offset) < end) for (const m of messages) opts.onRecord(batch.partition, m);
         else for (const m of messages) if (BigInt(m.offset) < end) opts.onRecord(batch.partition, m);
+        if (opts.onProgress) {
+          const next = Math.min(Number(messages[messages.length - 1]!.offset) + 1, Number(end));
+          read += next - (position.get(batch.partition) ?? 0);
+          position.set(batch.partition, next);
+          opts.onProgress(read, total);
+        }
       },
     });
     const timeoutMs = opts.timeoutMs ?? 120_000;

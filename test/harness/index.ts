@@ -104,3 +104,16 @@ export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30
 }
 
 export const CLI = ['--import', 'tsx', 'src/cli.ts'];
+
+/** Runs the eoswatch command line to its end: exit code and output, whatever the code. */
+export async function runEoswatch(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  try {
+    const { stdout, stderr } = await promisify(execFile)('node', [...CLI, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}

@@ -31,6 +31,10 @@ describe('cluster CLI', () => {
     assert.equal(javaProcessesUnder(dir).length, 1, 'the node outlives the CLI process');
 
     assert.match(await kafkaCli(['status', '--dir', dir]), /^node 1: running/m);
+    // topics create on one node: replication factor 1 is refused unless asked for.
+    await assert.rejects(kafkaCli(['topics', 'create', 'cli.orders', '--dir', dir]), /refusing to create topics that are not exactly-once safe/);
+    assert.match(await kafkaCli(['topics', 'create', 'cli.orders', '--partitions', '2', '--allow-unsafe', '--dir', dir]), /^ {2}cli\.orders\s+created\s+named$/m);
+    assert.match(await kafkaCli(['topics', 'list', '--dir', dir]), /^cli\.orders {2}2 partitions {2}replication factor 1$/m);
     assert.match(await kafkaCli(['kill', '1', '--dir', dir]), /^node 1: stopped$/m);
     assert.deepEqual(javaProcessesUnder(dir), []);
     assert.match(await kafkaCli(['status', '--dir', dir]), /^node 1: stopped/m);

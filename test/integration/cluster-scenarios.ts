@@ -39,7 +39,7 @@ export async function healthReportsUp(cluster: LocalCluster): Promise<void> {
   const registry = new Registry();
   const config = validateConfig({ kafka: { brokers: cluster.brokers } }, 'test', {});
   const logger = createLogger('silent');
-  const svc = new KafkaHealthService(createKafka(config.kafka, logger), 60_000, { logger, registry, fatal: () => undefined, failed: () => undefined });
+  const svc = new KafkaHealthService(createKafka(config.kafka, logger), 60_000, { logger, registry, fatal: () => undefined });
   await svc.start();
   try {
     assert.equal(await svc.probe(), true);

@@ -1,6 +1,6 @@
 // The live end-to-end test of what operators see: Prometheus (Debian package `prometheus`) on
 // loopback with the shipped alert rules, scraping an eoswatch daemon that runs the pipeline, the
-// audit, the canary and the LSO monitor against the real 3-node cluster. Every dashboard and
+// audit, the canary, the LSO monitor and the lag service against the real 3-node cluster. Every dashboard and
 // alert expression must be accepted, every metric they reference must exist, the overview's
 // panels must return data, and killing eoswatch must turn EosExporterDown pending.
 import { test, describe, before, after } from 'node:test';
@@ -68,7 +68,12 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     const s = await pipelineTopics(h.cluster.brokers, 'prom', 3, 3);
     await produceSeed(h.cluster.brokers, s.source, 3, 3000);
     daemon = new WorkerProcess(
-      pipelineConfig(s, {}, { canary: { enabled: true, rate: 20, lostAfter: '30s' }, lsoMonitor: { interval: '1s' }, audit: { enabled: true, schedule: '*/1 * * * *', topics: [s.source, s.sink] } }),
+      pipelineConfig(s, {}, {
+        canary: { enabled: true, rate: 20, lostAfter: '30s' },
+        lsoMonitor: { interval: '1s' },
+        lag: { enabled: true, groups: ['all'], interval: '1s' },
+        audit: { enabled: true, schedule: '*/1 * * * *', topics: [s.source, s.sink] },
+      }),
       'daemon',
     );
     await daemon.waitFor(/canary started/, 90_000);
@@ -95,9 +100,11 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     });
     // A few scrapes with the canary and checkpoints running, and one audit.
     await until(
-      'eoswatch scraped with canary, pipeline and audit data',
+      'eoswatch scraped with canary, pipeline, audit and lag data',
       async () => {
-        const r = await query('count(eos_canary_records_total{result="received"} > 0) and count(eos_checkpoints_total{outcome="completed"} > 0) and count(eos_audit_check_passed)');
+        const r = await query(
+          'count(eos_canary_records_total{result="received"} > 0) and count(eos_checkpoints_total{outcome="completed"} > 0) and count(eos_audit_check_passed) and count(eos_consumer_lag_records)',
+        );
         return r.data.result.length > 0;
       },
       120_000,

@@ -2,22 +2,11 @@
 // with duplicates, losses and wrong values judged failed (exit 3).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { CLI, createTopic, uniqueName, useCluster } from '../harness/index.js';
+import { createTopic, kafkaFor, uniqueName, useCluster, runEoswatch } from '../harness/index.js';
 import { PipelineProcess, pipelineConfig, waitCaughtUp } from '../harness/pipeline.js';
 
-const execFileP = promisify(execFile);
 
-async function eoswatch(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await execFileP('node', [...CLI, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const eoswatch = runEoswatch;
 
 describe('eoswatch verify (1-node cluster)', () => {
   const h = useCluster({ nodes: 1 });
@@ -55,6 +44,40 @@ describe('eoswatch verify (1-node cluster)', () => {
     assert.match(r.stdout, /^lost\s+20 /m);
     assert.match(r.stdout, /^wrong value\s+100$/m);
     assert.match(r.stdout, /verdict\s+FAIL: duplicate rate .*; loss rate .*; 100 records with a wrong value/);
+  });
+
+  test('--uncommitted counts aborted records exactly, and records of transactions open meanwhile apart', async () => {
+    const topic = uniqueName('verify-open');
+    await createTopic(h.cluster.brokers, topic, 2, 1);
+    const kafka = kafkaFor(h.cluster.brokers);
+    const aborter = kafka.producer({ transactionalId: uniqueName('abort'), idempotent: true, maxInFlightRequests: 1 });
+    await aborter.connect();
+    const txn = await aborter.transaction();
+    await txn.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ value: `aborted-${i}`, partition: i % 2 })) });
+    await txn.abort();
+    await aborter.disconnect();
+    // A canary-like writer keeps opening and committing transactions while the check runs.
+    const writer = kafka.producer({ transactionalId: uniqueName('busy'), idempotent: true, maxInFlightRequests: 1 });
+    await writer.connect();
+    let writing = true;
+    const busy = (async () => {
+      while (writing) {
+        const t = await writer.transaction();
+        await t.send({ topic, messages: [{ value: 'busy', partition: 0 }, { value: 'busy', partition: 1 }] });
+        await new Promise((r) => setTimeout(r, 30));
+        await t.commit();
+      }
+    })();
+    try {
+      const r = await eoswatch(['verify', 'check', '-b', h.cluster.bootstrapServers, '--topic', topic, '--run', 'none', '--records', '1', '--partitions', '2', '--uncommitted', '--format', 'json']);
+      const report = JSON.parse(r.stdout) as { abortedRecords: number; openRecords: number };
+      assert.equal(report.abortedRecords, 10, 'only the aborted transaction, never the busy writer\'s open ones');
+      assert.ok(report.openRecords >= 0);
+    } finally {
+      writing = false;
+      await busy;
+      await writer.disconnect();
+    }
   });
 
   test('usage errors exit 2', async () => {

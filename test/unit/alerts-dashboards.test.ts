@@ -30,6 +30,9 @@ const ALERTS = [
   'EosConfigAuditCritical',
   'EosHangingTransaction',
   'EosProducerFenced',
+  'EosConsumerLagHigh',
+  'EosConsumerStuck',
+  'EosTransactionNearTimeout',
   'EosKafkaUnreachable',
   'EosExporterDown',
 ];

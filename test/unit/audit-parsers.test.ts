@@ -114,6 +114,31 @@ describe('properties parser', () => {
     assert.equal(r.problems[1]!.line, 3);
   });
 
+  test('a malformed \\u escape quotes neither a key that may hold a secret nor the value', () => {
+    // A key glued to a password by a continuation, a password with a bad escape, and a plain key.
+    const r = parseProperties('ssl.key.password\\\nhunter2-pw\\u1\nssl.truststore.password=hunter3-pw\\u12\nretries=\\u12\n', 'p.properties');
+    assert.deepEqual(
+      r.problems.map((p) => p.message),
+      [
+        'p.properties:1: malformed \\uXXXX escape in the key of this entry; the entry is ignored',
+        'p.properties:3: malformed \\uXXXX escape in the value of this entry; the entry is ignored',
+        'p.properties:4: malformed \\uXXXX escape in the value of retries; the entry is ignored',
+      ],
+    );
+  });
+
+  test('a setting glued onto the line before by a stray trailing backslash is a problem naming both lines, not the text', () => {
+    const r = parseProperties('enable.idempotence=true\nacks=all \\\nsasl.jaas.config=x.PlainLoginModule required password="hunter2-pw";\nretries=5\n', 'p.properties');
+    assert.equal(r.props.get('acks'), 'all sasl.jaas.config=x.PlainLoginModule required password="hunter2-pw";', 'read as Java reads it');
+    assert.equal(r.props.has('sasl.jaas.config'), false);
+    assert.deepEqual(r.problems, [
+      { line: 3, message: 'p.properties:3: this line (sasl.jaas.config) is not a setting of its own: the line before ends with \\, so Java reads it as part of the entry of line 2 (remove the trailing backslash)' },
+    ]);
+    // A value continued on purpose (JAAS options, class lists) is no problem.
+    const ok = parseProperties('sasl.jaas.config=x.PlainLoginModule required \\\n  username="u" \\\n  password="p";\ninterceptor.classes=a.B,\\\n  c.D\n', 'q.properties');
+    assert.deepEqual(ok.problems, []);
+  });
+
   test('a byte order mark is reported, as Java makes it part of the first key', () => {
     const r = parseProperties('\uFEFFacks=all\n', 'p.properties');
     assert.equal(r.problems.length, 1);

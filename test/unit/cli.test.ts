@@ -1,12 +1,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
+import { tempDirs } from '../harness/tmp.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 
 const execFileP = promisify(execFile);
@@ -20,6 +20,9 @@ async function eoswatch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ 
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+const temp = tempDirs('eoswatch-cli-');
+const tempDir = () => temp.make();
 
 describe('eoswatch CLI', () => {
   test('--help lists the commands and exits 0', async () => {
@@ -69,7 +72,7 @@ describe('eoswatch CLI', () => {
   });
 
   test('config validate: every problem of a bad file on stderr, exit 2', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+    const dir = await tempDir();
     const file = join(dir, 'bad.yaml');
     await writeFile(file, 'http:\n  port: abc\nkafka:\n  brokerz: []\n');
     const r = await eoswatch(['config', 'validate', file]);
@@ -78,8 +81,24 @@ describe('eoswatch CLI', () => {
     assert.match(r.stderr, new RegExp(`${file}:4:3: /kafka/brokerz: unknown key "brokerz"`));
   });
 
+  test('config validate: timers out of bounds, huge numbers and YAML alias bombs are exit 2 naming file, line and key', async () => {
+    const dir = await tempDir();
+    const cases: [string, RegExp][] = [
+      ['kafka:\n  healthCheckInterval: 25d\n', /:2:24: \/kafka\/healthCheckInterval: found "25d" \(2160000000 ms\), expected at most 24h/],
+      ['lsoMonitor:\n  interval: 1e30\n', /:2:13: \/lsoMonitor\/interval: found "1e\+30", expected a duration/],
+      [`a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [${Array(10).fill('*a').join(',')}]\nc: [${Array(10).fill('*b').join(',')}]\n`, /:\d+:\d+: YAML aliases expand too much/],
+    ];
+    for (const [i, [text, expected]] of cases.entries()) {
+      const file = join(dir, `bounds-${i}.yaml`);
+      await writeFile(file, text);
+      const r = await eoswatch(['config', 'validate', file]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`${file}${expected.source}`));
+    }
+  });
+
   test('config validate --print redacts secrets', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+    const dir = await tempDir();
     const file = join(dir, 'c.yaml');
     await writeFile(file, 'kafka:\n  sasl:\n    mechanism: scram-sha-512\n    username: app\n    password: ${SASL_PW}\n');
     const r = await eoswatch(['config', 'validate', file, '--print'], { SASL_PW: 'pa55word-xyz' });
@@ -89,7 +108,7 @@ describe('eoswatch CLI', () => {
   });
 
   test('run: serves metrics with eos_kafka_up 0 for an unreachable cluster, keeps secrets out of logs, stops on SIGTERM within the grace period', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cli-'));
+    const dir = await tempDir();
     const file = join(dir, 'run.yaml');
     await writeFile(
       file,

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, parseConfigText, redactConfig, schema, validateConfig } from '../../src/config/load.js';
@@ -50,7 +50,7 @@ describe('config', () => {
 
   test('defaults are filled and durations become milliseconds', () => {
     const cfg = validateConfig({}, 'empty.yaml', {});
-    assert.deepEqual(cfg.http, { host: '0.0.0.0', port: 7395 });
+    assert.deepEqual(cfg.http, { host: '0.0.0.0', port: 7395, requestTimeout: 10_000, maxConnections: 64 });
     assert.equal(cfg.log.level, 'info');
     assert.equal(cfg.shutdown.gracePeriod, 20_000);
     assert.equal(cfg.kafka.requestTimeout, 30_000);
@@ -75,6 +75,42 @@ describe('config', () => {
     assert.equal(cfg.kafka.sasl?.password, 's3cret');
   });
 
+  test('nested defaults: ${A:-${B:-x}} is A, else B, else x; an unused default is not expanded', () => {
+    const text = 'kafka:\n  clientId: "${A:-${B:-x}}"\n';
+    assert.equal(parseConfigText(text, 'x.yaml', { A: 'a', B: 'b' }).kafka.clientId, 'a');
+    assert.equal(parseConfigText(text, 'x.yaml', { B: 'b' }).kafka.clientId, 'b');
+    assert.equal(parseConfigText(text, 'x.yaml', {}).kafka.clientId, 'x');
+    // UNSET in an unused default is no problem; in a used one it is.
+    assert.equal(parseConfigText('kafka:\n  clientId: "${A:-${UNSET}}"\n', 'x.yaml', { A: 'a' }).kafka.clientId, 'a');
+    assert.ok(problemsOf('kafka:\n  clientId: "${A:-${UNSET}}"\n').some((p) => /environment variable UNSET is not set/.test(p)));
+    assert.ok(problemsOf(`kafka:\n  clientId: "${'${A:-'.repeat(9)}x${'}'.repeat(9)}"\n`).some((p) => /nested more than 8 deep/.test(p)));
+  });
+
+  test('a value from the environment is quoted as the reference, never as its value', () => {
+    const problems = problemsOf('kafka:\n  sasl: ${SASL_PW}\n', { SASL_PW: 'hunter2-pw' });
+    assert.deepEqual(problems, ['bad.yaml:2:9: /kafka/sasl: found "${SASL_PW}" (before environment expansion), expected object']);
+  });
+
+  test('every duration setting has a minimum and a maximum, none above the longest Node.js timer', () => {
+    const missing: string[] = [];
+    const walk = (s: Record<string, unknown>, path: string): void => {
+      for (const [k, sub] of Object.entries((s.properties as Record<string, Record<string, unknown>>) ?? {})) {
+        if (sub.$ref === '#/definitions/duration') {
+          if (typeof sub.minDuration !== 'string' || typeof sub.maxDuration !== 'string') missing.push(path + k);
+          else {
+            assert.ok(parseDuration(sub.maxDuration) <= 2 ** 31 - 1, `${path}${k}: maxDuration ${sub.maxDuration}`);
+            assert.ok(parseDuration(sub.minDuration) <= parseDuration(String(sub.default ?? sub.minDuration)), `${path}${k}: default below the minimum`);
+            assert.ok(parseDuration(String(sub.default ?? sub.maxDuration)) <= parseDuration(sub.maxDuration), `${path}${k}: default above the maximum`);
+          }
+        }
+        walk(sub, `${path}${k}.`);
+      }
+    };
+    walk(schema as never, '');
+    assert.deepEqual(missing, []);
+    assert.equal((schema as { definitions: { duration: { maxDuration: string } } }).definitions.duration.maxDuration, '2147483647ms');
+  });
+
   test('$${VAR} stays literal and expansion never changes the YAML structure', () => {
     const { value } = expandEnv({ a: 'x$${Y}', b: '${Y}' }, { Y: 'a: b\nc: d' });
     assert.deepEqual(value, { a: 'x${Y}', b: 'a: b\nc: d' });
@@ -95,6 +131,20 @@ describe('config', () => {
     ['YAML syntax error', 'http:\n  port: [1,\n', /bad\.yaml:\d+:\d+: YAML syntax error/],
     ['duplicate key', 'http:\n  port: 1\n  port: 2\n', /bad\.yaml:3:3: YAML syntax error: Map keys must be unique/],
     ['top level is a list', '- a\n- b\n', /expected a mapping of settings at the top level/],
+    // Bounds: a timer above 2^31-1 ms fires at once (Node clamps it to 1 ms) and spins.
+    ['health check interval above the timer limit', 'kafka:\n  healthCheckInterval: 25d\n', /bad\.yaml:2:24: \/kafka\/healthCheckInterval: found "25d" \(2160000000 ms\), expected at most 24h$/],
+    ['LSO monitor interval above the timer limit', 'lsoMonitor:\n  interval: 25d\n', /bad\.yaml:2:13: \/lsoMonitor\/interval: found "25d" \(2160000000 ms\), expected at most 24h$/],
+    ['zero health check interval', 'kafka:\n  healthCheckInterval: 0\n', /bad\.yaml:2:24: \/kafka\/healthCheckInterval: found "?0"? \(0 ms\), expected at least 100ms$/],
+    ['a huge number as a duration', 'kafka:\n  healthCheckInterval: 1e30\n', /bad\.yaml:2:24: \/kafka\/healthCheckInterval: found "1e\+30", expected a duration/],
+    ['a huge number of milliseconds', 'canary:\n  lostAfter: 99999999999\n', /bad\.yaml:2:14: \/canary\/lostAfter: found "?99999999999"?.*expected/],
+    ['a huge integer', 'pipeline:\n  checkpoint:\n    tolerableFailedCheckpoints: 1e30\n', /bad\.yaml:3:33: \/pipeline\/checkpoint\/tolerableFailedCheckpoints: found 1e\+30, expected a number <= 1000000/],
+    ['a YAML alias bomb', `a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [${Array(10).fill('*a').join(',')}]\nc: &c [${Array(10).fill('*b').join(',')}]\nd: [${Array(10).fill('*c').join(',')}]\n`, /^bad\.yaml:\d+:\d+: YAML aliases expand too much .*expected at most 100 alias expansions$/],
+    ['deeply nested flow collections', `x: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, /^bad\.yaml: YAML nested more than 512 brackets deep$/],
+    ['deeply nested collections', `x: ${'['.repeat(100)}${']'.repeat(100)}\n`, /^bad\.yaml:1:\d+: YAML nested more than 64 levels deep$/],
+    ['a file over 1 MiB', `# ${'x'.repeat(1024 * 1024)}\n`, /^bad\.yaml: \d+ bytes, expected at most 1048576/],
+    ['an unclosed ${', 'kafka:\n  clientId: "${A:-${B:-x}"\n', /bad\.yaml:2:13: \/kafka\/clientId: malformed environment reference: unclosed \$\{/],
+    ['${VAR-default} (not supported)', 'kafka:\n  clientId: "${A-x}"\n', /bad\.yaml:2:13: \/kafka\/clientId: malformed environment reference: at character 4: expected \} or :-default after \$\{A/],
+    ['${ without a name', 'kafka:\n  clientId: "a${1X}"\n', /\/kafka\/clientId: malformed environment reference: at character 4: expected a variable name/],
   ];
   for (const [name, text, expected] of bad) {
     test(`rejects: ${name}`, () => {
@@ -139,9 +189,13 @@ describe('config', () => {
 
   test('loadConfig reads a file and reports its path in problems', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cfg-'));
-    const file = join(dir, 'c.yaml');
-    await writeFile(file, 'http:\n  port: -1\n');
-    await assert.rejects(loadConfig(file, {}), (err: EosError) => err.details.some((d) => d.startsWith(`${file}:2:9: /http/port`)));
+    try {
+      const file = join(dir, 'c.yaml');
+      await writeFile(file, 'http:\n  port: -1\n');
+      await assert.rejects(loadConfig(file, {}), (err: EosError) => err.details.some((d) => d.startsWith(`${file}:2:9: /http/port`)));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('redactConfig hides the SASL password and TLS passphrase', () => {

@@ -1,6 +1,5 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { Daemon } from '../../src/daemon.js';
 import { validateConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
@@ -8,6 +7,7 @@ import { createRegistry } from '../../src/metrics/registry.js';
 import type { Service, ServiceHealth } from '../../src/service.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { VERSION } from '../../src/version.js';
+import { memoryLogger } from '../harness/log.js';
 
 /** A real Service whose readiness and start/stop behaviour the test controls. */
 class ControlledService implements Service {
@@ -131,14 +131,7 @@ describe('daemon and HTTP server', () => {
 
 describe('logging', () => {
   test('secret paths are redacted', () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
-    const log = createLogger('info', sink);
+    const { log, lines } = memoryLogger();
     log.info({ kafka: { sasl: { mechanism: 'plain', username: 'u', password: 'hunter2' }, ssl: { passphrase: 'pp-secret', key: 'PRIVATE' } }, password: 'top' }, 'config');
     log.child({ service: 'x' }).warn({ sasl: { password: 'child-secret' } }, 'child');
     const all = lines.join('');

@@ -19,6 +19,9 @@ import { EosError } from '../../src/errors.js';
 import { runAudit } from '../../src/audit/runner.js';
 import { propertiesSource } from '../../src/audit/sources/files.js';
 import { ALL_CHECKS } from '../../src/audit/checks/index.js';
+import { loadWebConfig } from '../../src/http/web-config.js';
+import bcrypt from 'bcryptjs';
+import { makeTestPki } from '../harness/tls.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DEPLOY = join(ROOT, 'deploy');
@@ -342,8 +345,7 @@ describe('deploy/kubernetes: sidecar example', () => {
     assert.ok(ref, 'KAFKA_SASL_PASSWORD must come from a secretKeyRef');
     const config = await sidecarConfig();
     assert.equal(config.kafka.sasl?.password, `secret:${ref.name}/${ref.key}`);
-    const example = only<Secret>(objs, 'Secret', join(K8S, 'secret.example.yaml'));
-    assert.equal(example.metadata.name, ref.name, 'secret.example.yaml is the Secret the container references');
+    const example = exampleSecret(ref.name);
     assert.ok({ ...example.data, ...example.stringData }[ref.key] !== undefined, `secret.example.yaml has no key ${ref.key}`);
   });
 
@@ -378,6 +380,61 @@ describe('deploy/kubernetes: sidecar example', () => {
       assert.deepEqual(failed, [], 'the example workload configuration is exactly-once safe');
       assert.ok(report.findings.some((f) => f.check !== 'audit.source' && f.passed), 'at least one client check judged the files');
     });
+  });
+
+  /** A Secret of secret.example.yaml by name (never applied: it holds placeholders). */
+  function exampleSecret(name: string): Secret {
+    const found = objs.filter((o) => o.obj.kind === 'Secret' && o.file === join(K8S, 'secret.example.yaml') && o.obj.metadata.name === name);
+    assert.equal(found.length, 1, `secret.example.yaml has no Secret ${name}`);
+    return found[0]!.obj as Secret;
+  }
+
+  test('the endpoints are secured: HTTPS and basic auth from a valid web config, Prometheus has the credentials, probes use the open paths', async () => {
+    assert.ok(eoswatch);
+    const config = await sidecarConfig();
+    assert.ok(config.http.webConfigFile, 'http.webConfigFile is set');
+    const web = parse(backing(config.http.webConfigFile).content ?? '') as {
+      tls_server_config: { cert_file: string; key_file: string };
+      basic_auth_users: Record<string, string>;
+      auth_excluded_paths?: string[];
+    };
+    // The certificate files are mounted from the Secret the ServiceMonitor takes its CA from.
+    const cert = backing(web.tls_server_config.cert_file);
+    const key = backing(web.tls_server_config.key_file);
+    assert.equal(cert.volume.secret?.secretName, key.volume.secret?.secretName);
+    const ep = sm.spec.endpoints[0] as ServiceMonitor['spec']['endpoints'][number] & {
+      tlsConfig?: { ca?: { secret?: { name: string; key: string } }; serverName?: string };
+      basicAuth?: { username: { name: string; key: string }; password: { name: string; key: string } };
+    };
+    assert.equal(ep.scheme, 'https');
+    assert.equal(ep.tlsConfig?.ca?.secret?.name, cert.volume.secret?.secretName, 'the ServiceMonitor trusts the CA of the mounted certificate');
+    assert.equal(ep.tlsConfig?.serverName, svc.metadata.name);
+    // The example scrape password is the one whose bcrypt hash the web config holds.
+    assert.ok(ep.basicAuth, 'basicAuth');
+    const creds = exampleSecret(ep.basicAuth.username.name);
+    const values = { ...creds.data, ...creds.stringData };
+    const user = values[ep.basicAuth.username.key]!;
+    const hash = web.basic_auth_users[user];
+    assert.ok(hash, `basic_auth_users has no user ${user}`);
+    assert.ok(bcrypt.compareSync(values[ep.basicAuth.password.key]!, hash), 'the Secret password matches the bcrypt hash');
+    // The file passes the project's own loader, with test certificates in place of the Secret's.
+    const pki = await makeTestPki();
+    try {
+      const file = join(pki.dir, 'web-config.yml');
+      writeFileSync(
+        file,
+        (backing(config.http.webConfigFile).content ?? '').replace(web.tls_server_config.cert_file, pki.files.serverCert).replace(web.tls_server_config.key_file, pki.files.serverKey),
+      );
+      const loaded = await loadWebConfig(file);
+      assert.ok(loaded.tls && loaded.users.size === 1);
+      for (const probe of [eoswatch.readinessProbe, eoswatch.livenessProbe]) {
+        const get = probe?.httpGet as { path: string; scheme?: string } | undefined;
+        assert.equal(get?.scheme, 'HTTPS', `${get?.path}: the port serves HTTPS`);
+        assert.ok(loaded.authExcludedPaths.includes(get.path), `${get.path} needs no credentials (the kubelet sends none)`);
+      }
+    } finally {
+      rmSync(pki.dir, { recursive: true, force: true });
+    }
   });
 
   test('ServiceMonitor → Service → Deployment pods → eoswatch container port', () => {
@@ -565,14 +622,14 @@ describe('deploy/compose: compose.yaml', () => {
     assert.ok(kafka);
     const advertised = composeEnv(kafka).KAFKA_ADVERTISED_LISTENERS ?? '';
     for (const b of config.kafka.brokers) assert.ok(advertised.includes(`://${b}`), `broker ${b} is not advertised by the kafka service (${advertised})`);
-    // eoswatch never creates topics: the one-shot topic service must.
+    // The daemon never creates topics: the one-shot `eoswatch topics create` service must, from the same config.
     if (config.pipeline.enabled) {
-      const init = Object.entries(c.services).find(([, x]) => /kafka-topics(\.sh)?\b.*--create/s.test(text(x.command) + text(x.entrypoint)));
+      const init = Object.entries(c.services).find(([, x]) => /\btopics\s+create\b/.test(text(x.command)));
       assert.ok(init, 'no service creates the topics');
-      const script = text(init[1].command) + text(init[1].entrypoint);
-      for (const t of [config.pipeline.sourceTopic, config.pipeline.sinkTopic, config.pipeline.deadLetterTopic ?? `${config.pipeline.sinkTopic}.dlq`]) {
-        assert.ok(script.split(/[\s"';]+/).includes(t), `topic ${t} is not created by service ${init[0]}`);
-      }
+      const args = text(init[1].command).split(/\s+/);
+      const configArg = args[args.indexOf('--config') + 1];
+      assert.ok(configArg && args.includes('--config'), `${init[0]} passes no --config`);
+      assert.equal(hostPathOf(init[1], configArg), host, `${init[0]} creates the topics of another config than eoswatch's`);
       const deps = s.depends_on && !Array.isArray(s.depends_on) ? s.depends_on : {};
       assert.equal(deps[init[0]]?.condition, 'service_completed_successfully', `eoswatch waits for ${init[0]} to finish`);
     }
@@ -603,6 +660,24 @@ describe('deploy/compose: compose.yaml', () => {
     assert.equal(jobs.length, 1, `one scrape job targets eoswatch:${port}`);
     assert.match(jobs[0]!.job_name, exporterJobRegex(), 'job name visible to EosExporterDown');
     assert.equal(jobs[0]!.metrics_path ?? '/metrics', '/metrics');
+  });
+
+  test('eoswatch protects its endpoints with basic auth, and Prometheus scrapes with the matching password', async () => {
+    const c = compose();
+    const s = c.services.eoswatch;
+    assert.ok(s);
+    const env = { ...dockerfileFacts().env, ...composeEnv(s) };
+    const config = await validConfig(hostPathOf(s, env.EOSWATCH_CONFIG!)!, env, 'the compose eoswatch config');
+    assert.ok(config.http.webConfigFile, 'http.webConfigFile is set');
+    const webFile = hostPathOf(s, config.http.webConfigFile);
+    assert.ok(webFile && existsSync(webFile), `${config.http.webConfigFile} is not mounted from a host file`);
+    const web = await loadWebConfig(webFile);
+    assert.ok(web.authExcludedPaths.includes('/healthz'), 'the image HEALTHCHECK probes /healthz without credentials');
+    const pc = parse(readFileSync(join(COMPOSE_DIR, 'prometheus.yml'), 'utf8')) as { scrape_configs: { job_name: string; basic_auth?: { username: string; password: string } }[] };
+    const job = pc.scrape_configs.find((j) => j.job_name === 'eoswatch');
+    assert.ok(job?.basic_auth, 'the eoswatch scrape job has basic_auth');
+    const hash = web.users.get(job.basic_auth.username);
+    assert.ok(hash && bcrypt.compareSync(job.basic_auth.password, hash), 'the scrape password matches the bcrypt hash in the web config');
   });
 
   test('promtool check config passes (rule file paths mapped to the host)', (t) => {

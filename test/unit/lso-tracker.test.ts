@@ -7,7 +7,7 @@ const ends = (high: number, lso: number, partition = 0) => [{ partition, high: B
 
 test('an LSO that keeps up is never stuck', () => {
   const t = new LsoTracker(10_000);
-  assert.deepEqual(t.update('t', ends(10, 10), 0), [{ topic: 't', partition: 0, lag: 0, stuckMs: 0, hanging: false, wasHanging: false }]);
+  assert.deepEqual(t.update('t', ends(10, 10), 0), [{ topic: 't', partition: 0, lag: 0, stuckMs: 0, openAgeMs: 0, hanging: false, wasHanging: false }]);
   assert.equal(t.update('t', ends(20, 15), 5000)[0]!.stuckMs, 0, 'moved since the last reading');
   assert.equal(t.update('t', ends(30, 28), 60_000)[0]!.stuckMs, 0);
 });
@@ -32,4 +32,16 @@ test('partitions are independent and forgotten when they vanish', () => {
   assert.deepEqual(r.map((x) => x.hanging), [true, false]);
   t.update('t', ends(12, 12, 1), 3000);
   assert.equal(t.update('t', [...ends(10, 5, 0), ...ends(12, 12, 1)], 4000)[0]!.wasHanging, false, 'partition 0 was forgotten while it was gone');
+});
+
+test('the age of the oldest record held behind the LSO comes from when the high watermark passed it', () => {
+  const t = new LsoTracker(60_000);
+  t.update('t', ends(100, 100), 0);
+  // A transaction opened between 0 and 5 s: its first record is offset 100; the HW passed it in that window.
+  const a = t.update('t', ends(110, 100), 5000)[0]!;
+  assert.ok(a.openAgeMs >= 0 && a.openAgeMs <= 5000, `age ${a.openAgeMs}`);
+  const b = t.update('t', ends(140, 100), 35_000)[0]!;
+  assert.equal(b.openAgeMs - a.openAgeMs, 30_000, 'grows with the wall clock while the LSO stands');
+  assert.ok(b.openAgeMs >= 30_000 && b.openAgeMs <= 35_000);
+  assert.equal(t.update('t', ends(140, 140), 36_000)[0]!.openAgeMs, 0, 'committed: nothing held back');
 });

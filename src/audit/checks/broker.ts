@@ -39,7 +39,26 @@ export function effectiveMessageFormat(b: BrokerFacts): { ok: boolean; observed:
   return { ok: false, observed: `${describeEntry('log.message.format.version', lmf)} with ${describeEntry('inter.broker.protocol.version', ibp)}: records below format v2 cannot carry transactions` };
 }
 
+/** The fix for a min ISR finding when the replicas are too few for it to be the first step. */
+const RAISE_RF_FIRST =
+  'First raise the replication factor to 3 (a topic with fewer replicas than min.insync.replicas + 1 stops accepting writes as soon as one replica is down), then ';
+
 export const brokerChecks: Check[] = [
+  {
+    id: 'cluster.broker-count',
+    title: 'The cluster has at least 3 brokers',
+    severity: 'critical',
+    rationale:
+      'Exactly-once needs every committed record on at least 2 in-sync replicas out of 3, through one broker failure. A cluster with fewer than 3 brokers ' +
+      'cannot have that: the replication findings (transaction log, offsets topic, topics) follow from the broker count and cannot be fixed on it. ' +
+      'Fine for local development, never for production.',
+    remediation: 'Run at least 3 brokers, then fix the replication findings (replication factor 3, min.insync.replicas=2).',
+    evaluate: (f) => {
+      if (!f.cluster) return [];
+      const n = f.cluster.brokers.length;
+      return [{ target: 'cluster', passed: n >= 3, observed: `${n} broker${n === 1 ? '' : 's'}`, expected: '>= 3 brokers' }];
+    },
+  },
   {
     id: 'broker.transaction-state-log-replication-factor',
     title: 'Transaction log replicated at least 3 times',
@@ -57,7 +76,7 @@ export const brokerChecks: Check[] = [
     title: 'Transaction log min ISR at least 2 and below its replication factor',
     severity: 'critical',
     rationale: 'With min ISR 1 a transaction outcome acknowledged by one replica is lost when that replica dies. Equal to the replication factor, any broker restart stops every transaction.',
-    remediation: 'Set transaction.state.log.min.isr=2 with transaction.state.log.replication.factor=3.',
+    remediation: 'Set transaction.state.log.replication.factor=3 first (it needs 3 brokers), then transaction.state.log.min.isr=2.',
     evaluate: (f) =>
       perBroker(f.cluster, (b) => {
         const e = b.configs.get('transaction.state.log.min.isr');
@@ -127,11 +146,19 @@ export const brokerChecks: Check[] = [
     title: 'Source and sink topics require at least 2 in-sync replicas',
     severity: 'critical',
     rationale: 'With min.insync.replicas=1, acks=all is acknowledged by the leader alone; if it dies before followers copy the batch, committed records are lost.',
-    remediation: 'Set min.insync.replicas=2 on the topic (kafka-configs.sh --alter --entity-type topics) or as the broker default.',
+    remediation: 'With replication factor 3 (topic.replication-factor comes first), set min.insync.replicas=2 on the topic (kafka-configs.sh --alter --entity-type topics, or eoswatch topics create for new topics) or as the broker default.',
     evaluate: (f) =>
       auditedTopics(f.cluster).map((t) => {
         const e = t.configs.get('min.insync.replicas');
-        return { target: `topic:${t.name}`, passed: (intOf(e) ?? 1) >= 2, observed: describeEntry('min.insync.replicas', e), expected: '>= 2' };
+        const rf = Math.min(...t.partitions.map((p) => p.replicas.length));
+        const passed = (intOf(e) ?? 1) >= 2;
+        return {
+          target: `topic:${t.name}`,
+          passed,
+          observed: describeEntry('min.insync.replicas', e),
+          expected: '>= 2',
+          ...(!passed && rf < 3 ? { remediation: `${RAISE_RF_FIRST}set min.insync.replicas=2 on the topic (kafka-configs.sh --alter --entity-type topics).` } : {}),
+        };
       }),
   },
 ];

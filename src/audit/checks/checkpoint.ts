@@ -36,7 +36,7 @@ const mode: Check = {
   rationale:
     'The checkpoint commits the sink\'s transactions and the source offsets together. Without checkpointing a two-phase-commit sink never commits ' +
     '(or, at-least-once, output and offsets drift apart); AT_LEAST_ONCE lets records after the barrier into the snapshot, so they are replayed after a failure.',
-  remediation: 'Set execution.checkpointing.interval (e.g. 10 s) and execution.checkpointing.mode: EXACTLY_ONCE (pipeline: checkpoint.interval and mode: EXACTLY_ONCE).',
+  remediation: 'Set execution.checkpointing.interval (e.g. 10 s) and execution.checkpointing.mode: EXACTLY_ONCE (eoswatch pipeline: pipeline.checkpoint.interval and pipeline.mode: EXACTLY_ONCE).',
   evaluate: over({}, (cp) => {
     const expected = 'checkpointing enabled, mode EXACTLY_ONCE';
     if (!enabled(cp)) return { passed: false, observed: 'checkpointing not enabled (no checkpoint interval)', expected };
@@ -51,7 +51,7 @@ const tolerableFailures: Check = {
   rationale:
     'A tolerated failure keeps the job running while its state is not persisted and its transactions stay open: they grow until the broker ' +
     'aborts them at transaction.timeout.ms, and their records are lost. Failing the job restores the last consistent checkpoint instead.',
-  remediation: 'Set execution.checkpointing.tolerable-failed-checkpoints: 0 (pipeline: checkpoint.tolerableFailedCheckpoints: 0).',
+  remediation: 'Set execution.checkpointing.tolerable-failed-checkpoints: 0 (eoswatch pipeline: pipeline.checkpoint.tolerableFailedCheckpoints: 0).',
   evaluate: over({ enabledOnly: true }, (cp) => {
     const { value, unset } = valueOf(cp, 'tolerableFailed');
     const expected = 'tolerable failed checkpoints = 0';
@@ -67,7 +67,7 @@ const timeout: Check = {
   rationale:
     'A timeout close to the interval expires checkpoints as soon as a broker or the state backend slows down; each expiry aborts the transactions, ' +
     'and with repeated expiries the job restarts in a loop while nothing commits.',
-  remediation: 'Set execution.checkpointing.timeout to at least 3 × execution.checkpointing.interval (pipeline: checkpoint.timeout).',
+  remediation: 'Set execution.checkpointing.timeout to at least 3 × execution.checkpointing.interval (eoswatch pipeline: pipeline.checkpoint.timeout).',
   evaluate: over({ enabledOnly: true }, (cp) => {
     const interval = cp.intervalMs!;
     const { value, unset } = valueOf(cp, 'timeoutMs');
@@ -89,7 +89,7 @@ const minPause: Check = {
   rationale:
     'Without a minimum pause a slow checkpoint is followed immediately by the next one: the job does nothing but checkpoint (a checkpoint storm) ' +
     'and falls further behind.',
-  remediation: 'Set execution.checkpointing.min-pause (e.g. half the interval; pipeline: checkpoint.minPause).',
+  remediation: 'Set execution.checkpointing.min-pause (e.g. half the interval; eoswatch pipeline: pipeline.checkpoint.minPause, default 500ms).',
   evaluate: over({ enabledOnly: true }, (cp) => {
     const { value, unset } = valueOf(cp, 'minPauseMs');
     const expected = 'min pause > 0';

@@ -45,6 +45,16 @@ const autoOffsetReset: Check = {
       value === 'latest' ? ' (skips unread records)'
       : value === 'earliest' ? ' (re-reads the retained log: duplicates)'
       : '';
+    if (c.file.startsWith('pipeline:')) {
+      return {
+        passed: value === 'none',
+        observed: `pipeline.startFrom: ${v}${effect}`,
+        expected: 'pipeline.startFrom: none',
+        remediation:
+          'Set pipeline.startFrom: none. To bootstrap partitions that have no committed offset yet, run once with `eoswatch run --start-from earliest` ' +
+          '(or latest); `eoswatch topics create` commits the start of the topics it creates, so a new pipeline needs neither.',
+      };
+    }
     return { passed: value === 'none', observed: `auto.offset.reset=${v}${effect}`, expected };
   }),
 };

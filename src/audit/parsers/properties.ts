@@ -2,6 +2,7 @@
 // clients, Kafka Streams and the Kafka CLI tools read the files we audit: a value we parse
 // differently from Java would be audited as something the client never sees.
 import { readFile } from 'node:fs/promises';
+import { isSecretKey } from '../../redact.js';
 
 export interface ConfigProblem {
   /** 1-based line in the file. */
@@ -20,7 +21,12 @@ export interface ParsedProperties {
 interface LogicalLine {
   text: string;
   line: number;
+  /** Continuation lines whose text starts like a setting of its own (`name.with.dots=`): the name and the line. */
+  gluedSettings: { name: string; line: number }[];
 }
+
+/** A Kafka-style setting name at the start of a line, before its separator. */
+const SETTING_START = /^([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)[ \t\f]*[=:]/;
 
 // Whitespace as Properties.load defines it (not \s: no vertical tab, no Unicode spaces).
 const isWhite = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\f';
@@ -39,7 +45,7 @@ function logicalLines(text: string): LogicalLine[] {
       // Only the first line of a logical line can be blank or a comment; a comment's trailing
       // backslash does not continue it.
       if (body === '' || body[0] === '#' || body[0] === '!') continue;
-      current = { text: '', line: i + 1 };
+      current = { text: '', line: i + 1, gluedSettings: [] };
     } else if (body === '') {
       // A blank line after a continuation ends the logical line (Java's appendedLineBegin).
       out.push(current);
@@ -50,6 +56,10 @@ function logicalLines(text: string): LogicalLine[] {
     for (let j = body.length - 1; j >= 0 && body[j] === '\\'; j--) backslashes++;
     const continues = backslashes % 2 === 1;
     if (continues) body = body.slice(0, -1);
+    if (current.text !== '') {
+      const glued = SETTING_START.exec(body);
+      if (glued) current.gluedSettings.push({ name: glued[1]!, line: i + 1 });
+    }
     current.text += body;
     // At end of input Java drops the dangling backslash and keeps the line.
     if (!continues || i === natural.length - 1) {
@@ -123,6 +133,11 @@ function splitKeyValue(line: string): { key: string; value: string } {
   return { key: line.slice(0, keyLen), value: line.slice(valueStart) };
 }
 
+/** A key fit for a message: a plain property name as it is, anything else (it may be glued to a secret) not at all. */
+function describeKey(key: string): string {
+  return /^[A-Za-z][A-Za-z0-9._-]{0,100}$/.test(key) && !isSecretKey(key) ? key : 'this entry';
+}
+
 export function parseProperties(text: string, file: string): ParsedProperties {
   const props = new Map<string, string>();
   const lines = new Map<string, number>();
@@ -131,18 +146,32 @@ export function parseProperties(text: string, file: string): ParsedProperties {
   if (text.startsWith('\uFEFF') || text.startsWith('\u00EF\u00BB\u00BF')) {
     problems.push({ line: 1, message: `${file}:1: starts with a UTF-8 byte order mark, which Java reads as part of the first key` });
   }
-  for (const { text: logical, line } of logicalLines(text)) {
+  for (const { text: logical, line, gluedSettings } of logicalLines(text)) {
     const { key, value } = splitKeyValue(logical);
+    for (const g of gluedSettings) {
+      // Names only: the glued text is often the secret (sasl.jaas.config=... password="...").
+      problems.push({
+        line: g.line,
+        message: `${file}:${g.line}: this line (${g.name}) is not a setting of its own: the line before ends with \\, so Java reads it as part of the entry of line ${line} (remove the trailing backslash)`,
+      });
+    }
     let k: string;
     let v: string;
     try {
       k = unescape(key);
-      v = unescape(value);
     } catch (err) {
       if (!(err instanceof MalformedEscape)) throw err;
       // Java's load() throws and loads nothing; we skip this entry only so the rest is still audited.
-      // The escaped text is not quoted: the value may be a secret (a JAAS password).
-      problems.push({ line, message: `${file}:${line}: malformed \\uXXXX escape in the entry ${key}; the entry is ignored` });
+      // Neither the key nor the value is quoted: after a stray continuation or a missing separator
+      // the key itself can hold a secret (a JAAS password).
+      problems.push({ line, message: `${file}:${line}: malformed \\uXXXX escape in the key of this entry; the entry is ignored` });
+      continue;
+    }
+    try {
+      v = unescape(value);
+    } catch (err) {
+      if (!(err instanceof MalformedEscape)) throw err;
+      problems.push({ line, message: `${file}:${line}: malformed \\uXXXX escape in the value of ${describeKey(k)}; the entry is ignored` });
       continue;
     }
     props.set(k, v);

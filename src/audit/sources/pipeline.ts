@@ -18,7 +18,8 @@ export function pipelineFacts(p: PipelineConfig): { clients: ClientFacts[]; chec
   }
   const consumer = new Map<string, string>([
     ['isolation.level', 'read_committed'],
-    ['auto.offset.reset', p.startFrom],
+    // A one-run --start-from is an explicit bootstrap; the audit judges the standing setting.
+    ['auto.offset.reset', p.configuredStartFrom ?? p.startFrom],
     ['enable.auto.commit', 'false'],
   ]);
   return {

@@ -1,0 +1,105 @@
+// Lag arithmetic of consumer groups, apart from I/O. A read_committed consumer can never read past
+// the last stable offset (LSO): records of open transactions, and offsets of aborted records and
+// commit markers up to the LSO, are never lag it could work off. Lag is therefore measured to the
+// LSO; the high-watermark (HW) lag that other exporters report is kept beside it for comparison.
+import type { PartitionEnds } from '../kafka/offsets.js';
+import { OffsetTimeTable } from './offset-time.js';
+
+export interface PartitionLag {
+  group: string;
+  topic: string;
+  partition: number;
+  committed: bigint;
+  /** LSO − committed (offsets, so aborted records and markers below the LSO count), never negative. */
+  lsoLag: number;
+  /** HW − committed: what HW-based exporters call lag. */
+  hwLag: number;
+  /** How long the first unconsumed committed record (offset `committed`) has been readable; 0 without LSO lag. */
+  lagSeconds: number;
+  /** How long the committed offset has not moved while lsoLag > 0. */
+  stuckSeconds: number;
+}
+
+const key = (...parts: (string | number)[]): string => parts.join('\u0000');
+
+/**
+ * Keeps the LSO history of every watched partition (one table per partition, shared by all groups)
+ * and, per group and partition, since when the committed offset has stood still.
+ */
+export class LagCalculator {
+  private readonly tables = new Map<string, OffsetTimeTable>();
+  private readonly stillSince = new Map<string, { committed: bigint; since: number }>();
+
+  constructor(private readonly tableCapacity = 240) {}
+
+  /** Records one reading of end offsets at time `now` (ms). Partitions not in the reading are forgotten. */
+  observe(ends: Map<string, PartitionEnds[]>, now: number): void {
+    const seen = new Set<string>();
+    for (const [topic, parts] of ends) {
+      for (const e of parts) {
+        const k = key(topic, e.partition);
+        seen.add(k);
+        let t = this.tables.get(k);
+        if (!t) this.tables.set(k, (t = new OffsetTimeTable(this.tableCapacity)));
+        t.add(now, e.lso);
+      }
+    }
+    for (const k of this.tables.keys()) if (!seen.has(k)) this.tables.delete(k);
+  }
+
+  /**
+   * Lag of one group on the partitions it has committed offsets for, at time `now`. Partitions
+   * without end offsets in `ends` (topic gone, not watched) are left out. Stuck-clocks of partitions
+   * the group no longer reports are dropped.
+   */
+  lag(
+    group: string,
+    committed: Map<string, Map<number, bigint>>,
+    ends: Map<string, PartitionEnds[]>,
+    now: number,
+    nothingToRead: (topic: string, partition: number, committed: bigint) => boolean = () => false,
+  ): PartitionLag[] {
+    const out: PartitionLag[] = [];
+    const seen = new Set<string>();
+    for (const [topic, offsets] of committed) {
+      const byPartition = new Map((ends.get(topic) ?? []).map((e) => [e.partition, e]));
+      for (const [partition, c] of offsets) {
+        const e = byPartition.get(partition);
+        if (!e) continue;
+        // Only markers or aborted records between the committed offset and the LSO (a consumer that
+        // committed before a trailing marker, as kafkajs consumers do): nothing to read, no lag.
+        const lsoLag = e.lso > c && !nothingToRead(topic, partition, c) ? Number(e.lso - c) : 0;
+        const hwLag = e.high > c ? Number(e.high - c) : 0;
+        const sk = key(group, topic, partition);
+        seen.add(sk);
+        let still = this.stillSince.get(sk);
+        if (!still || still.committed !== c || lsoLag === 0) this.stillSince.set(sk, (still = { committed: c, since: now }));
+        const table = this.tables.get(key(topic, partition));
+        out.push({
+          group,
+          topic,
+          partition,
+          committed: c,
+          lsoLag,
+          hwLag,
+          lagSeconds: lsoLag > 0 && table ? table.ageSeconds(c, now) : 0,
+          stuckSeconds: lsoLag > 0 ? (now - still.since) / 1000 : 0,
+        });
+      }
+    }
+    const prefix = key(group, '');
+    for (const k of this.stillSince.keys()) if (k.startsWith(prefix) && !seen.has(k)) this.stillSince.delete(k);
+    return out;
+  }
+
+  /** The group's committed offset on the partition was `committed` at the previous reading too. */
+  unmoved(group: string, topic: string, partition: number, committed: bigint): boolean {
+    return this.stillSince.get(key(group, topic, partition))?.committed === committed;
+  }
+
+  /** Forgets a group that vanished. */
+  forgetGroup(group: string): void {
+    const prefix = key(group, '');
+    for (const k of this.stillSince.keys()) if (k.startsWith(prefix)) this.stillSince.delete(k);
+  }
+}

@@ -1,0 +1,264 @@
+// The lag service: on a timer (never inside a scrape), lists the consumer groups `lag.groups`
+// selects, reads their state and committed offsets, reads the high watermark and last stable
+// offset of every partition they have committed to in one batch (one ListOffsets per broker and
+// isolation level), and sets lag in records (to the LSO and to the HW), lag in seconds and the
+// stuck clock per group and partition. Groups, topics and partitions that vanish lose their series.
+import type { Admin, Kafka } from 'kafkajs';
+import type { Logger } from '../log.js';
+import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import type { LagConfig } from '../config/types.js';
+import { errorMessage } from '../errors.js';
+import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
+import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
+import { LagCalculator, type PartitionLag } from './group-lag.js';
+import { nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
+
+/** A committed offset this close below the LSO that stands still may sit before markers only: probed. */
+const PROBE_MAX_LAG = 100;
+/** At most this many partitions probed per reading (one Fetch per leader), to bound the cost. */
+const PROBE_MAX_PARTITIONS = 200;
+
+/** What one reading found, for logs, readiness and the benchmark. */
+export interface LagReading {
+  groups: number;
+  partitions: number;
+  durationMs: number;
+}
+
+export class LagService implements Service {
+  readonly name = 'lag';
+  private readonly logger: Logger;
+  private readonly metrics: LagMetrics;
+  private readonly calculator = new LagCalculator();
+  private readonly groupMatch: NameMatcher;
+  private readonly topicMatch: NameMatcher | null;
+  private admin: Admin | undefined;
+  private reader: EndOffsetReader | undefined;
+  private readerTopics = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+  private last: LagReading | undefined;
+  private failure: string | undefined;
+  /** Label sets with series, to remove those that disappear. */
+  private partitionSeries = new Map<string, { group: string; topic: string; partition: string }>();
+  private groupSeries = new Set<string>();
+  /** Probe answers by partition and committed offset, valid while the LSO they were asked for stands. */
+  private probes = new Map<string, { lso: bigint; first: FirstRecord }>();
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly config: LagConfig,
+    ctx: ServiceContext,
+  ) {
+    this.logger = ctx.logger;
+    this.metrics = lagMetrics(ctx.registry);
+    this.groupMatch = nameMatcher(config.groups);
+    this.topicMatch = config.topics.length ? nameMatcher(config.topics) : null;
+  }
+
+  async start(): Promise<void> {
+    this.admin = this.kafka.admin();
+    this.logger.info({ groups: this.config.groups, topics: this.config.topics, intervalMs: this.config.interval }, 'lag service started');
+    this.schedule(0);
+  }
+
+  /** Readings start every interval (a reading longer than the interval delays the next one, never overlaps it). */
+  private schedule(delay: number): void {
+    this.timer = setTimeout(() => {
+      const started = Date.now();
+      this.running = this.poll()
+        .catch(() => undefined)
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.schedule(Math.max(0, this.config.interval - (Date.now() - started)));
+        });
+    }, delay);
+  }
+
+  /** One reading of every selected group; resolves with what it covered, rejects when the reading failed. */
+  async poll(): Promise<LagReading> {
+    const t0 = performance.now();
+    try {
+      const reading = await this.read();
+      this.last = { ...reading, durationMs: performance.now() - t0 };
+      this.metrics.pollDuration.set(this.last.durationMs / 1000);
+      this.logger.debug(this.last, 'lag read');
+      if (this.failure !== undefined) this.logger.info('lag reading works again');
+      this.failure = undefined;
+      return this.last;
+    } catch (err) {
+      this.metrics.readErrors.inc();
+      const msg = errorMessage(err);
+      if (this.failure !== msg) this.logger.warn({ err: msg }, 'cannot read consumer lag');
+      this.failure = msg;
+      // Stale lag is worse than none: the series go until the next reading succeeds.
+      this.dropSeries(new Map(), new Set());
+      // A broken connection is rebuilt for the next reading.
+      await this.closeReader();
+      throw err;
+    }
+  }
+
+  private async read(): Promise<Omit<LagReading, 'durationMs'>> {
+    const admin = this.admin!;
+    await admin.connect();
+    const listed = (await admin.listGroups()).groups.filter((g) => g.protocolType === 'consumer' || g.protocolType === '').map((g) => g.groupId);
+    const groups = selectGroups(listed, this.groupMatch);
+    const [descriptions, existingTopics] = await Promise.all([groups.length ? admin.describeGroups(groups) : { groups: [] }, admin.listTopics()]);
+    const existing = new Set(existingTopics);
+
+    // Committed offsets: one OffsetFetch per group, to its coordinator.
+    const committed = new Map<string, Map<string, Map<number, bigint>>>();
+    const unread = new Set<string>();
+    await Promise.all(
+      groups.map(async (group) => {
+        try {
+          const res = await admin.fetchOffsets({ groupId: group });
+          const byTopic = new Map<string, Map<number, bigint>>();
+          for (const t of res) {
+            if (!existing.has(t.topic) || !watchedTopic(t.topic, this.topicMatch)) continue;
+            const parts = new Map<number, bigint>();
+            for (const p of t.partitions) if (p.offset !== '-1' && p.offset !== '') parts.set(p.partition, BigInt(p.offset));
+            if (parts.size) byTopic.set(t.topic, parts);
+          }
+          committed.set(group, byTopic);
+        } catch (err) {
+          // One group that cannot be read (coordinator moving) costs only its own series.
+          this.metrics.readErrors.inc();
+          unread.add(group);
+          this.logger.debug({ group, err: errorMessage(err) }, 'cannot read committed offsets of the group');
+        }
+      }),
+    );
+
+    const topics = new Set<string>();
+    for (const byTopic of committed.values()) for (const t of byTopic.keys()) topics.add(t);
+    const ends = topics.size ? await this.readEnds([...topics]) : new Map<string, PartitionEnds[]>();
+    const now = Date.now();
+    this.calculator.observe(ends, now);
+
+    await this.probeStandingOffsets(committed, ends);
+    const lsoOf = (topic: string, partition: number) => ends.get(topic)?.find((e) => e.partition === partition)?.lso;
+    const nothingToRead = (topic: string, partition: number, c: bigint) => {
+      const p = this.probes.get(`${probeKey(topic, partition)}\u0000${c}`);
+      return p !== undefined && p.first.kind === 'none' && p.lso === lsoOf(topic, partition);
+    };
+    const lags: PartitionLag[] = [];
+    for (const [group, byTopic] of committed) lags.push(...this.calculator.lag(group, byTopic, ends, now, nothingToRead));
+    for (const group of this.groupSeries) if (!committed.has(group) && !unread.has(group)) this.calculator.forgetGroup(group);
+    this.publish(lags, descriptions.groups, committed);
+    return { groups: committed.size, partitions: lags.length };
+  }
+
+  /**
+   * A committed offset that has not moved and sits a little below the LSO may be followed by
+   * markers or aborted records only. One read_committed Fetch per leader tells; the answer is kept
+   * while the committed offset and the LSO stay where they are, so an idle group costs one probe.
+   */
+  private async probeStandingOffsets(committed: Map<string, Map<string, Map<number, bigint>>>, ends: Map<string, PartitionEnds[]>): Promise<void> {
+    const lsoOf = new Map<string, bigint>();
+    for (const [topic, parts] of ends) for (const e of parts) lsoOf.set(probeKey(topic, e.partition), e.lso);
+    const wanted = new Map<string, ProbeRequest>();
+    for (const [group, byTopic] of committed) {
+      for (const [topic, offsets] of byTopic) {
+        for (const [partition, c] of offsets) {
+          const k = probeKey(topic, partition);
+          const lso = lsoOf.get(k);
+          if (lso === undefined || lso <= c || lso - c > BigInt(PROBE_MAX_LAG)) continue;
+          if (!this.calculator.unmoved(group, topic, partition, c)) continue;
+          if (this.probes.get(`${k}\u0000${c}`)?.lso === lso) continue;
+          if (wanted.size < PROBE_MAX_PARTITIONS && !wanted.has(k)) wanted.set(k, { topic, partition, from: c, lso });
+        }
+      }
+    }
+    // Answers for an LSO that moved on are stale.
+    for (const [k, p] of this.probes) if (lsoOf.get(k.slice(0, k.lastIndexOf('\u0000'))) !== p.lso) this.probes.delete(k);
+    if (!wanted.size || !this.reader) return;
+    try {
+      const answers = await this.reader.probe([...wanted.values()]);
+      for (const [k, req] of wanted) this.probes.set(`${k}\u0000${req.from}`, { lso: req.lso, first: answers.get(k) ?? { kind: 'unknown' } });
+    } catch (err) {
+      // Without an answer the offsets speak for themselves: lag as counted.
+      this.logger.debug({ err: errorMessage(err) }, 'cannot probe partitions behind their last stable offset');
+    }
+  }
+
+  private async readEnds(topics: string[]): Promise<Map<string, PartitionEnds[]>> {
+    // kafkajs' cluster keeps every topic it was asked about in its metadata requests; a topic that
+    // left the watched set (deleted) would fail them, so the reader starts afresh.
+    if (!this.reader || [...this.readerTopics].some((t) => !topics.includes(t))) {
+      await this.closeReader();
+      this.reader = new EndOffsetReader(this.kafka);
+      this.readerTopics = new Set();
+    }
+    for (const t of topics) this.readerTopics.add(t);
+    return this.reader.readMany(topics);
+  }
+
+  private publish(lags: PartitionLag[], descriptions: { groupId: string; state: string; members: unknown[] }[], committed: Map<string, unknown>): void {
+    const m = this.metrics;
+    const series = new Map<string, { group: string; topic: string; partition: string }>();
+    for (const l of lags) {
+      const labels = { group: l.group, topic: l.topic, partition: String(l.partition) };
+      series.set(`${l.group}\u0000${l.topic}\u0000${l.partition}`, labels);
+      m.committed.set(labels, Number(l.committed));
+      m.lagRecords.set(labels, l.lsoLag);
+      m.hwLagRecords.set(labels, l.hwLag);
+      m.lagSeconds.set(labels, l.lagSeconds);
+      m.stuck.set(labels, l.stuckSeconds);
+    }
+    const groups = new Set<string>();
+    for (const d of descriptions) {
+      if (!committed.has(d.groupId)) continue;
+      groups.add(d.groupId);
+      const state = GROUP_STATES.includes(d.state) ? d.state : 'Unknown';
+      for (const s of GROUP_STATES) m.state.set({ group: d.groupId, state: s }, s === state ? 1 : 0);
+      m.members.set({ group: d.groupId }, d.members.length);
+    }
+    m.groups.set(groups.size);
+    this.dropSeries(series, groups);
+  }
+
+  private dropSeries(series: Map<string, { group: string; topic: string; partition: string }>, groups: Set<string>): void {
+    const m = this.metrics;
+    for (const [k, labels] of this.partitionSeries) {
+      if (series.has(k)) continue;
+      for (const g of [m.committed, m.lagRecords, m.hwLagRecords, m.lagSeconds, m.stuck]) g.remove(labels);
+    }
+    for (const group of this.groupSeries) {
+      if (groups.has(group)) continue;
+      for (const s of GROUP_STATES) m.state.remove({ group, state: s });
+      m.members.remove({ group });
+    }
+    this.partitionSeries = series;
+    this.groupSeries = groups;
+    if (!groups.size) m.groups.set(0);
+  }
+
+  private async closeReader(): Promise<void> {
+    const r = this.reader;
+    this.reader = undefined;
+    await r?.close();
+  }
+
+  /** The last successful reading, if any. */
+  get lastReading(): LagReading | undefined {
+    return this.last;
+  }
+
+  ready(): ServiceHealth {
+    if (!this.last) return { ready: false, detail: this.failure ? `cannot read consumer lag: ${this.failure}` : 'first lag reading has not finished' };
+    if (this.failure !== undefined) return { ready: true, detail: `last lag reading failed: ${this.failure}` };
+    return { ready: true, detail: `${this.last.groups} groups, ${this.last.partitions} partitions` };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await this.closeReader();
+    await this.admin?.disconnect().catch(() => undefined);
+    this.admin = undefined;
+  }
+}

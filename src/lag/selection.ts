@@ -1,0 +1,33 @@
+// Which consumer groups and topics the lag service watches: `lag.groups` and `lag.topics` entries
+// are exact names, regular expressions written between slashes (/^flink-.*/), or `all`.
+
+export type NameMatcher = (name: string) => boolean;
+
+/** The regular expression of a /pattern/ selector, null for a plain name; throws when it does not compile. */
+export function selectorPattern(selector: string): RegExp | null {
+  return selector.length > 2 && selector.startsWith('/') && selector.endsWith('/') ? new RegExp(selector.slice(1, -1)) : null;
+}
+
+/** A matcher for a list of selectors (validated by the config loader). */
+export function nameMatcher(selectors: string[]): NameMatcher {
+  if (selectors.includes('all')) return () => true;
+  const exact = new Set<string>();
+  const patterns: RegExp[] = [];
+  for (const s of selectors) {
+    const p = selectorPattern(s);
+    if (p) patterns.push(p);
+    else exact.add(s);
+  }
+  return (name) => exact.has(name) || patterns.some((p) => p.test(name));
+}
+
+/** Groups whose lag is read: the matching groups of the cluster's listing (an Empty group with offsets is listed too). */
+export function selectGroups(listed: string[], match: NameMatcher): string[] {
+  return [...new Set(listed.filter(match))].sort();
+}
+
+/** Kafka's internal topics never count as consumed data. */
+export function watchedTopic(topic: string, topicMatch: NameMatcher | null): boolean {
+  if (topic.startsWith('__')) return false;
+  return topicMatch ? topicMatch(topic) : true;
+}

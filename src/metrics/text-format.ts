@@ -1,0 +1,68 @@
+// A strict reader of the Prometheus text exposition format (0.0.4): eoswatch status and the tests read /metrics with it.
+// It throws on any line that is not a comment, HELP, TYPE or a well-formed sample.
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+export interface Parsed {
+  samples: Sample[];
+  types: Map<string, string>;
+  help: Map<string, string>;
+}
+
+const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
+const SAMPLE = new RegExp(`^(${NAME})(\\{(.*)\\})?\\s+(\\S+)(\\s+-?[0-9]+)?$`);
+const LABEL = /\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(,|$)/y;
+
+function parseValue(v: string, line: string): number {
+  // Prometheus parses values with Go's strconv.ParseFloat: Inf and NaN in any letter case.
+  const lower = v.toLowerCase();
+  if (lower === '+inf' || lower === 'inf') return Infinity;
+  if (lower === '-inf') return -Infinity;
+  if (lower === 'nan') return NaN;
+  const n = Number(v);
+  if (Number.isNaN(n)) throw new Error(`bad sample value in: ${line}`);
+  return n;
+}
+
+export function parsePrometheusText(text: string): Parsed {
+  const out: Parsed = { samples: [], types: new Map(), help: new Map() };
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    if (line.startsWith('# HELP ')) {
+      const m = line.match(new RegExp(`^# HELP (${NAME}) (.*)$`));
+      if (!m) throw new Error(`bad HELP line: ${line}`);
+      out.help.set(m[1]!, m[2]!);
+      continue;
+    }
+    if (line.startsWith('# TYPE ')) {
+      const m = line.match(new RegExp(`^# TYPE (${NAME}) (counter|gauge|histogram|summary|untyped)$`));
+      if (!m) throw new Error(`bad TYPE line: ${line}`);
+      if (out.types.has(m[1]!)) throw new Error(`duplicate TYPE for ${m[1]}`);
+      out.types.set(m[1]!, m[2]!);
+      continue;
+    }
+    if (line.startsWith('#')) continue;
+    const m = line.match(SAMPLE);
+    if (!m) throw new Error(`bad sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    const body = m[3] ?? '';
+    LABEL.lastIndex = 0;
+    let pos = 0;
+    while (pos < body.length) {
+      LABEL.lastIndex = pos;
+      const l = LABEL.exec(body);
+      if (!l) throw new Error(`bad labels in: ${line}`);
+      labels[l[1]!] = l[2]!.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
+      pos = LABEL.lastIndex;
+    }
+    out.samples.push({ name: m[1]!, labels, value: parseValue(m[4]!, line) });
+  }
+  return out;
+}
+
+export function sampleValue(p: Parsed, name: string, labels: Record<string, string> = {}): number | undefined {
+  return p.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+}

@@ -1,0 +1,72 @@
+// A live progress line for long commands. On a terminal one line is rewritten in place (at most
+// 10 times a second); in CI logs (not a terminal) a plain line is written at most every
+// `everyMs` and at the end, so the log stays complete without carriage-return spam.
+export interface ProgressOptions {
+  stream?: NodeJS.WritableStream & { isTTY?: boolean };
+  isTTY?: boolean;
+  /** Not a terminal: the least time between two lines. */
+  everyMs?: number;
+  now?: () => number;
+}
+
+export class ProgressLine {
+  private readonly stream: NodeJS.WritableStream;
+  private readonly tty: boolean;
+  private readonly everyMs: number;
+  private readonly now: () => number;
+  private lastAt = -Infinity;
+  private shown = false;
+  private pending: string | undefined;
+
+  constructor(opts: ProgressOptions = {}) {
+    this.stream = opts.stream ?? process.stderr;
+    this.tty = opts.isTTY ?? Boolean((opts.stream ?? process.stderr).isTTY);
+    this.everyMs = opts.everyMs ?? 10_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  update(text: string): void {
+    const t = this.now();
+    this.pending = text;
+    if (t - this.lastAt < (this.tty ? 100 : this.everyMs)) return;
+    this.lastAt = t;
+    this.pending = undefined;
+    if (this.tty) {
+      this.stream.write(`\r\x1b[K${text}`);
+      this.shown = true;
+    } else this.stream.write(`${text}\n`);
+  }
+
+  /** A line that stays (a log line between progress updates). */
+  log(line: string): void {
+    this.clear();
+    this.stream.write(`${line}\n`);
+  }
+
+  /** Ends the progress: the last state (or `text`) stays as a plain line. */
+  done(text?: string): void {
+    const last = text ?? this.pending;
+    this.clear();
+    if (last) this.stream.write(`${last}\n`);
+    this.pending = undefined;
+    this.lastAt = -Infinity;
+  }
+
+  private clear(): void {
+    if (this.tty && this.shown) this.stream.write('\r\x1b[K');
+    this.shown = false;
+  }
+}
+
+export function fmtDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+/** "4,500/10,000 records (45%), 1,200/s, 3s elapsed, ETA 5s" */
+export function countProgress(what: string, done: number, total: number, elapsedMs: number): string {
+  const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
+  const pct = total > 0 ? Math.floor((done * 100) / total) : 0;
+  const eta = rate > 0 && done < total ? `, ETA ${fmtDuration((total - done) / rate)}` : '';
+  return `${what}: ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} (${pct}%), ${Math.round(rate).toLocaleString('en-US')}/s, ${fmtDuration(elapsedMs / 1000)} elapsed${eta}`;
+}

@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { captureStream } from '../harness/capture.js';
+import { countProgress, ProgressLine } from '../../src/progress.js';
+
+const sink = captureStream;
+
+test('not a terminal: plain lines, at most one per interval, and the last state at the end (no carriage returns)', () => {
+  const out = sink();
+  let now = 0;
+  const p = new ProgressLine({ stream: out.stream, isTTY: false, everyMs: 10_000, now: () => now });
+  for (let i = 1; i <= 300; i++) {
+    now += 100;
+    p.update(`step ${i}`);
+  }
+  p.log('a log line');
+  p.done();
+  const text = out.text();
+  assert.doesNotMatch(text, /\r|\x1b/);
+  assert.deepEqual(text.trim().split('\n'), ['step 1', 'step 101', 'step 201', 'a log line', 'step 300']);
+});
+
+test('a terminal: one line rewritten in place, cleared before a log line, left as a plain line at the end', () => {
+  const out = sink();
+  let now = 0;
+  const p = new ProgressLine({ stream: out.stream, isTTY: true, now: () => now });
+  p.update('10%');
+  now += 50;
+  p.update('15%'); // within 100 ms: not drawn
+  now += 100;
+  p.update('20%');
+  p.log('round 2');
+  now += 200;
+  p.update('30%');
+  p.done('done');
+  assert.equal(out.text(), '\r\x1b[K10%\r\x1b[K20%\r\x1b[Kround 2\n\r\x1b[K30%\r\x1b[Kdone\n');
+});
+
+test('count progress: rate and ETA', () => {
+  assert.equal(countProgress('writing t', 2500, 10000, 2000), 'writing t: 2,500/10,000 (25%), 1,250/s, 2s elapsed, ETA 6s');
+  assert.equal(countProgress('writing t', 10000, 10000, 125_000), 'writing t: 10,000/10,000 (100%), 80/s, 2m05s elapsed');
+});
