@@ -55,6 +55,8 @@ export class PipelineService implements Service {
   private wake: (() => void) | undefined;
   private failure: string | undefined;
   private lastAbortReason = '';
+  /** The disconnect of the previous run's consumer, which the next start waits for. */
+  private previousConsumer: Promise<unknown> | undefined;
   private control: Promise<unknown> = Promise.resolve();
   private commitDelaysDone = 0;
   private offsetWriter: GroupOffsetWriter | undefined;
@@ -179,6 +181,11 @@ export class PipelineService implements Service {
     // default offset), which would overwrite the offsets our transactions commit. So the consumer
     // joins a membership group of its own, and offsets live only in pipeline.groupId, written by
     // the transactions (old-style TxnOffsetCommit needs no membership) and read after fencing.
+    // The previous run's consumer must have left the group: a second consumer of ours would be
+    // assigned partitions whose batches nobody processes.
+    await this.previousConsumer;
+    this.previousConsumer = undefined;
+    this.assertStarting();
     const consumer = this.kafka.consumer({
       groupId: membershipGroup(c.groupId),
       readUncommitted: false,
@@ -528,7 +535,7 @@ export class PipelineService implements Service {
    * Closes the tasks first (a batch stuck in a send returns once its producer is gone), then the
    * consumer, each step bounded: during an outage a disconnect can wait on retries for minutes,
    * and a FAILED pipeline must reach its restart. A consumer left behind is ignored (onBatch and
-   * its events check that it is the current one).
+   * its events check that it is the current one) and the next start waits until it has left.
    */
   private async releaseClients(): Promise<void> {
     const bounded = (p: Promise<unknown> | undefined, what: string) =>
@@ -539,7 +546,11 @@ export class PipelineService implements Service {
     this.tasks.clear();
     const consumer = this.consumer;
     this.consumer = undefined;
-    await bounded(consumer?.disconnect(), 'consumer disconnect');
+    if (consumer) {
+      const gone = consumer.disconnect().catch(() => undefined);
+      this.previousConsumer = gone;
+      await bounded(gone, 'consumer disconnect');
+    }
     this.metrics.assignedPartitions.set(this.labels, 0);
     await bounded(this.offsetWriter?.close(), 'offset writer close');
     this.offsetWriter = undefined;
