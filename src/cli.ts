@@ -269,6 +269,8 @@ async function cmdRun(args: string[]): Promise<number> {
   return runUntilStopped(async () => {
     // Loaded here, not at the top: one-shot commands (verify, audit) start without the daemon's modules.
     const { createDaemon } = await import('./services.js');
+    const { checkTransform } = await import('./pipeline/transforms/index.js');
+    await checkTransform(config.pipeline, values.config as string | undefined);
     const { daemon, fatal } = createDaemon(config, logger);
     await daemon.start();
     return { stop: () => daemon.stop(), fatal };
@@ -290,6 +292,8 @@ async function cmdConfig(args: string[]): Promise<number> {
   if (positionals.length !== 1) throw new EosError(ErrorCodes.USAGE, 'config validate takes exactly one FILE');
   const file = positionals[0]!;
   const config = await loadConfig(file);
+  const { checkTransform } = await import('./pipeline/transforms/index.js');
+  await checkTransform(config.pipeline, file);
   if (values.print) process.stdout.write(`${JSON.stringify(redactConfig(config), null, 2)}\n`);
   else process.stdout.write(`${file}: valid\n`);
   return ExitCodes.OK;

@@ -27,10 +27,12 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
   const fatal = new Promise<Error>((resolve) => {
     reportFatal = resolve;
   });
+  let daemon: Daemon | undefined;
   const context = (name: string): ServiceContext => ({
     logger: logger.child({ service: name }),
     registry,
     fatal: (err) => reportFatal(err),
+    failed: (err) => daemon?.serviceFailed(name, err),
   });
   const services: Service[] = [];
 
@@ -81,12 +83,13 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
   }
 
   // The status page at / (src/http/status-page.ts), from the same registry, readiness and audit.
-  const daemon: Daemon = new Daemon({
+  const built: Daemon = new Daemon({
     config,
     logger,
     registry,
     services,
-    routes: [...routes, { path: '/', description: 'live status page (summary: /status.json)', router: statusPageRouter({ registry, readiness: () => daemon.readiness(), audit: () => audit?.lastReport }) }],
+    routes: [...routes, { path: '/', description: 'live status page (summary: /status.json)', router: statusPageRouter({ registry, readiness: () => built.readiness(), audit: () => audit?.lastReport }) }],
   });
-  return { daemon, fatal };
+  daemon = built;
+  return { daemon: built, fatal };
 }

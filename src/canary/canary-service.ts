@@ -77,7 +77,7 @@ function canaryMetrics(ctx: ServiceContext) {
 
 export class CanaryService implements Service {
   readonly name = 'canary';
-  readonly run: string;
+  run: string;
   private readonly logger: Logger;
   private readonly metrics: ReturnType<typeof canaryMetrics>;
   private readonly tracker: CanaryTracker;
@@ -86,6 +86,8 @@ export class CanaryService implements Service {
   private consumer: Consumer | undefined;
   private partitions = 0;
   private seq: number[] = [];
+  /** Per source partition, the highest sequence whose send was acknowledged (-1: none). */
+  private acked: number[] = [];
   private budget = 0;
   private lastTick = 0;
   private sending: Promise<void> | undefined;
@@ -113,6 +115,14 @@ export class CanaryService implements Service {
   }
 
   async start(): Promise<void> {
+    if (this.state !== 'new') {
+      // A restart (src/daemon.ts) is a new run: sequences start at 0 again and must not collide.
+      let run = `canary.${this.opts.id}.${Date.now().toString(36)}`;
+      if (run === this.run) run += '.1';
+      this.run = run;
+      this.tracker.startRun(run);
+      this.budget = 0;
+    }
     this.state = 'starting';
     const admin = this.kafka.admin();
     await admin.connect();
@@ -126,6 +136,7 @@ export class CanaryService implements Service {
       await admin.disconnect();
     }
     this.seq = new Array<number>(this.partitions).fill(0);
+    this.acked = new Array<number>(this.partitions).fill(-1);
     // The sender starts once the reader holds its partitions (positioned before any record of
     // this run); start() does not wait for it, so a slow group join never holds up the daemon.
     const { joined } = await this.startReader();
@@ -200,7 +211,8 @@ export class CanaryService implements Service {
       pos = offset + 1n;
       const r = parseVerifyRecord(m.value);
       if (!r || !r.run.startsWith(`canary.${this.opts.id}.`)) continue;
-      const results = this.tracker.arrive({ run: r.run, partition: r.p, seq: r.seq, value: r.value }, now);
+      const ack = (r as { ack?: unknown }).ack;
+      const results = this.tracker.arrive({ run: r.run, partition: r.p, seq: r.seq, value: r.value, ack: typeof ack === 'number' ? ack : undefined }, now);
       if (results.includes('received')) this.metrics.latency.observe(this.labels, Math.max(0, now - r.ts) / 1000);
       if (results.includes('duplicate')) this.logger.warn({ id: r.id, sinkPartition: batch.partition, offset: m.offset }, 'canary record seen twice at the sink');
     }
@@ -227,8 +239,11 @@ export class CanaryService implements Service {
       // Round-robin: the partition with the fewest sequences so far.
       let p = 0;
       for (let q = 1; q < this.partitions; q++) if (this.seq[q]! < this.seq[p]!) p = q;
-      const r = makeRecord(this.run, p, this.seq[p]!++, ts);
       const group = byPartition.get(p) ?? byPartition.set(p, { seqs: [], messages: [] }).get(p)!;
+      // ack: the highest lower sequence written whenever this one is (src/canary/tracker.ts):
+      // the last acknowledged one, or the previous record of the same request.
+      const seq = this.seq[p]!++;
+      const r = { ...makeRecord(this.run, p, seq, ts), ack: group.seqs.length ? seq - 1 : this.acked[p]! };
       group.seqs.push(r.seq);
       group.messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
     }
@@ -236,6 +251,7 @@ export class CanaryService implements Service {
     for (const [p, group] of byPartition) {
       try {
         await sendPerPartition(this.producer!, this.opts.sourceTopic, group.messages);
+        this.acked[p] = group.seqs[group.seqs.length - 1]!;
         this.metrics.records.inc({ ...this.labels, result: 'sent' }, group.seqs.length);
         if (this.lastSendError) this.logger.info('canary sends succeed again');
         this.lastSendError = undefined;

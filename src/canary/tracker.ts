@@ -8,8 +8,13 @@
 // A sequence whose send failed with an unknown outcome is neither lost when missing nor a problem
 // when present. A partition with nothing after the last arrival is waiting, not losing: a stopped
 // pipeline is an outage (other alerts), and its records come once it runs again.
-// Runs of earlier starts of the same canary (records still in flight across a restart) are tracked
-// from their first arrival on, so a restart is never counted as loss.
+// Runs of earlier starts of the same canary (records still in flight across a restart, or another
+// daemon's) are tracked from their first arrival on, so a restart is never counted as loss. Their
+// failed sends are unknown to this process, so a gap in such a run is judged by evidence carried
+// in the records themselves: each canary record names in `ack` the highest lower sequence of its
+// partition that is written whenever it is (acknowledged before it was made, or earlier in the
+// same produce request). A missing sequence of another run counts as lost only when an arrived
+// record names it; one never named (a send that failed with its daemon) is given up as unknown.
 
 export type CanaryResult = 'received' | 'duplicate' | 'out_of_order' | 'lost' | 'late' | 'wrong_value';
 
@@ -18,6 +23,8 @@ export interface Arrival {
   partition: number;
   seq: number;
   value: number;
+  /** The record's `ack`: a lower sequence known written with it (-1 or undefined: none). */
+  ack?: number;
 }
 
 class Sequence {
@@ -32,11 +39,15 @@ class Sequence {
   /** Failed sends stepped over while missing: if one arrives after all, it is a first arrival. Bounded. */
   readonly skippedUnknown: number[] = [];
   lastArrival: number;
+  /** Another run's sequences named by an arrived record's `ack`: known written. */
+  readonly acked = new Set<number>();
 
   constructor(
     readonly key: string,
     start: number,
     now: number,
+    /** A run of another process or start: its failed sends are unknown here. */
+    public foreign: boolean,
   ) {
     this.next = start;
     this.lastArrival = now;
@@ -81,8 +92,16 @@ export class CanaryTracker {
     let parts = this.runs.get(run);
     if (!parts) this.runs.set(run, (parts = new Map()));
     let s = parts.get(partition);
-    if (!s) parts.set(partition, (s = new Sequence(`${run}/${partition}`, run === this.opts.ownRun ? 0 : firstSeq, now)));
+    const own = run === this.opts.ownRun;
+    if (!s) parts.set(partition, (s = new Sequence(`${run}/${partition}`, own ? 0 : firstSeq, now, !own)));
     return s;
+  }
+
+  /** The canary started again: `run` is its own run from now on, the previous one is judged as another's. */
+  startRun(run: string): void {
+    for (const s of this.runs.get(this.opts.ownRun)?.values() ?? []) s.foreign = true;
+    this.opts.ownRun = run;
+    if (!this.runs.has(run)) this.runs.set(run, new Map());
   }
 
   /** A send of the own run failed with an unknown outcome: those sequences may or may not exist. */
@@ -95,6 +114,7 @@ export class CanaryTracker {
   arrive(a: Arrival, now: number): CanaryResult[] {
     const s = this.seqOf(a.run, a.partition, a.seq, now);
     s.lastArrival = now;
+    if (s.foreign && a.ack !== undefined && a.ack >= s.next) s.acked.add(a.ack);
     const out: CanaryResult[] = [];
     if (a.seq < s.next && takeFrom(s.lostRecently, a.seq)) {
       out.push('late');
@@ -130,6 +150,7 @@ export class CanaryTracker {
     let lost = 0;
     for (;;) {
       if (s.above.delete(s.next)) {
+        s.acked.delete(s.next);
         s.next++;
         s.gapSince = undefined;
         continue;
@@ -142,6 +163,12 @@ export class CanaryTracker {
       if (s.max > s.next) {
         s.gapSince ??= now;
         if (now - s.gapSince >= this.opts.lostAfterMs) {
+          if (s.foreign && !s.acked.delete(s.next)) {
+            // No arrived record says it was written: its send may have failed in the other process.
+            remember(s.skippedUnknown, s.next);
+            s.next++;
+            continue;
+          }
           remember(s.lostRecently, s.next);
           this.lostIds.push(`${s.key}/${s.next}`);
           if (this.lostIds.length > 100) this.lostIds.shift();
@@ -159,7 +186,7 @@ export class CanaryTracker {
   /** Sequences waiting for a lower one (held in memory): grows only with gaps. */
   held(): number {
     let n = 0;
-    for (const parts of this.runs.values()) for (const s of parts.values()) n += s.above.size + s.unknown.size;
+    for (const parts of this.runs.values()) for (const s of parts.values()) n += s.above.size + s.unknown.size + s.acked.size;
     return n;
   }
 

@@ -1,5 +1,6 @@
 // The typed form of config/schema.json after loading: defaults filled, durations in milliseconds.
 // Keep it in step with the schema; test/unit/config.test.ts checks the example file against both.
+import type { BackoffConfig, RestartStrategyConfig } from '../restart.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
@@ -48,6 +49,8 @@ export interface Config {
   /** gracePeriod in ms */
   shutdown: { gracePeriod: number };
   kafka: KafkaConfig;
+  /** Restart backoff of failed services (src/daemon.ts); durations in ms */
+  supervisor: BackoffConfig;
   pipeline: PipelineConfig;
   lsoMonitor: LsoMonitorConfig;
   lag: LagConfig;
@@ -77,6 +80,10 @@ export interface PipelineConfig {
   sessionTimeout: number;
   heartbeatInterval: number;
   onFailure: 'exit' | 'keep-serving';
+  /** How a FAILED pipeline is restarted under onFailure keep-serving; durations in ms */
+  restartStrategy: RestartStrategyConfig;
+  /** ms a transform may take for one record (sync or async) before the record goes to the dead-letter topic */
+  transformTimeout: number;
   faultInjection: { commitDelay: number; commitDelayTimes: number; maxRecordsPerSecond: number };
 }
 

@@ -17,18 +17,20 @@ import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { RejectedRecord, type InputRecord, type OutputRecord, type TransformFn } from './transforms/index.js';
+import type { OutputRecord } from './transforms/index.js';
+import type { BatchRecord, Transformer } from './transforms/route.js';
 import { withTimeout } from '../util/timeout.js';
 import { sendPerPartition } from '../kafka/send.js';
 
 export { TimeoutError, withTimeout } from '../util/timeout.js';
+export { transformBatch, type BatchRecord } from './transforms/route.js';
 
 export type TaskState = 'new' | 'ready' | 'fenced' | 'closed';
 
 export interface TaskContext {
   kafka: Kafka;
   config: PipelineConfig;
-  transform: TransformFn;
+  transform: Transformer;
   sinkPartitions: number;
   dlqTopic: string;
   dlqPartitions: number;
@@ -37,19 +39,13 @@ export interface TaskContext {
   onFenced(task: PartitionTask): void;
 }
 
-export interface BatchRecord {
-  offset: string;
-  timestamp: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
-}
-
 export interface PendingCounts {
   in: number;
   out: number;
   dlq: number;
 }
+
+const CLOSE_ABORT_TIMEOUT_MS = 5000;
 
 const FENCED_TYPES = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);
 
@@ -80,28 +76,6 @@ class Lock {
     this.tail = next.catch(() => undefined);
     return next;
   }
-}
-
-/** Result of transforming a batch: sink and dead-letter messages. */
-export function transformBatch(
-  records: BatchRecord[],
-  source: { topic: string; partition: number },
-  transform: TransformFn,
-): { out: OutputRecord[]; dlq: { record: BatchRecord; reason: string }[] } {
-  const out: OutputRecord[] = [];
-  const dlq: { record: BatchRecord; reason: string }[] = [];
-  for (const r of records) {
-    const input: InputRecord = { ...source, offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value, headers: r.headers ?? {} };
-    try {
-      const res = transform(input);
-      if (res === null || res === undefined) continue;
-      if (Array.isArray(res)) out.push(...res);
-      else out.push(res);
-    } catch (err) {
-      dlq.push({ record: r, reason: err instanceof RejectedRecord ? err.message : `transform threw: ${(err as Error).message ?? String(err)}` });
-    }
-  }
-  return { out, dlq };
 }
 
 export class PartitionTask {
@@ -192,6 +166,11 @@ export class PartitionTask {
       await p.disconnect().catch(() => undefined);
       throw err;
     }
+    if (this.state === 'closed') {
+      // Closed while the producer was being initialised (a rewind cut short): nothing may hold it.
+      await p.disconnect().catch(() => undefined);
+      throw new Error('partition task closed');
+    }
     this.producer = p;
     this.txn = txn;
     this.txnHasData = false;
@@ -257,7 +236,9 @@ export class PartitionTask {
       if (end > this.nextOffset) this.nextOffset = end;
       return true;
     }
-    const { out, dlq } = transformBatch(fresh, { topic: this.topic, partition: this.partition }, this.ctx.transform);
+    const { out, dlq } = await this.ctx.transform.run(fresh, { topic: this.topic, partition: this.partition });
+    // Closed or re-initialised while an async transform ran: this batch is no longer ours.
+    if (this.state !== 'ready' || this.error || isStale()) return false;
     const topicMessages = this.messagesFor(out, dlq);
     const gen = this.generation;
     try {
@@ -495,7 +476,8 @@ export class PartitionTask {
     this.txn = null;
     this.releaseBarrier();
     if (wasReady && txn && !this.lock.busy) {
-      await txn.abort().catch((err: unknown) => {
+      // Bounded: during an outage the abort retries for long; the next owner's InitProducerId aborts it anyway.
+      await withTimeout(txn.abort(), CLOSE_ABORT_TIMEOUT_MS, 'abort on close').catch((err: unknown) => {
         // A zombie learns here that it was replaced: say so rather than swallow it.
         if (isFencedError(err)) this.markFenced(err as Error);
       });

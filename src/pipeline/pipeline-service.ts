@@ -9,35 +9,55 @@ import type { Logger } from '../log.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
 import { pipelineTransactionAgeMetrics } from '../metrics/lag.js';
-import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import type { RestartPolicy, Service, ServiceContext, ServiceHealth } from '../service.js';
+import { restartDelay } from '../restart.js';
 import { CheckpointCoordinator, type AbortOutcome } from './checkpoint-coordinator.js';
 import { PartitionTask, TimeoutError, withTimeout } from './partition-task.js';
-import { resolveTransform, type TransformFn } from './transforms/index.js';
+import { createTransformer, type Transformer } from './transforms/index.js';
 
 /** The consumer group the instances join to split partitions; offsets are never read from it. */
 export function membershipGroup(groupId: string): string {
   return `${groupId}.members`;
 }
 
+/**
+ * The pipeline refuses to start on purpose (no committed offset and startFrom none): with
+ * onFailure exit the process exits; with keep-serving the start is retried (an operator may
+ * commit offsets meanwhile).
+ */
+class StartRefused extends EosError {
+  constructor(message: string) {
+    super(ErrorCodes.SERVICE_START_FAILED, message);
+  }
+}
+
+/** Longest wait for one client to close when the pipeline fails or stops. */
+const RELEASE_TIMEOUT_MS = 10_000;
+
 export type PipelineState = 'STARTING' | 'RUNNING' | 'FAILED' | 'STOPPING' | 'STOPPED';
 
 export class PipelineService implements Service {
   readonly name = 'pipeline';
   state: PipelineState = 'STARTING';
-  readonly coordinator: CheckpointCoordinator;
+  /** A fresh one per start: a restart begins with no checkpoint pending. */
+  coordinator: CheckpointCoordinator;
+  readonly restartPolicy: RestartPolicy;
   private readonly metrics: PipelineMetrics;
   private readonly labels: PipelineLabels;
   private readonly logger: Logger;
   private readonly tasks = new Map<number, PartitionTask>();
   private consumer: Consumer | undefined;
   private admin: Admin | undefined;
-  private transform: TransformFn | undefined;
+  private transform: Transformer | undefined;
   private sinkPartitions = 0;
   private dlqPartitions = 0;
   private readonly dlqTopic: string;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private failure: string | undefined;
+  private lastAbortReason = '';
+  /** The disconnect of the previous run's consumer, which the next start waits for. */
+  private previousConsumer: Promise<unknown> | undefined;
   private control: Promise<unknown> = Promise.resolve();
   private commitDelaysDone = 0;
   private offsetWriter: GroupOffsetWriter | undefined;
@@ -51,13 +71,9 @@ export class PipelineService implements Service {
     this.logger = ctx.logger;
     this.labels = { pipeline: config.name, engine: 'eoswatch', job_id: '' };
     this.dlqTopic = config.deadLetterTopic ?? `${config.sinkTopic}.dlq`;
-    this.coordinator = new CheckpointCoordinator({
-      intervalMs: config.checkpoint.interval,
-      timeoutMs: config.checkpoint.timeout,
-      minPauseMs: config.checkpoint.minPause,
-      tolerableFailedCheckpoints: config.checkpoint.tolerableFailedCheckpoints,
-      mode: config.mode,
-    });
+    this.coordinator = this.newCoordinator();
+    const strategy = config.restartStrategy;
+    this.restartPolicy = { delay: (attempt) => restartDelay(strategy, attempt), resetAfterMs: strategy.type === 'none' ? Infinity : strategy.resetAfter };
     this.metrics = pipelineMetrics(ctx.registry);
     pipelineTransactionAgeMetrics(ctx.registry, config.name, config.transactionTimeout, () => new Map([...this.tasks].map(([p, t]) => [p, t.openSince ?? 0])));
     const m = this.metrics;
@@ -73,29 +89,72 @@ export class PipelineService implements Service {
     for (const direction of ['in', 'out', 'dlq']) m.records.inc({ ...this.labels, direction }, 0);
   }
 
+  private newCoordinator(): CheckpointCoordinator {
+    return new CheckpointCoordinator({
+      intervalMs: this.config.checkpoint.interval,
+      timeoutMs: this.config.checkpoint.timeout,
+      minPauseMs: this.config.checkpoint.minPause,
+      tolerableFailedCheckpoints: this.config.checkpoint.tolerableFailedCheckpoints,
+      mode: this.config.mode,
+    });
+  }
+
   ready(): ServiceHealth {
+    // A failing checkpoint means nothing is committed: not ready, even if failures are still tolerated.
+    if (this.state === 'RUNNING' && this.coordinator.consecutiveFailures > 0) {
+      return { ready: false, detail: `RUNNING, ${this.coordinator.consecutiveFailures} consecutive failed checkpoint(s): ${this.lastAbortReason}` };
+    }
     if (this.state === 'RUNNING') return { ready: true, detail: `RUNNING, ${this.tasks.size} partition(s), last checkpoint ${this.coordinator.lastCompletedId}` };
     if (this.state === 'FAILED') return { ready: false, detail: `FAILED: ${this.failure}` };
     return { ready: false, detail: this.state };
   }
 
+  /**
+   * Starts (or, after stop(), restarts) from the committed offsets. A failed start releases
+   * everything and throws: the supervisor retries it (src/daemon.ts), whatever onFailure says.
+   */
   async start(): Promise<void> {
+    const carried = this.coordinator.consecutiveFailures;
+    this.coordinator = this.newCoordinator();
+    // Failures since the last completed checkpoint stay counted across a restart: the gauge and
+    // EosCheckpointFailing stay up until a checkpoint completes.
+    this.coordinator.consecutiveFailures = carried;
+    this.state = 'STARTING';
+    this.failure = undefined;
+    this.control = Promise.resolve();
     try {
       await this.prepare();
     } catch (err) {
-      this.state = 'FAILED';
+      if (this.state === 'STARTING') this.state = 'FAILED';
       this.failure = errorMessage(err);
+      this.metrics.up.set(this.labels, 0);
       await this.releaseClients();
-      if (this.config.onFailure === 'exit') this.ctx.fatal(err as Error);
+      // Refusing to start is the pipeline's own verdict, as FAILED is: onFailure applies to it.
+      if (err instanceof StartRefused && this.config.onFailure === 'exit') this.ctx.fatal(err);
       throw err;
     }
   }
 
+  /** A stop() during start() makes the start give up at its next step. */
+  private assertStarting(): void {
+    if (this.state !== 'STARTING') throw new Error(`pipeline start interrupted (${this.state})`);
+  }
+
   private async prepare(): Promise<void> {
     const c = this.config;
-    this.transform = await resolveTransform(c.transform, c.transformModule);
+    this.transform ??= await createTransformer(c, this.logger);
+    // An unreachable cluster fails the start in seconds, not after the long retries the runtime
+    // clients keep for failovers: the supervisor retries the start with its own backoff.
+    const probe = this.kafka.admin({ retry: { retries: 3, maxRetryTime: 1000 } });
+    try {
+      await probe.connect();
+    } finally {
+      await probe.disconnect().catch(() => undefined);
+    }
+    this.assertStarting();
     this.admin = this.kafka.admin();
     await this.admin.connect();
+    this.assertStarting();
     const meta = await this.admin.fetchTopicMetadata({ topics: [] });
     const partitionsOf = (topic: string): number => meta.topics.find((t) => t.name === topic)?.partitions.length ?? 0;
     const missing = [c.sourceTopic, c.sinkTopic, this.dlqTopic].filter((t) => partitionsOf(t) === 0);
@@ -106,10 +165,10 @@ export class PipelineService implements Service {
     this.dlqPartitions = partitionsOf(this.dlqTopic);
 
     const committed = await fetchCommittedOffsets(this.admin, c.groupId, c.sourceTopic);
+    this.assertStarting();
     const without = [...committed.entries()].filter(([, o]) => o === null).map(([p]) => p);
     if (without.length && c.startFrom === 'none') {
-      throw new EosError(
-        ErrorCodes.SERVICE_START_FAILED,
+      throw new StartRefused(
         `pipeline: consumer group "${c.groupId}" has no committed offset for ${c.sourceTopic} partition${without.length > 1 ? 's' : ''} ${without.join(', ')}; ` +
           `refusing to start (auto.offset.reset=none). To bootstrap, set pipeline.startFrom: earliest (or latest) for one run, ` +
           `or commit offsets with kafka-consumer-groups.sh --group ${c.groupId} --topic ${c.sourceTopic} --reset-offsets --to-earliest --execute`,
@@ -123,6 +182,11 @@ export class PipelineService implements Service {
     // default offset), which would overwrite the offsets our transactions commit. So the consumer
     // joins a membership group of its own, and offsets live only in pipeline.groupId, written by
     // the transactions (old-style TxnOffsetCommit needs no membership) and read after fencing.
+    // The previous run's consumer must have left the group: a second consumer of ours would be
+    // assigned partitions whose batches nobody processes.
+    await this.previousConsumer;
+    this.previousConsumer = undefined;
+    this.assertStarting();
     const consumer = this.kafka.consumer({
       groupId: membershipGroup(c.groupId),
       readUncommitted: false,
@@ -135,6 +199,7 @@ export class PipelineService implements Service {
     });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (consumer !== this.consumer) return; // one left behind by an earlier run
       const assigned = new Set(payload.memberAssignment[c.sourceTopic] ?? []);
       // From now on batches of other partitions are stale: never start a task for them.
       this.assigned = assigned;
@@ -144,24 +209,28 @@ export class PipelineService implements Service {
     // Batches holding only control records (transaction markers) or aborted data never reach
     // eachBatch; the task must still step over them, or its next batch would look like a gap.
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (consumer !== this.consumer) return;
       if (payload.batchSize !== 0 || payload.topic !== c.sourceTopic) return;
       const t = this.tasks.get(payload.partition);
       const first = (payload as { firstOffset?: string | null }).firstOffset;
       if (t?.state === 'ready' && first != null) void t.skipEmpty({ fetched: BigInt(first), last: BigInt(payload.lastOffset) });
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (!payload.restart) void this.fail(`consumer crashed: ${payload.error.message}`);
+      if (!payload.restart && consumer === this.consumer) void this.fail(`consumer crashed: ${payload.error.message}`);
     });
     await consumer.connect();
+    this.assertStarting();
     await consumer.subscribe({ topics: [c.sourceTopic], fromBeginning: c.startFrom === 'earliest' });
+    this.assertStarting();
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: true,
       partitionsConsumedConcurrently: 64,
-      eachBatch: (payload) => this.onBatch(payload),
+      eachBatch: (payload) => (consumer === this.consumer ? this.onBatch(payload) : Promise.resolve()),
     });
+    this.assertStarting();
     this.state = 'RUNNING';
-    this.metrics.up.set(this.labels, 1);
+    this.metrics.up.set(this.labels, this.coordinator.consecutiveFailures > 0 ? 0 : 1);
     this.loop = this.checkpointLoop();
     this.logger.info({ source: c.sourceTopic, sink: c.sinkTopic, dlq: this.dlqTopic, mode: c.mode, groupId: c.groupId }, 'pipeline running');
   }
@@ -234,7 +303,7 @@ export class PipelineService implements Service {
         }
         // The batch was fetched from kafkajs' idea of the position; continue only from ours.
         if (task.nextOffset !== BigInt(fetchedOffset)) {
-          this.consumer!.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
+          this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
           return;
         }
       }
@@ -399,6 +468,7 @@ export class PipelineService implements Service {
       m.checkpointDuration.observe({ ...this.labels, outcome: 'completed' }, r.durationMs / 1000);
       m.lastCompleted.set(this.labels, Date.now() / 1000);
       m.consecutiveFailures.set(this.labels, 0);
+      if (this.state === 'RUNNING') m.up.set(this.labels, 1);
       this.logger.debug({ checkpoint: cp.id, transactions: toCommit.length, ms: r.durationMs }, 'checkpoint completed');
       return true;
     } catch (err) {
@@ -411,11 +481,39 @@ export class PipelineService implements Service {
     }
   }
 
+  /**
+   * The outcome is counted (and eos_pipeline_up drops) the moment the checkpoint fails, before
+   * the rewind: during an outage the rewind (abort, or re-initialising the producer) waits for
+   * the cluster, and no next checkpoint starts meanwhile. It is not cut short: a second producer
+   * initialised for the same transactional id while the first still retries would fence it and
+   * be fenced in turn. A FAILED pipeline skips the rewind; its clients close within bounds.
+   */
   private async abortCheckpoint(id: number, tasks: PartitionTask[], committed: PartitionTask[], outcome: AbortOutcome, reason: string): Promise<void> {
     const m = this.metrics;
     const toAbort = tasks.filter((t) => !committed.includes(t));
     const aborted = toAbort.filter((t) => t.hasOpenTransaction || t.error).length;
+    const r = this.coordinator.abort(id, Date.now(), outcome, reason);
+    this.lastAbortReason = reason;
+    m.checkpoints.inc({ ...this.labels, outcome });
+    m.checkpointDuration.observe({ ...this.labels, outcome }, r.durationMs / 1000);
+    m.consecutiveFailures.set(this.labels, this.coordinator.consecutiveFailures);
+    m.up.set(this.labels, 0);
+    for (const t of committed) {
+      const p = t.takePending();
+      m.records.inc({ ...this.labels, direction: 'in' }, p.in);
+      m.records.inc({ ...this.labels, direction: 'out' }, p.out);
+      m.records.inc({ ...this.labels, direction: 'dlq' }, p.dlq);
+    }
+    if (this.config.mode === 'EXACTLY_ONCE') {
+      m.transactions.inc({ ...this.labels, outcome: 'aborted' }, aborted);
+      m.transactions.inc({ ...this.labels, outcome: 'committed' }, committed.length);
+    }
     this.logger.warn({ checkpoint: id, outcome, reason, transactions: aborted }, 'checkpoint aborted; rewinding to the committed offsets');
+    if (r.failed) {
+      // Closing the tasks aborts their transactions; the restart re-reads the committed offsets.
+      await this.fail(this.coordinator.failureReason ?? reason);
+      return;
+    }
     const abortTimeout = Math.max(5_000, this.config.checkpoint.timeout);
     await Promise.all(
       toAbort.map(async (t) => {
@@ -429,21 +527,6 @@ export class PipelineService implements Service {
         }
       }),
     );
-    for (const t of committed) {
-      const p = t.takePending();
-      m.records.inc({ ...this.labels, direction: 'in' }, p.in);
-      m.records.inc({ ...this.labels, direction: 'out' }, p.out);
-      m.records.inc({ ...this.labels, direction: 'dlq' }, p.dlq);
-    }
-    if (this.config.mode === 'EXACTLY_ONCE') {
-      m.transactions.inc({ ...this.labels, outcome: 'aborted' }, aborted);
-      m.transactions.inc({ ...this.labels, outcome: 'committed' }, committed.length);
-    }
-    const r = this.coordinator.abort(id, Date.now(), outcome, reason);
-    m.checkpoints.inc({ ...this.labels, outcome });
-    m.checkpointDuration.observe({ ...this.labels, outcome }, r.durationMs / 1000);
-    m.consecutiveFailures.set(this.labels, this.coordinator.consecutiveFailures);
-    if (r.failed) void this.fail(this.coordinator.failureReason ?? reason);
   }
 
   private async fail(reason: string): Promise<void> {
@@ -454,17 +537,39 @@ export class PipelineService implements Service {
     this.logger.error({ reason, onFailure: this.config.onFailure }, 'pipeline FAILED');
     this.wake?.();
     await this.releaseClients();
-    if (this.config.onFailure === 'exit') this.ctx.fatal(new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${reason}`));
+    const err = new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${reason}`);
+    // exit: the orchestrator restarts the process; keep-serving: the supervisor restarts the
+    // pipeline after pipeline.restartStrategy's delay (src/daemon.ts).
+    if (this.config.onFailure === 'exit') this.ctx.fatal(err);
+    else if (this.state === 'FAILED') this.ctx.failed?.(err);
   }
 
+  /**
+   * Closes the tasks first (a batch stuck in a send returns once its producer is gone), then the
+   * consumer, each step bounded: during an outage a disconnect can wait on retries for minutes,
+   * and a FAILED pipeline must reach its restart. A consumer left behind is ignored (onBatch and
+   * its events check that it is the current one) and the next start waits until it has left.
+   */
   private async releaseClients(): Promise<void> {
-    await this.consumer?.disconnect().catch(() => undefined);
-    await Promise.all([...this.tasks.values()].map((t) => t.close()));
+    const bounded = (p: Promise<unknown> | undefined, what: string) =>
+      withTimeout(Promise.resolve(p).catch(() => undefined), RELEASE_TIMEOUT_MS, what).catch((err: unknown) =>
+        this.logger.warn({ err: errorMessage(err) }, 'a client did not close in time; left behind'),
+      );
+    await bounded(Promise.all([...this.tasks.values()].map((t) => t.close())), 'closing the partition tasks');
     this.tasks.clear();
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    if (consumer) {
+      const gone = consumer.disconnect().catch(() => undefined);
+      this.previousConsumer = gone;
+      await bounded(gone, 'consumer disconnect');
+    }
     this.metrics.assignedPartitions.set(this.labels, 0);
-    await this.offsetWriter?.close();
+    await bounded(this.offsetWriter?.close(), 'offset writer close');
     this.offsetWriter = undefined;
-    await this.admin?.disconnect().catch(() => undefined);
+    await bounded(this.admin?.disconnect(), 'admin disconnect');
+    // A worker thread stuck in a transform must not outlive the run; the next start spawns a fresh one.
+    await this.transform?.close();
   }
 
   /** Finishes the checkpoint in flight, commits what was processed, leaves the group, closes producers. */

@@ -24,6 +24,7 @@ const ALERTS = [
   'EosCheckpointFailing',
   'EosCheckpointStalled',
   'EosPipelineDown',
+  'EosPipelineRestarting',
   'EosDuplicatesDetected',
   'EosDataLossDetected',
   'EosConfigAuditCritical',

@@ -188,4 +188,38 @@ describe('canary tracker', () => {
     t.arrive(at(3), 60_001);
     assert.equal(t.held(), 0);
   });
+
+  test("another run's gap is lost only when a later record of it names the missing sequence in ack", () => {
+    const t = tracker(1000);
+    const B = 'canary.b.1';
+    const ack = (seq: number, a: number) => ({ ...at(seq, 0, B), ack: a });
+    // Daemon B (this tracker) sees daemon A's run: 0..4 written; 5..9 failed during an outage
+    // (never written); 10 was made after, naming 4 as the last acknowledged.
+    for (let i = 0; i <= 4; i++) t.arrive(ack(i, i - 1), 0);
+    t.arrive(ack(10, 4), 100);
+    t.sweep(100);
+    assert.equal(t.sweep(5_000), 0, 'failed sends of another process are not lost');
+    assert.equal(t.counts.lost, 0);
+    assert.deepEqual(t.arrive(ack(7, 4), 6_000), ['received'], 'one that was written after all is a first arrival');
+    // 11 acknowledged but lost on the way: 12 names it.
+    t.arrive(ack(12, 11), 7_000);
+    t.sweep(7_000);
+    assert.equal(t.sweep(8_100), 1);
+    assert.equal(t.counts.lost, 1);
+    assert.equal(t.held(), 0);
+  });
+
+  test('a restart makes the earlier own run foreign: its known failed sends stay unknown, the new run counts from 0', () => {
+    const t = tracker(1000);
+    t.arrive(at(0), 0);
+    t.sendFailed(0, [1, 2], 10);
+    t.startRun('canary.a.2');
+    t.arrive({ ...at(3), ack: 0 }, 20);
+    t.sweep(20);
+    assert.equal(t.sweep(5_000), 0);
+    assert.deepEqual(t.arrive(at(0, 0, 'canary.a.2'), 5_000), ['received']);
+    t.arrive(at(2, 0, 'canary.a.2'), 5_000);
+    t.sweep(5_000);
+    assert.equal(t.sweep(6_100), 1, 'the own run of the new start counts its gap');
+  });
 });

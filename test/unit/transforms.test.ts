@@ -44,8 +44,8 @@ describe('transforms', () => {
     assert.deepEqual(out.headers, { h: Buffer.from('v'), multi: 'b' });
   });
 
-  test('transformBatch splits output and dead letters and keeps the order', () => {
-    const { out, dlq } = transformBatch(
+  test('transformBatch splits output and dead letters and keeps the order', async () => {
+    const { out, dlq } = await transformBatch(
       [
         { offset: '10', timestamp: '0', key: null, value: Buffer.from(JSON.stringify({ id: 'a', ts: 1, value: 1 })) },
         { offset: '11', timestamp: '0', key: null, value: Buffer.from('garbage') },
@@ -60,14 +60,14 @@ describe('transforms', () => {
     assert.match(dlq[0]!.reason, /value is not JSON/);
   });
 
-  test('a transform that throws something else is a dead letter too, and may emit many or no records', () => {
+  test('a transform that throws something else is a dead letter too, and may emit many or no records', async () => {
     const fn = (r: InputRecord) => {
       const v = String(r.value);
       if (v === 'boom') throw new TypeError('kaput');
       if (v === 'none') return null;
       return [{ value: `${v}1` }, { value: `${v}2` }];
     };
-    const { out, dlq } = transformBatch(
+    const { out, dlq } = await transformBatch(
       ['a', 'boom', 'none'].map((v, i) => ({ offset: String(i), timestamp: '0', key: null, value: Buffer.from(v) })),
       { topic: 't', partition: 0 },
       fn,

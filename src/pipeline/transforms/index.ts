@@ -3,11 +3,16 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EosError, ErrorCodes } from '../../errors.js';
 import { increment } from './increment.js';
-import type { TransformFn } from './types.js';
+import type { InputRecord, TransformFn, TransformResult } from './types.js';
+import type { Logger } from '../../log.js';
+import { inProcessTransformer, type Transformer } from './route.js';
+import { WorkerTransformer } from './worker.js';
 
 export * from './types.js';
+export { inProcessTransformer, type Transformer } from './route.js';
 
-export const BUILTIN_TRANSFORMS: Record<string, TransformFn> = {
+/** Synchronous and known to return valid outputs. */
+export const BUILTIN_TRANSFORMS: Record<string, (record: InputRecord) => TransformResult> = {
   increment,
   identity: (r) => ({ key: r.key, value: r.value, headers: stringHeaders(r.headers) }),
 };
@@ -35,6 +40,27 @@ export async function loadTransformModule(path: string, key = 'pipeline.transfor
     throw new EosError(ErrorCodes.CONFIG_INVALID, `${key}: ${abs} exports no function; expected \`export function transform(record)\` or a default export`);
   }
   return fn as TransformFn;
+}
+
+/**
+ * Loads the configured transform, so that a module that cannot be loaded is a configuration
+ * error (exit 2) before anything starts, for `run` and `config validate` alike.
+ */
+export async function checkTransform(pipeline: { enabled: boolean; transform: string; transformModule?: string }, file?: string): Promise<void> {
+  if (!pipeline.enabled) return;
+  try {
+    await resolveTransform(pipeline.transform, pipeline.transformModule);
+  } catch (err) {
+    if (file && err instanceof EosError) throw new EosError(err.code, `${file}: ${err.message}`, { cause: err.cause });
+    throw err;
+  }
+}
+
+/** The transformer of the pipeline: a built-in runs in-process, a module in a worker thread (src/pipeline/transforms/worker.ts). */
+export async function createTransformer(p: { transform: string; transformModule?: string; transformTimeout: number }, logger: Logger): Promise<Transformer> {
+  const fn = await resolveTransform(p.transform, p.transformModule);
+  if (!p.transformModule) return inProcessTransformer(fn, p.transformTimeout);
+  return new WorkerTransformer(p.transformModule, p.transformTimeout, logger);
 }
 
 export async function resolveTransform(name: string, modulePath?: string): Promise<TransformFn> {

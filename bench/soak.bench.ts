@@ -1,0 +1,190 @@
+// Soak: one `eoswatch run` with the pipeline (keep-serving, default restart strategy), the canary
+// and the LSO monitor, while a broker is stopped for --down seconds every --every minutes, for
+// --minutes minutes. Samples /metrics every 5 s; at the end waits (up to 10 min) for the group to
+// catch up, checks the sink read_committed against the source (no canary record twice, none
+// missing) and writes its section of bench/RESULTS.md.
+// On a 1-node cluster each bounce is a full outage (what a sidecar sees when its cluster restarts).
+// Run: npm run bench:soak [-- --minutes 30 --every 5 --down 60 --nodes 1]
+import { parseArgs } from 'node:util';
+import { WorkerProcess } from '../src/chaos/worker.js';
+import { createTopic, readAll } from '../test/harness/index.js';
+import { waitCaughtUp } from '../test/harness/pipeline.js';
+import { parsePrometheusText, sampleValue } from '../test/harness/promtext.js';
+import { BENCH_DIR, fmt, makeOutDir, generatedBy, installEmergencyStop, intOption, live, log, mdTable, printUsageAndExit, runMain, withCluster, writeSection } from './common.js';
+import { join } from 'node:path';
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '30' },
+    every: { type: 'string', default: '5' },
+    down: { type: 'string', default: '60' },
+    nodes: { type: 'string', default: '1' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help) printUsageAndExit(import.meta.url);
+const minutes = intOption(values.minutes, '--minutes', 1);
+const everyMin = intOption(values.every, '--every', 1);
+const downS = intOption(values.down, '--down', 1);
+const nodes = intOption(values.nodes, '--nodes', 1) as 1 | 3;
+if (nodes !== 1 && nodes !== 3) throw new Error('--nodes: expected 1 or 3');
+
+interface Sample {
+  t: number;
+  up: number;
+  ready: boolean;
+  sent: number;
+  received: number;
+  lost: number;
+  duplicate: number;
+  restarts: number;
+  failedCheckpoints: number;
+  completedCheckpoints: number;
+  hanging: number;
+}
+
+async function sample(w: WorkerProcess, t0: number): Promise<Sample | undefined> {
+  try {
+    const m = parsePrometheusText(await w.metricsText());
+    const v = (name: string, labels: Record<string, string> = {}) => sampleValue(m, name, labels) ?? 0;
+    const ready = (await fetch(`${await w.url}/readyz`)).status === 200;
+    return {
+      t: (Date.now() - t0) / 1000,
+      up: v('eos_pipeline_up'),
+      ready,
+      sent: v('eos_canary_records_total', { result: 'sent' }),
+      received: v('eos_canary_records_total', { result: 'received' }),
+      lost: v('eos_canary_records_total', { result: 'lost' }),
+      duplicate: v('eos_canary_records_total', { result: 'duplicate' }),
+      restarts: v('eos_service_restarts_total', { service: 'pipeline' }),
+      failedCheckpoints: v('eos_checkpoints_total', { outcome: 'failed' }) + v('eos_checkpoints_total', { outcome: 'timeout' }),
+      completedCheckpoints: v('eos_checkpoints_total', { outcome: 'completed' }),
+      hanging: v('eos_hanging_transactions'),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  installEmergencyStop();
+  const startedAt = new Date();
+  await withCluster({ nodes }, async (cluster) => {
+    const id = `soak-${Date.now().toString(36)}`;
+    const topics = { source: `${id}-in`, sink: `${id}-out` };
+    for (const t of [topics.source, topics.sink, `${topics.sink}.dlq`]) await createTopic(cluster.brokers, t, 3, nodes);
+    const config = {
+      http: { host: '127.0.0.1', port: 0 },
+      log: { level: 'info' },
+      kafka: { brokers: cluster.brokers },
+      audit: { enabled: false },
+      pipeline: { enabled: true, sourceTopic: topics.source, sinkTopic: topics.sink, groupId: `${id}-group`, transactionalIdPrefix: id, startFrom: 'earliest', onFailure: 'keep-serving' },
+      canary: { enabled: true, id, rate: 50, lostAfter: '2m' },
+      lsoMonitor: { interval: '5s' },
+    };
+    const w = new WorkerProcess(config, 'soak', { logFile: join(makeOutDir('soak-'), 'eoswatch.log') });
+    live.add(w.child);
+    await w.url;
+    const t0 = Date.now();
+    const samples: Sample[] = [];
+    interface Bounce {
+      node: number;
+      stopAt: number;
+      startAt: number;
+      upZeroAt?: number;
+      upAgainAt?: number;
+    }
+    const bounces: Bounce[] = [];
+    const end = t0 + minutes * 60_000;
+    let nextBounce = t0 + everyMin * 60_000;
+    let k = 0;
+    while (Date.now() < end) {
+      const s = await sample(w, t0);
+      if (s) samples.push(s);
+      const b = bounces.at(-1);
+      if (b && s) {
+        if (b.upZeroAt === undefined && s.up === 0 && s.t >= b.stopAt) b.upZeroAt = s.t;
+        if (b.upZeroAt !== undefined && b.upAgainAt === undefined && s.up === 1 && s.t >= b.startAt) b.upAgainAt = s.t;
+      }
+      if (Date.now() >= nextBounce && Date.now() + downS * 1000 < end) {
+        const node = nodes === 1 ? 1 : (k++ % 3) + 1;
+        log(`stopping node ${node} for ${downS} s`);
+        // Times count from when the broker is down (a controlled shutdown takes a while).
+        await cluster.stop(node);
+        const stopAt = (Date.now() - t0) / 1000;
+        const bounce: Bounce = { node, stopAt, startAt: Infinity };
+        bounces.push(bounce);
+        const until = Date.now() + downS * 1000;
+        while (Date.now() < until) {
+          const x = await sample(w, t0);
+          if (x) {
+            samples.push(x);
+            if (bounce.upZeroAt === undefined && x.up === 0) bounce.upZeroAt = x.t;
+          }
+          await new Promise((r) => setTimeout(r, 5000));
+        }
+        await cluster.start(node);
+        bounce.startAt = (Date.now() - t0) / 1000;
+        log(`node ${node} back`);
+        nextBounce += everyMin * 60_000;
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+    // Let the backlog through (bounded), then stop the daemon cleanly.
+    const caughtUp = await waitCaughtUp(cluster.brokers, `${id}-group`, topics.source, 600_000).then(
+      () => 'yes',
+      (err: Error) => `no: ${err.message}`,
+    );
+    const last = (await sample(w, t0))!;
+    samples.push(last);
+    const exit = await w.stop(60_000);
+    // Every canary record written to the source (read_committed) appears exactly once at the sink.
+    const ids = async (topic: string) =>
+      (await readAll(cluster.brokers, topic, { timeoutMs: 300_000 })).map((r) => (JSON.parse(String(r.message.value)) as { id?: string }).id).filter((x): x is string => !!x);
+    const src = await ids(topics.source);
+    const sink = await ids(topics.sink);
+    const sinkSet = new Set(sink);
+    const missing = src.filter((x) => !sinkSet.has(x)).length;
+    const dup = sink.length - sinkSet.size;
+    const totalS = (Date.now() - startedAt.getTime()) / 1000;
+    const downSamples = samples.filter((s) => s.up === 0).length;
+    const rows = bounces.map((b, i) => [
+      i + 1,
+      b.node,
+      fmt(b.stopAt),
+      b.upZeroAt === undefined ? 'never' : fmt(b.upZeroAt - b.stopAt),
+      fmt(b.startAt),
+      b.upAgainAt === undefined ? 'not seen' : fmt(b.upAgainAt - b.startAt),
+    ]);
+    const section = [
+      '<!-- BEGIN SOAK BENCH (written by bench/soak.bench.ts) -->',
+      '## Soak: broker bounces under the pipeline, canary and LSO monitor',
+      '',
+      generatedBy(`npm run bench:soak -- --minutes ${minutes} --every ${everyMin} --down ${downS} --nodes ${nodes}`, 'bench/soak.bench.ts', startedAt, totalS),
+      '',
+      `One \`eoswatch run\`: pipeline (EXACTLY_ONCE, checkpoint 1s, timeout 30s, tolerableFailedCheckpoints 0, onFailure keep-serving, default exponential-delay restart), canary at 50 records/s (lostAfter 2m), LSO monitor; ${nodes}-node cluster, 3 partitions; node stopped (SIGTERM) for ${downS} s every ${everyMin} min. /metrics sampled every 5 s (so times below are ±5 s); a checkpoint fails (and eos_pipeline_up drops) once it has waited checkpoint.timeout for the broker.`,
+      '',
+      mdTable(['bounce', 'node', 'stopped at (s)', 'eos_pipeline_up 0 after the broker was down (s)', 'started at (s)', 'up again after start (s)'], rows),
+      '',
+      mdTable(
+        ['what', 'value'],
+        [
+          ['pipeline restarts (eos_service_restarts_total)', fmt(last.restarts)],
+          ['checkpoints completed / failed or timed out', `${fmt(last.completedCheckpoints)} / ${fmt(last.failedCheckpoints)}`],
+          ['samples with eos_pipeline_up 0', `${downSamples} of ${samples.length}`],
+          ['canary sent / received / lost / duplicate (metrics)', `${fmt(last.sent)} / ${fmt(last.received)} / ${fmt(last.lost)} / ${fmt(last.duplicate)}`],
+          ['canary records in the source (read_committed) / at the sink / missing at the sink / twice at the sink', `${fmt(src.length)} / ${fmt(sink.length)} / ${fmt(missing)} / ${fmt(dup)}`],
+          ['hanging transactions at the end', fmt(last.hanging)],
+          ['group caught up with the source before the check (bounded by 10 min)', caughtUp],
+          ['daemon exit code on SIGTERM', String(exit)],
+        ],
+      ),
+      '<!-- END SOAK BENCH -->',
+    ].join('\n');
+    writeSection(join(BENCH_DIR, 'RESULTS.md'), '<!-- BEGIN SOAK BENCH', '<!-- END SOAK BENCH -->', section);
+    log(section);
+  });
+}
+
+runMain(main);
