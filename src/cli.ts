@@ -9,6 +9,7 @@ import { EosError, ErrorCodes, ExitCodes, errorMessage, exitCodeFor } from './er
 import { createLogger, type Logger } from './log.js';
 import { redactText } from './redact.js';
 import { VERSION } from './version.js';
+import { runUntilStopped } from './lifecycle.js';
 
 const MAIN_HELP = `eoswatch ${VERSION} — exactly-once watchdog for Kafka transactional pipelines
 
@@ -204,27 +205,6 @@ function reportError(err: unknown): number {
 async function configFrom(file: string | undefined): Promise<Config> {
   const path = file ?? process.env.EOSWATCH_CONFIG;
   return path ? loadConfig(path) : validateConfig({}, '(defaults)');
-}
-
-/** Runs until SIGTERM/SIGINT or a fatal service error; a second signal exits at once. */
-export async function runUntilStopped(
-  start: () => Promise<{ stop: () => Promise<boolean>; fatal: Promise<Error> }>,
-  logger: Logger,
-): Promise<number> {
-  const { stop, fatal } = await start();
-  const reason = await new Promise<{ signal?: string; error?: Error }>((resolve) => {
-    const onSignal = (signal: string) => resolve({ signal });
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-    void fatal.then((error) => resolve({ error }));
-  });
-  process.once('SIGTERM', () => process.exit(ExitCodes.RUNTIME));
-  process.once('SIGINT', () => process.exit(ExitCodes.RUNTIME));
-  if (reason.signal) logger.info({ signal: reason.signal }, 'shutting down');
-  else logger.error({ err: errorMessage(reason.error) }, 'fatal service error; shutting down');
-  const clean = await stop();
-  logger.info({ clean }, 'stopped');
-  return reason.error || !clean ? ExitCodes.RUNTIME : ExitCodes.OK;
 }
 
 /** `run --start-from`: a one-run bootstrap position; the configured startFrom stays what the audit judges. */

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Partitioners } from 'kafkajs';
-import { runUntilStopped } from './cli.js';
+import { runUntilStopped } from './lifecycle.js';
 import { validateConfig } from './config/load.js';
 import { createConfiguredTopics, topicsOfConfig } from './kafka/topics.js';
 import { createKafka } from './kafka/client.js';

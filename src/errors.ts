@@ -47,7 +47,7 @@ export class MultipleErrors extends AggregateError {
   }
 }
 
-/** Exit codes of DESIGN.md: 0 ok, 1 runtime failure, 2 usage or configuration error, 3 violation found. */
+/** Exit codes (README "Using it"): 0 ok, 1 runtime failure, 2 usage or configuration error, 3 violation found. */
 export const ExitCodes = { OK: 0, RUNTIME: 1, USAGE: 2, VIOLATION: 3 } as const;
 
 export function exitCodeFor(err: unknown): number {

@@ -3,7 +3,7 @@
 // submitted to it, a steady stream of seed records, and eoswatch watching the job as a sidecar
 // (flink: only, no own pipeline). On Ctrl-C everything it started is stopped by pid.
 import { join } from 'node:path';
-import { runUntilStopped } from '../cli.js';
+import { runUntilStopped } from '../lifecycle.js';
 import { validateConfig } from '../config/load.js';
 import { seedStream } from '../demo.js';
 import { ensureTopics } from '../kafka/admin.js';

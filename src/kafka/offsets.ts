@@ -82,7 +82,7 @@ const READ_COMMITTED = 1;
  * watermark; the LSO needs ListOffsets with READ_COMMITTED. kafkajs builds clusters with an
  * isolation level only for consumers, through a factory it keeps under a private symbol; the
  * offset reader uses that factory directly. kafkajs 2.2.4 is in maintenance, so this inner
- * API does not move; test/integration/offsets.test.ts checks the answers against real Kafka.
+ * API does not move; test/integration/lag.test.ts checks LSO and high-watermark answers against real Kafka.
  */
 function createCluster(kafka: Kafka, isolationLevel: number): OffsetCluster {
   const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');

@@ -1,6 +1,6 @@
 // The pipeline service: a read_committed consumer in a group, one PartitionTask per assigned
 // partition, and the checkpoint loop that drives two-phase commit across them through the
-// CheckpointCoordinator. See DESIGN.md "The pipeline's semantic model".
+// CheckpointCoordinator. See docs/architecture.md "The pipeline".
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';

@@ -1,4 +1,4 @@
-// Seed records for pipeline tests ({id, ts, value}, DESIGN.md) written straight to chosen
+// Seed records for pipeline tests ({id, ts, value}, as the demo and docs/architecture.md describe) written straight to chosen
 // partitions, and an exactly-once check of the sink that shares no code with the pipeline.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
