@@ -41,6 +41,8 @@ interface Sample {
   failedCheckpoints: number;
   completedCheckpoints: number;
   hanging: number;
+  /** process_resident_memory_bytes of the daemon */
+  rss: number;
 }
 
 async function sample(w: WorkerProcess, t0: number): Promise<Sample | undefined> {
@@ -60,6 +62,7 @@ async function sample(w: WorkerProcess, t0: number): Promise<Sample | undefined>
       failedCheckpoints: v('eos_checkpoints_total', { outcome: 'failed' }) + v('eos_checkpoints_total', { outcome: 'timeout' }),
       completedCheckpoints: v('eos_checkpoints_total', { outcome: 'completed' }),
       hanging: v('eos_hanging_transactions'),
+      rss: v('process_resident_memory_bytes'),
     };
   } catch {
     return undefined;
@@ -149,6 +152,14 @@ async function main(): Promise<void> {
     const dup = sink.length - sinkSet.size;
     const totalS = (Date.now() - startedAt.getTime()) / 1000;
     const downSamples = samples.filter((s) => s.up === 0).length;
+    // RSS after warm-up (the first bounce's minute before it) against the last minutes: growth across bounces would be a leak.
+    const mib = (b: number) => `${(b / 1048576).toFixed(0)} MiB`;
+    const rssIn = (from: number, to: number) => samples.filter((s) => s.t >= from && s.t < to && s.rss > 0).map((s) => s.rss);
+    const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : 0);
+    const warm = median(rssIn(everyMin * 60 - 60, everyMin * 60));
+    const lastT = samples.at(-1)?.t ?? 0;
+    const late = median(rssIn(lastT - 120, lastT + 1));
+    const peak = Math.max(0, ...samples.map((s) => s.rss));
     const rows = bounces.map((b, i) => [
       i + 1,
       b.node,
@@ -176,6 +187,7 @@ async function main(): Promise<void> {
           ['canary sent / received / lost / duplicate (metrics)', `${fmt(last.sent)} / ${fmt(last.received)} / ${fmt(last.lost)} / ${fmt(last.duplicate)}`],
           ['canary records in the source (read_committed) / at the sink / missing at the sink / twice at the sink', `${fmt(src.length)} / ${fmt(sink.length)} / ${fmt(missing)} / ${fmt(dup)}`],
           ['hanging transactions at the end', fmt(last.hanging)],
+          ['daemon RSS: median of the minute before the first bounce / of the last 2 minutes / peak', `${mib(warm)} / ${mib(late)} / ${mib(peak)}`],
           ['group caught up with the source before the check (bounded by 10 min)', caughtUp],
           ['daemon exit code on SIGTERM', String(exit)],
         ],
