@@ -5,7 +5,7 @@ import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { createLogger } from '../log.js';
 import { VERSION } from '../version.js';
 import { runUntilStopped } from '../lifecycle.js';
-import { configFrom, logFormatOption, parse, printHelp } from './options.js';
+import { choiceOption, configFrom, logFormatOption, parse, printHelp } from './options.js';
 
 export const help = `Usage: eoswatch run [--config FILE] [--start-from earliest|latest] [--log-format auto|json|pretty]
                     [--web.listen-address [HOST]:PORT] [--web.config.file FILE]
@@ -31,9 +31,9 @@ Options:
 /** `run --start-from`: a one-run bootstrap position; the configured startFrom stays what the audit judges. */
 export function withStartFrom(config: Config, flag: string | undefined): Config {
   if (flag === undefined) return config;
-  if (flag !== 'earliest' && flag !== 'latest') throw new EosError(ErrorCodes.USAGE, `--start-from: expected earliest or latest, found "${flag}"`);
+  const startFrom = choiceOption('start-from', flag, ['earliest', 'latest']);
   if (!config.pipeline.enabled) throw new EosError(ErrorCodes.USAGE, '--start-from: the configuration has no enabled pipeline');
-  return { ...config, pipeline: { ...config.pipeline, startFrom: flag, configuredStartFrom: config.pipeline.startFrom } };
+  return { ...config, pipeline: { ...config.pipeline, startFrom, configuredStartFrom: config.pipeline.startFrom } };
 }
 
 export async function handler(args: string[]): Promise<number> {
