@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { LocalCluster } from './cluster.js';
 import { DEFAULT_KAFKA_VERSION } from './kafka-dist.js';
-import { TOPIC_OPTIONS, topicRequestFrom } from '../cli.js';
+import { TOPIC_OPTIONS, topicRequestFrom } from '../commands/options.js';
 
 const HELP = `Usage: npm run kafka -- <command> [options]
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withStartFrom } from '../../src/cli.js';
+import { withStartFrom } from '../../src/commands/run.js';
 import { validateConfig } from '../../src/config/load.js';
 import { pipelineFacts } from '../../src/audit/sources/pipeline.js';
 import { consumerChecks } from '../../src/audit/checks/consumer.js';

@@ -1,0 +1,136 @@
+// Option handling shared by the commands of src/commands/ and by `npm run kafka` (src/localcluster/cli.ts):
+// one parser, one wording for each kind of bad option value.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { loadConfig, validateConfig } from '../config/load.js';
+import type { Config, KafkaConfig, LogFormat } from '../config/types.js';
+import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
+import type { TopicRequest } from '../kafka/topics.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
+
+/** Strict parseArgs plus -h/--help; option types come from the literal `options` (no casts at the call site). */
+export function parse<const T extends Options, const P extends boolean = false>(args: string[], options: T, allowPositionals?: P) {
+  try {
+    return parseArgs({ args, options: { ...options, ...HELP_OPTION }, allowPositionals: (allowPositionals ?? false) as P, strict: true });
+  } catch (err) {
+    throw new EosError(ErrorCodes.USAGE, errorMessage(err));
+  }
+}
+
+/** "a", "a or b", "a, b or c": how the expected values of an option are named in errors. */
+function spoken(choices: readonly string[]): string {
+  return choices.length > 1 ? `${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}` : (choices[0] ?? '');
+}
+
+/** One of a closed list of values (`--format`, `--fail-on`, `--log-format`, ...). */
+export function choiceOption<const C extends string>(name: string, v: string, choices: readonly C[]): C {
+  if (!(choices as readonly string[]).includes(v)) throw new EosError(ErrorCodes.USAGE, `--${name}: expected ${spoken(choices)}, found "${v}"`);
+  return v as C;
+}
+
+export const REPORT_FORMATS = ['table', 'json', 'markdown'] as const;
+
+export function logFormatOption(v: string | undefined, dflt: LogFormat): LogFormat {
+  return v === undefined ? dflt : choiceOption('log-format', v, ['auto', 'json', 'pretty']);
+}
+
+export function numberOption(name: string, v: string | undefined, dflt: number, check: (n: number) => boolean, what: string): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || !check(n)) throw new EosError(ErrorCodes.USAGE, `--${name}: expected ${what}, found "${v}"`);
+  return n;
+}
+
+const isPositiveInteger = (n: number) => Number.isInteger(n) && n > 0;
+
+export function positiveIntegerOption(name: string, v: string | undefined, dflt: number): number {
+  return numberOption(name, v, dflt, isPositiveInteger, 'a positive integer');
+}
+
+/** A positive integer option without a default: `--NAME is required` (with `hint`) when absent. */
+export function requiredPositiveInteger(name: string, v: string | undefined, hint = ''): number {
+  if (v === undefined) throw new EosError(ErrorCodes.USAGE, `--${name} is required${hint}`);
+  return positiveIntegerOption(name, v, NaN);
+}
+
+export async function durationOption(name: string, v: string): Promise<number> {
+  const { parseDuration } = await import('../config/duration.js');
+  try {
+    return parseDuration(v);
+  } catch (err) {
+    throw new EosError(ErrorCodes.USAGE, `--${name}: ${errorMessage(err)}`);
+  }
+}
+
+/** `--bootstrap-server`, repeatable and comma-separated. */
+export function brokersOption(v: string[] | undefined): string[] {
+  const brokers = (v ?? []).flatMap((b) => b.split(',')).map((b) => b.trim()).filter(Boolean);
+  for (const b of brokers) if (!/^[^\s:,]+:[0-9]{1,5}$/.test(b)) throw new EosError(ErrorCodes.USAGE, `--bootstrap-server: expected HOST:PORT, found "${b}"`);
+  return brokers;
+}
+
+/** The config's kafka section with the brokers of `--bootstrap-server`, when any were given. */
+export function kafkaWithBrokers(kafka: KafkaConfig, brokers: string[]): KafkaConfig {
+  return brokers.length ? { ...kafka, brokers } : kafka;
+}
+
+/** `--config FILE`, else $EOSWATCH_CONFIG, else the built-in defaults (run, topics). */
+export async function configFrom(file: string | undefined): Promise<Config> {
+  return configFileOrDefaults(file ?? process.env.EOSWATCH_CONFIG);
+}
+
+/** `--config FILE`, else the built-in defaults; $EOSWATCH_CONFIG is not read (audit, verify). */
+export async function configFileOrDefaults(file: string | undefined): Promise<Config> {
+  return file ? loadConfig(file) : validateConfig({}, '(defaults)');
+}
+
+/** Options shared by `eoswatch topics create` and `npm run kafka -- topics create`. */
+export const TOPIC_OPTIONS = {
+  topic: { type: 'string', multiple: true },
+  partitions: { type: 'string' },
+  'replication-factor': { type: 'string' },
+  'min-insync-replicas': { type: 'string' },
+  'allow-unsafe': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+} as const;
+
+export interface TopicValues {
+  topic?: string[];
+  partitions?: string;
+  'replication-factor'?: string;
+  'min-insync-replicas'?: string;
+  'allow-unsafe'?: boolean;
+}
+
+export function topicRequestFrom(values: TopicValues): TopicRequest {
+  const optional = (name: 'replication-factor' | 'min-insync-replicas') => (values[name] === undefined ? undefined : positiveIntegerOption(name, values[name], 0));
+  return {
+    names: values.topic ?? [],
+    partitions: positiveIntegerOption('partitions', values.partitions, 6),
+    replicationFactor: optional('replication-factor'),
+    minInsyncReplicas: optional('min-insync-replicas'),
+    allowUnsafe: Boolean(values['allow-unsafe']),
+  };
+}
+
+/** Help printed for -h/--help: exit 0. */
+export function printHelp(text: string): number {
+  process.stdout.write(text);
+  return ExitCodes.OK;
+}
+
+/**
+ * `eoswatch NAME SUB ...`: no SUB or -h prints the help (exit 2 without SUB); an unknown SUB is a usage error.
+ * Returns the subcommand and its arguments, or the exit code when the help was printed.
+ */
+export function subcommand<const S extends string>(name: string, args: string[], subs: readonly S[], help: string): { sub: S; rest: string[] } | number {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    process.stdout.write(help);
+    return sub === undefined ? ExitCodes.USAGE : ExitCodes.OK;
+  }
+  if (!(subs as readonly string[]).includes(sub)) throw new EosError(ErrorCodes.USAGE, `unknown ${name} command "${sub}"; expected: ${subs.join(', ')}`);
+  return { sub: sub as S, rest };
+}
