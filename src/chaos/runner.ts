@@ -122,8 +122,8 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       groupId,
       transactionalIdPrefix: id,
       startFrom: 'earliest',
-      // The default checkpoint interval and (pipeline-service.ts) default fetch sizes: faults hit
-      // transactions as large as a normal run's, whole fetched batches of up to 1 MiB per partition.
+      // The default checkpoint interval. A slowed round fetches in small steps (pipeline-service.ts);
+      // --full-speed keeps the default fetch sizes, so faults hit transactions as large as a normal run's.
       checkpoint: { timeout: '10s', tolerableFailedCheckpoints: 10 },
       transactionTimeout: `${TIMEOUTS.transaction}ms`,
       sessionTimeout: `${TIMEOUTS.session}ms`,

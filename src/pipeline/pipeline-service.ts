@@ -194,6 +194,11 @@ export class PipelineService implements Service {
       heartbeatInterval: c.heartbeatInterval,
       rebalanceTimeout: Math.max(c.sessionTimeout, c.checkpoint.timeout + 10_000),
       maxWaitTimeInMs: 250,
+      // Throttled (fault-injection runs): small fetches, so that batches are small steps of progress.
+      // With whole 1 MiB batches waiting their turn, a coordinator kill left the consumer crashing and
+      // re-fetching while batches held their slots, and the pipeline stalled (coordinator-kill chaos);
+      // `eoswatch chaos --full-speed` runs faults at default fetch sizes instead, unthrottled.
+      ...(c.faultInjection.maxRecordsPerSecond > 0 ? { maxBytesPerPartition: 16_384, maxBytes: 65_536 } : {}),
       allowAutoTopicCreation: false,
       retry: { retries: 10 },
     });
@@ -282,7 +287,7 @@ export class PipelineService implements Service {
     this.logger.info({ assigned: [...assigned].sort((a, b) => a - b), revoked }, 'partitions assigned');
   }
 
-  private async onBatch({ batch, isStale, isRunning, heartbeat }: EachBatchPayload): Promise<void> {
+  private async onBatch({ batch, isStale, isRunning }: EachBatchPayload): Promise<void> {
     if (this.state !== 'RUNNING' || !isRunning() || isStale() || !this.assigned.has(batch.partition)) return;
     // kafkajs' Batch carries the offset the fetch was issued from, but its typings omit it.
     const fetchedOffset = String((batch as unknown as { fetchedOffset: string }).fetchedOffset);
@@ -309,7 +314,7 @@ export class PipelineService implements Service {
       }
     }
     if (task.state !== 'ready') return;
-    await this.throttle(batch.messages.length, heartbeat);
+    await this.throttle(batch.messages.length);
     const used = await task.process(batch.messages, isStale, { fetched: BigInt(fetchedOffset), last: BigInt(batch.lastOffset()) });
     if (used === 'gap' && task.nextOffset !== null) {
       this.logger.debug({ partition: batch.partition, fetched: fetchedOffset, next: task.nextOffset.toString() }, 'batch starts past the task position; seeking back');
@@ -317,26 +322,20 @@ export class PipelineService implements Service {
     } else if (!used && task.error) this.wake?.(); // abort now, not at the next interval
   }
 
-  /**
-   * faultInjection.maxRecordsPerSecond: batches take turns for slots of the allowed rate. Fetches
-   * keep their normal size (fault-injection runs must see the transactions of a real run), so a
-   * batch may wait longer than the session timeout: the wait heartbeats, or the group would drop
-   * the member (kafkajs heartbeats only between batches).
-   */
+  /** faultInjection.maxRecordsPerSecond: batches take turns for slots of the allowed rate. */
   private throttledUntil = 0;
-  private async throttle(records: number, heartbeat: () => Promise<void>): Promise<void> {
+  private async throttle(records: number): Promise<void> {
     const rate = this.config.faultInjection.maxRecordsPerSecond;
     if (rate <= 0 || records === 0) return;
-    const start = Math.max(Date.now(), this.throttledUntil);
+    const now = Date.now();
+    const start = Math.max(now, this.throttledUntil);
     this.throttledUntil = start + (records * 1000) / rate;
-    for (let left = start - Date.now(); left > 0; left = start - Date.now()) {
-      await new Promise((r) => setTimeout(r, Math.min(left, this.config.heartbeatInterval)));
-      await heartbeat();
-    }
+    if (start > now) await new Promise((r) => setTimeout(r, start - now));
   }
 
   /** Where each partition without a committed offset was first bootstrapped by this process. */
   private readonly bootstrapOffsets = new Map<number, bigint>();
+
   private async initTask(task: PartitionTask, fetchedOffset: bigint): Promise<void> {
     const committed = await task.init(() => this.readCommitted(task.partition));
     if (committed === null) {

@@ -13,12 +13,17 @@ import { runRound } from '../../src/chaos/runner.js';
 import { formatChaosTable } from '../../src/chaos/report.js';
 
 const RECORDS = 10_000;
+// `npm test` runs a representative subset (process kills, a leader failover, the coordinator, the
+// zombie) to keep CI within its budget; EOSWATCH_CHAOS_ALL=1 runs every scenario in short form.
+// The full set at 100,000 records is `eoswatch chaos --scenario all`, results in docs/chaos-results.md.
+const SUBSET = new Set(['worker-kill', 'worker-term', 'broker-kill', 'coordinator-kill', 'zombie']);
+const scenarios = process.env.EOSWATCH_CHAOS_ALL === '1' ? SCENARIOS : SCENARIOS.filter((s) => SUBSET.has(s.name));
 
 describe('chaos scenarios, short form (3-node cluster)', () => {
   const h = useCluster({ nodes: 3 });
   const workDir = mkdtempSync(join(tmpdir(), 'eoswatch-chaos-'));
 
-  for (const scenario of SCENARIOS) {
+  for (const scenario of scenarios) {
     test(`${scenario.name}: ${scenario.description}`, async () => {
       const lines: string[] = [];
       const r = await runRound(h.cluster, scenario, 1, { records: RECORDS, rounds: 1, partitions: 6, workDir, log: (l) => lines.push(l) });
