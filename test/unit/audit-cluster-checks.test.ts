@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { brokerChecks, effectiveMessageFormat, parseKafkaVersion } from '../../src/audit/checks/broker.js';
 import { liveChecks } from '../../src/audit/checks/live.js';
+import { describeEntry, intOf } from '../../src/audit/checks/util.js';
 import { runAudit, type AuditSource } from '../../src/audit/runner.js';
 import { formatMarkdown, formatTable } from '../../src/audit/report.js';
 import { renderCatalogue } from '../../src/audit/catalogue.js';
@@ -112,6 +113,32 @@ describe('live checks', () => {
     assert.equal(ok!.passed, true);
   });
 
+  test('__transaction_state: min ISR is the largest any broker sets, 1 when none does; at min ISR passes', () => {
+    const txn = (rf: number, isr: number, n = 2): TopicFacts => ({ ...topic('__transaction_state', rf, isr, {}, ['internal']), partitions: Array.from({ length: n }, (_, partition) => ({ partition, leader: 1, replicas: [1, 2, 3].slice(0, rf), isr: [1, 2, 3].slice(0, isr) })) });
+    const bare: BrokerFacts = { id: 1, configs: new Map() };
+    const [one] = result(liveChecks, 'live.transaction-state-isr', facts([bare], [txn(3, 1)]));
+    assert.deepEqual([one!.target, one!.passed, one!.observed, one!.expected], ['topic:__transaction_state', true, 'all 2 partitions have >= 1 in-sync replicas', 'in-sync replicas >= 1 on every partition']);
+    const strict = facts([broker(1), broker(2, { 'transaction.state.log.min.isr': '3' })], [txn(3, 2)]);
+    const [r] = result(liveChecks, 'live.transaction-state-isr', strict);
+    assert.equal(r!.passed, false);
+    assert.equal(r!.expected, 'in-sync replicas >= 3 on every partition');
+    // Eleven short partitions: the first ten are named, the count says all.
+    const [many] = result(liveChecks, 'live.transaction-state-isr', facts([broker(1)], [txn(3, 1, 11)]));
+    assert.equal(many!.observed, `11 of 11 partitions below min ISR 2: ${Array.from({ length: 10 }, (_, i) => `${i} (isr 1/3)`).join(', ')}`);
+    assert.deepEqual(result(liveChecks, 'live.transaction-state-isr', facts([broker(1)], [topic('orders', 3, 1)])), []);
+    assert.deepEqual(result(liveChecks, 'live.transaction-state-isr', { clients: [], checkpoints: [] }), []);
+  });
+
+  test('under-replicated: internal topics left out, the lagging partitions named (at most ten)', () => {
+    const wide = (name: string, n: number, isr: number, roles: TopicFacts['roles'] = ['source']): TopicFacts => ({ name, roles, configs: new Map(), partitions: Array.from({ length: n }, (_, partition) => ({ partition, leader: 1, replicas: [1, 2, 3], isr: [1, 2, 3].slice(0, isr) })) });
+    const rs = result(liveChecks, 'live.under-replicated', facts([broker(1)], [wide('in', 12, 2), wide('out', 2, 3, ['sink']), wide('__consumer_offsets', 2, 1, ['internal'])]));
+    assert.deepEqual(rs.map((r) => [r.target, r.passed]), [['topic:in', false], ['topic:out', true]]);
+    assert.equal(rs[0]!.observed, `under-replicated partitions: ${Array.from({ length: 10 }, (_, i) => `${i} (isr 2/3)`).join(', ')}`);
+    assert.equal(rs[1]!.observed, 'all partitions fully in sync');
+    for (const r of rs) assert.equal(r.expected, 'isr = replicas on every partition');
+    assert.deepEqual(result(liveChecks, 'live.under-replicated', { clients: [], checkpoints: [] }), []);
+  });
+
   test('under-replicated source and sink partitions', () => {
     const rs = result(liveChecks, 'live.under-replicated', facts([broker(1)], [topic('a', 3, 3), topic('b', 3, 2)]));
     assert.deepEqual(rs.map((r) => [r.target, r.passed]), [['topic:a', true], ['topic:b', false]]);
@@ -162,5 +189,28 @@ describe('audit runner and reports', () => {
       assert.ok(c.rationale.length > 30, `${c.id} rationale`);
       assert.ok(c.remediation.length > 10, `${c.id} remediation`);
     }
+  });
+});
+
+describe('config entry helpers', () => {
+  test('describeEntry names the value and where it comes from, or says it is missing', () => {
+    assert.equal(describeEntry('a.b', undefined), 'a.b not reported');
+    const at = (source: ConfigEntry['source'], value: string | null = '3') => describeEntry('a.b', { value, source });
+    assert.equal(at('default'), 'a.b=3 (default)');
+    assert.equal(at('static'), 'a.b=3 (server.properties)');
+    assert.equal(at('unknown'), 'a.b=3 (source unknown)');
+    assert.equal(at('dynamic-broker'), 'a.b=3 (dynamic (per broker))');
+    assert.equal(at('dynamic-default'), 'a.b=3 (dynamic (cluster-wide))');
+    // A sensitive entry has no value in describeConfigs; the text never invents one.
+    assert.equal(at('static', null), 'a.b=(sensitive) (server.properties)');
+  });
+
+  test('intOf: a number, or undefined when missing, sensitive, empty or not a number (never 0 by coercion)', () => {
+    assert.equal(intOf(undefined), undefined);
+    assert.equal(intOf({ value: null, source: 'static' }), undefined);
+    assert.equal(intOf({ value: '', source: 'static' }), undefined);
+    assert.equal(intOf({ value: 'many', source: 'static' }), undefined);
+    assert.equal(intOf({ value: '3', source: 'static' }), 3);
+    assert.equal(intOf({ value: '0', source: 'default' }), 0);
   });
 });
