@@ -189,4 +189,18 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     replacement: '"Stryker was here!"',
     reason: 'the fallback for a missing version; "Stryker was here!" does not match /^(\\d+)\\.(\\d+)/ either, so both give undefined',
   },
+  {
+    file: 'src/audit/checks/checkpoint.ts',
+    mutator: 'ObjectLiteral',
+    original: '{ unset: true }',
+    replacement: '{}',
+    reason: 'returned without a value, and every caller returns its "unset" observation on an undefined value before it reads unset',
+  },
+  {
+    file: 'src/audit/checks/checkpoint.ts',
+    mutator: 'ConditionalExpression',
+    original: 'cp.stateBackend !== undefined',
+    replacement: 'true',
+    reason: 'LSM_BACKEND.test(undefined) tests the string "undefined", which matches neither rocksdb nor forst: false as before',
+  },
 ];

@@ -630,6 +630,22 @@ describe('checkpoint checks', () => {
     assert.equal(one('flink.kafka-sink-exactly-once', { ...flinkOn, sinkDeliveryGuarantee: 'EXACTLY_ONCE' }).passed, false);
   });
 
+  test('a mode without an interval is not enabled checkpointing: mode fails, the Flink-only checks stay silent', () => {
+    const modeOnly: CheckpointFacts = { origin: 'flink', target: 'flink:n', mode: 'EXACTLY_ONCE' };
+    const r = one('checkpoint.mode', modeOnly);
+    assert.deepEqual([r.passed, r.observed], [false, 'checkpointing not enabled (no checkpoint interval)']);
+    for (const id of ['checkpoint.max-concurrent', 'checkpoint.unaligned-exactly-once']) {
+      assert.deepEqual(check(id).evaluate(facts({ checkpoints: [modeOnly, { ...modeOnly, unaligned: true, mode: 'AT_LEAST_ONCE', maxConcurrent: 2 }] })), [], id);
+    }
+  });
+
+  test('Flink-only checks do not judge eoswatch\'s pipeline, whatever its facts hold', () => {
+    const odd: CheckpointFacts = { ...pipelineCheckpoint, unaligned: true, mode: 'AT_LEAST_ONCE', maxConcurrent: 2, sinkDeliveryGuarantee: 'NONE' };
+    for (const id of ['checkpoint.max-concurrent', 'checkpoint.unaligned-exactly-once', 'flink.kafka-sink-exactly-once']) {
+      assert.deepEqual(check(id).evaluate(facts({ checkpoints: [odd] })), [], id);
+    }
+  });
+
   test('remediations name the Flink and pipeline keys they set', () => {
     const rem = (id: string) => check(id).remediation;
     assert.match(rem('checkpoint.mode'), /execution\.checkpointing\.interval.*execution\.checkpointing\.mode: EXACTLY_ONCE.*pipeline\.checkpoint\.interval.*pipeline\.mode: EXACTLY_ONCE/);
