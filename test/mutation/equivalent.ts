@@ -191,16 +191,30 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
   },
   {
     file: 'src/audit/checks/checkpoint.ts',
-    mutator: 'ObjectLiteral',
-    original: '{ unset: true }',
-    replacement: '{}',
-    reason: 'returned without a value, and every caller returns its "unset" observation on an undefined value before it reads unset',
-  },
-  {
-    file: 'src/audit/checks/checkpoint.ts',
     mutator: 'ConditionalExpression',
     original: 'cp.stateBackend !== undefined',
     replacement: 'true',
     reason: 'LSM_BACKEND.test(undefined) tests the string "undefined", which matches neither rocksdb nor forst: false as before',
+  },
+  {
+    file: 'src/audit/checks/producer.ts',
+    mutator: 'ConditionalExpression',
+    original: 'v === undefined',
+    replacement: 'false',
+    reason: 'setting(): for an undefined v the mutant returns v itself, which is undefined',
+  },
+  {
+    file: 'src/audit/checks/producer.ts',
+    mutator: 'ConditionalExpression',
+    original: 'inFlight !== undefined',
+    replacement: 'true',
+    reason: 'isInt(undefined) tests the string "undefined", which is not an integer: false as before',
+  },
+  {
+    file: 'src/audit/checks/producer.ts',
+    mutator: 'MethodExpression',
+    original: 'v.trim()',
+    replacement: 'v',
+    reason: 'Number() ignores leading and trailing whitespace itself, and isInt has already judged the trimmed text',
   },
 ];

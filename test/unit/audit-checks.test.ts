@@ -339,6 +339,21 @@ describe('producer checks: defaults and edges', () => {
     assert.equal(r.expected, 'transaction.timeout.ms above 70000 ms (70s) and at most 900000 ms (15m)');
   });
 
+  test('transaction.timeout.ms: the first broker with the strictest maximum, the first of equally long spans, checkpoints without a span left out', () => {
+    const b = (id: number, v: string): BrokerFacts => ({ id, configs: new Map([['transaction.max.timeout.ms', { value: v, source: 'static' as const }]]) });
+    const on = (brokers: BrokerFacts[]) => one('producer.transaction-timeout', { 'transaction.timeout.ms': '100000' }, { cluster: { brokers, topics: [] } }).observed;
+    assert.match(on([b(1, '300000'), b(2, '3600000')]), /300000 ms \(5m\) \(broker 1\)$/);
+    assert.match(on([b(1, '300000'), b(2, '300000')]), /\(broker 1\)$/);
+    const a: CheckpointFacts = { origin: 'pipeline', target: 'pipeline:a', mode: 'EXACTLY_ONCE', intervalMs: 10_000, timeoutMs: 30_000 };
+    const tt = (cps: CheckpointFacts[]) => one('producer.transaction-timeout', { 'transaction.timeout.ms': '100000' }, { checkpoints: cps }).observed;
+    assert.match(tt([a, { ...a, target: 'pipeline:b' }]), /\(pipeline:a\);/);
+    assert.match(tt([{ origin: 'flink', target: 'flink:none', mode: 'EXACTLY_ONCE' }, a]), /= 40s \(pipeline:a\);/);
+    // Not an integer, even with digits at its end: not a number of milliseconds.
+    assert.match(one('producer.transaction-timeout', { 'transaction.timeout.ms': 'about 120000' }).observed, /\(not a number\)$/);
+    // max.in.flight that is not an integer is no idempotence conflict (Kafka rejects it on its own).
+    assert.equal(one('producer.enable-idempotence', { 'max.in.flight.requests.per.connection': '1e1' }).passed, true);
+  });
+
   test('remediations name the producer keys they set', () => {
     const rem = (id: string) => check(id).remediation;
     assert.match(rem('producer.enable-idempotence'), /enable\.idempotence=true .*acks=all.*max\.in\.flight\.requests\.per\.connection <= 5/);
