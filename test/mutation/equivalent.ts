@@ -217,4 +217,11 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     replacement: 'v',
     reason: 'Number() ignores leading and trailing whitespace itself, and isInt has already judged the trimmed text',
   },
+  {
+    file: 'src/audit/checks/checkpoint.ts',
+    mutator: 'ObjectLiteral',
+    original: '{ unset: true }',
+    replacement: '{}',
+    reason: 'valueOf without a value: every caller returns its "unset" observation on the undefined value before it reads unset',
+  },
 ];
