@@ -336,4 +336,32 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     replacement: 'false',
     reason: 'at the end of the text the next exec finds nothing: the loop ends as with break',
   },
+  {
+    file: 'src/redact.ts',
+    mutator: 'StringLiteral',
+    original: "'secret'",
+    replacement: '""',
+    reason: 'secret is also a secret word, so a key with it is secret before the qualifier rule is asked',
+  },
+  {
+    file: 'src/redact.ts',
+    mutator: 'Regex',
+    original: '/(^|\\.)basic\\.auth\\.user\\.info$/i',
+    replacement: '/(\\.)basic\\.auth\\.user\\.info$/i',
+    reason: 'the (^) case, basic.auth.user.info as the whole key, is matched by the first phrase already',
+  },
+  {
+    file: 'src/redact.ts',
+    mutator: 'MethodExpression',
+    original: 'w.slice(0, last)',
+    replacement: 'w',
+    reason: 'the last word is key, which is no qualifier: some() answers the same',
+  },
+  {
+    file: 'src/redact.ts',
+    mutator: 'BlockStatement',
+    original: '{ KEY_THEN_SEP.lastIndex = end; continue; }',
+    replacement: '{}',
+    reason: 'a quoted value that is already [REDACTED] is replaced by a quoted [REDACTED]: the same text',
+  },
 ];

@@ -128,6 +128,23 @@ describe('redactText', () => {
   });
 });
 
+describe('redaction edges', () => {
+  test('keys: a qualifier alone before key, a phrase only as the whole key or its end, any qualifier before key', () => {
+    assert.equal(isSecretKey('keystore.key'), true);
+    assert.equal(isSecretKey('ssl.message.key'), true);
+    assert.equal(isSecretKey('x.basic.auth.user.info.size'), false);
+    assert.equal(isSecretKey('myuserinfo'), false);
+  });
+
+  test('text: runs of blanks after a dotted key or a scheme, one-letter URL schemes, an empty user name', () => {
+    assert.equal(redactText('ssl.key.password   hunter2'), `ssl.key.password   ${R}`);
+    assert.equal(redactText('Bearer  abcdefgh12345678'), `Bearer  ${R}`);
+    assert.equal(redactText('x://user:pw@h'), `x://user:${R}@h`);
+    assert.equal(redactText('at x://user:pw@h'), `at x://user:${R}@h`);
+    assert.equal(redactText('https://:pw@h'), `https://:${R}@h`);
+  });
+});
+
 describe('redactValue', () => {
   test('secret keys are replaced whole at any depth; empty values are left to show they are empty', () => {
     const v = { a: 1, password: 'x', nested: { sasl: { 'sasl.jaas.config': 'j' }, list: [{ token: 't' }, 'password=p'] }, secret: '', apiKey: null, pw: undefined };
