@@ -8,6 +8,8 @@ export interface MutationModule {
   tests: string[];
 }
 
+// The check modules are judged by audit-cluster-checks.test.ts too: it holds docs/audit-checks.md
+// (every check's title, rationale and remediation) to the checks.
 export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/kafka/send.ts', tests: ['test/unit/send.test.ts'] },
   { file: 'src/canary/tracker.ts', tests: ['test/unit/canary-tracker.test.ts'] },
@@ -19,11 +21,12 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/pipeline/checkpoint-coordinator.ts', tests: ['test/unit/checkpoint-coordinator.test.ts'] },
   { file: 'src/verify/checker.ts', tests: ['test/unit/verify-checker.test.ts', 'test/unit/verify-checker-scan.test.ts'] },
   { file: 'src/audit/checks/util.ts', tests: ['test/unit/audit-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
-  { file: 'src/audit/checks/producer.ts', tests: ['test/unit/audit-checks.test.ts'] },
-  { file: 'src/audit/checks/consumer.ts', tests: ['test/unit/audit-checks.test.ts'] },
-  { file: 'src/audit/checks/checkpoint.ts', tests: ['test/unit/audit-checks.test.ts'] },
+  { file: 'src/audit/checks/producer.ts', tests: ['test/unit/audit-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
+  { file: 'src/audit/checks/consumer.ts', tests: ['test/unit/audit-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
+  { file: 'src/audit/checks/checkpoint.ts', tests: ['test/unit/audit-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/audit/checks/live.ts', tests: ['test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/audit/checks/broker.ts', tests: ['test/unit/audit-cluster-checks.test.ts'] },
+  { file: 'src/redact.ts', tests: ['test/unit/redact.test.ts'] },
 ];
 
 /** Score (killed ÷ killed + survived + not covered, equivalent mutants left out) each module must reach. */

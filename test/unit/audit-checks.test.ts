@@ -259,6 +259,114 @@ describe('producer checks: defaults and edges', () => {
     assert.match(r.observed, /not a number/);
   });
 
+  test('numeric settings: a value that is not an integer fails, bounds are inclusive, the expectation is stated', () => {
+    const r = (id: string, key: string, v: string) => one(id, { [key]: v });
+    assert.equal(r('producer.retries', 'retries', 'forever').passed, false);
+    assert.equal(r('producer.retries', 'retries', '2147483648').passed, true);
+    assert.equal(r('producer.retries', 'retries', '3').observed, 'retries=3');
+    assert.equal(one('producer.retries', {}).expected, 'retries unset or 2147483647 (Integer.MAX_VALUE)');
+    assert.equal(r('producer.retry-backoff', 'retry.backoff.ms', '1s').passed, false);
+    assert.deepEqual([r('producer.retry-backoff', 'retry.backoff.ms', '1000').observed, one('producer.retry-backoff', {}).expected], ['retry.backoff.ms=1000', 'retry.backoff.ms >= 1000']);
+    assert.equal(r('producer.request-timeout', 'request.timeout.ms', '30000').passed, true);
+    assert.equal(r('producer.request-timeout', 'request.timeout.ms', '30s').passed, false);
+    assert.deepEqual([one('producer.request-timeout', {}).observed, r('producer.request-timeout', 'request.timeout.ms', '5000').observed, one('producer.request-timeout', {}).expected], ['request.timeout.ms unset (default 30000)', 'request.timeout.ms=5000', 'request.timeout.ms >= 30000']);
+    const mif = 'max.in.flight.requests.per.connection';
+    assert.equal(r('producer.max-in-flight', mif, '5').passed, true);
+    assert.equal(r('producer.max-in-flight', mif, '0').passed, false);
+    assert.equal(r('producer.max-in-flight', mif, 'five').passed, false);
+    assert.deepEqual([one('producer.max-in-flight', {}).observed, r('producer.max-in-flight', mif, '6').observed, one('producer.max-in-flight', {}).expected], [`${mif} unset (default 5)`, `${mif}=6`, `${mif} <= 5`]);
+  });
+
+  test('acks and idempotence: case-insensitive, the values shown, only real conflicts turn the default off', () => {
+    assert.equal(one('producer.acks', { acks: 'ALL' }).passed, true);
+    assert.deepEqual([one('producer.acks', { acks: '1' }).observed, one('producer.acks', {}).expected], ['acks=1', 'acks=all (or -1)']);
+    const idem = (e: Record<string, string>) => one('producer.enable-idempotence', e);
+    assert.deepEqual([idem({ 'enable.idempotence': 'false' }).passed, idem({ 'enable.idempotence': 'false' }).observed, idem({}).expected], [false, 'enable.idempotence=false', 'enable.idempotence=true']);
+    for (const e of [{ retries: '1' }, { 'max.in.flight.requests.per.connection': '5' }, { 'max.in.flight.requests.per.connection': 'many' }] as Record<string, string>[]) {
+      assert.equal(idem(e).passed, true, JSON.stringify(e));
+    }
+    assert.equal(idem({ retries: '0' }).observed, 'enable.idempotence unset, but retries=0 turns the default off');
+    assert.equal(idem({ 'max.in.flight.requests.per.connection': '6' }).observed, 'enable.idempotence unset, but max.in.flight.requests.per.connection=6 turns the default off');
+    assert.equal(idem({ acks: 'ALL', retries: '0' }).observed, 'enable.idempotence unset, but retries=0 turns the default off');
+  });
+
+  test('retry.backoff.ms is not judged on eoswatch\'s own (kafkajs) pipeline producer; transactional.id states its expectation', () => {
+    assert.deepEqual(check('producer.retry-backoff').evaluate(facts({ clients: [client('producer', 'pipeline:default', {})] })), []);
+    const t = one('producer.transactional-id', {});
+    assert.deepEqual([t.observed, t.expected], ['transactional.id unset (no transactions)', 'transactional.id set']);
+    assert.equal(one('producer.transactional-id', { 'transactional.id': 'a' }).expected, 'transactional.id set');
+  });
+
+  test('transaction.timeout.ms: broker maxima trimmed, unreadable ones ignored; a cluster without any is the broker default', () => {
+    const b = (id: number, v: string | null): BrokerFacts => ({ id, configs: new Map([['transaction.max.timeout.ms', { value: v, source: 'static' as const }]]) });
+    const on = (brokers: BrokerFacts[]) => one('producer.transaction-timeout', { 'transaction.timeout.ms': '600000' }, { cluster: { brokers, topics: [] } });
+    assert.match(on([b(1, ' 300000 '), b(2, 'x')]).observed, /transaction\.max\.timeout\.ms 300000 ms \(5m\) \(broker 1\)$/);
+    assert.equal(on([b(1, ' 300000 ')]).passed, false);
+    const none = on([b(1, null), { id: 2, configs: new Map() }]);
+    assert.equal(none.passed, true);
+    assert.match(none.observed, /\(broker default\)$/);
+    const nan = one('producer.transaction-timeout', { 'transaction.timeout.ms': '10m' });
+    assert.deepEqual([nan.observed, nan.expected], ['transaction.timeout.ms=10m (not a number)', 'a number of milliseconds']);
+    assert.match(one('producer.transaction-timeout', { 'transaction.timeout.ms': '120000' }).observed, /^transaction\.timeout\.ms=120000 \(2m\); /);
+  });
+
+  test('transaction.timeout.ms: which checkpoints have a span; the longest one counts', () => {
+    const tt = (cps: CheckpointFacts[], v = '100000') => one('producer.transaction-timeout', { 'transaction.timeout.ms': v }, { checkpoints: cps });
+    // No interval, or a pipeline without a timeout: no span to compare with.
+    assert.match(tt([{ origin: 'flink', target: 'flink:a', mode: 'EXACTLY_ONCE' }]).observed, /no checkpointing facts/);
+    assert.match(tt([{ origin: 'pipeline', target: 'pipeline:p', mode: 'EXACTLY_ONCE', intervalMs: 10_000 }]).observed, /no checkpointing facts/);
+    const short: CheckpointFacts = { origin: 'pipeline', target: 'pipeline:s', mode: 'EXACTLY_ONCE', intervalMs: 10_000, timeoutMs: 20_000 };
+    const long: CheckpointFacts = { origin: 'pipeline', target: 'pipeline:l', mode: 'EXACTLY_ONCE', intervalMs: 60_000, timeoutMs: 60_000 };
+    for (const cps of [[short, long], [long, short]]) {
+      const r = tt(cps);
+      assert.equal(r.passed, false);
+      assert.match(r.observed, /checkpoint interval 1m \+ timeout 1m = 2m \(pipeline:l\);/);
+    }
+  });
+
+  test('Flink KafkaSink: judged when it uses transactions (EXACTLY_ONCE, or a prefix or timeout without a guarantee)', () => {
+    const base: CheckpointFacts = { origin: 'flink', target: 'flink:k', mode: 'EXACTLY_ONCE', intervalMs: 10_000, timeoutMs: 60_000 };
+    const judged = (cp: CheckpointFacts) => check('producer.transaction-timeout').evaluate(facts({ checkpoints: [cp] })).map((r) => r.target);
+    assert.deepEqual(judged(base), []);
+    assert.deepEqual(judged({ ...base, sinkTransactionalIdPrefix: 'p' }), ['flink:k']);
+    assert.deepEqual(judged({ ...base, sinkTransactionTimeoutMs: 600_000 }), ['flink:k']);
+    assert.deepEqual(judged({ ...base, sinkDeliveryGuarantee: 'EXACTLY_ONCE' }), ['flink:k']);
+    assert.deepEqual(judged({ ...base, sinkDeliveryGuarantee: 'NONE', sinkTransactionalIdPrefix: 'p' }), []);
+    assert.deepEqual(judged({ ...pipelineCheckpoint, sinkDeliveryGuarantee: 'EXACTLY_ONCE' }), []);
+    const r = check('producer.transaction-timeout').evaluate(facts({ checkpoints: [{ ...base, sinkTransactionTimeoutMs: 600_000 }] }))[0]!;
+    assert.equal(r.passed, true);
+    assert.equal(r.observed, 'KafkaSink transaction.timeout.ms=600000 (10m); checkpoint interval 10s + timeout 1m = 70s (flink:k); transaction.max.timeout.ms 900000 ms (15m) (broker default, no cluster facts)');
+    assert.equal(r.expected, 'transaction.timeout.ms above 70000 ms (70s) and at most 900000 ms (15m)');
+  });
+
+  test('transaction.timeout.ms: the first broker with the strictest maximum, the first of equally long spans, checkpoints without a span left out', () => {
+    const b = (id: number, v: string): BrokerFacts => ({ id, configs: new Map([['transaction.max.timeout.ms', { value: v, source: 'static' as const }]]) });
+    const on = (brokers: BrokerFacts[]) => one('producer.transaction-timeout', { 'transaction.timeout.ms': '100000' }, { cluster: { brokers, topics: [] } }).observed;
+    assert.match(on([b(1, '300000'), b(2, '3600000')]), /300000 ms \(5m\) \(broker 1\)$/);
+    assert.match(on([b(1, '300000'), b(2, '300000')]), /\(broker 1\)$/);
+    const a: CheckpointFacts = { origin: 'pipeline', target: 'pipeline:a', mode: 'EXACTLY_ONCE', intervalMs: 10_000, timeoutMs: 30_000 };
+    const tt = (cps: CheckpointFacts[]) => one('producer.transaction-timeout', { 'transaction.timeout.ms': '100000' }, { checkpoints: cps }).observed;
+    assert.match(tt([a, { ...a, target: 'pipeline:b' }]), /\(pipeline:a\);/);
+    assert.match(tt([{ origin: 'flink', target: 'flink:none', mode: 'EXACTLY_ONCE' }, a]), /= 40s \(pipeline:a\);/);
+    // Not an integer, even with digits at its end: not a number of milliseconds.
+    assert.match(one('producer.transaction-timeout', { 'transaction.timeout.ms': 'about 120000' }).observed, /\(not a number\)$/);
+    // max.in.flight that is not an integer is no idempotence conflict (Kafka rejects it on its own).
+    assert.equal(one('producer.enable-idempotence', { 'max.in.flight.requests.per.connection': '1e1' }).passed, true);
+  });
+
+  test('remediations name the producer keys they set', () => {
+    const rem = (id: string) => check(id).remediation;
+    assert.match(rem('producer.enable-idempotence'), /enable\.idempotence=true .*acks=all.*max\.in\.flight\.requests\.per\.connection <= 5/);
+    assert.match(rem('producer.acks'), /acks=all/);
+    assert.match(rem('producer.retries'), /retries unset .*delivery\.timeout\.ms/);
+    assert.match(rem('producer.retry-backoff'), /retry\.backoff\.ms=1000/);
+    assert.match(rem('producer.request-timeout'), /request\.timeout\.ms=30000/);
+    assert.match(rem('producer.max-in-flight'), /max\.in\.flight\.requests\.per\.connection to 5/);
+    assert.match(rem('producer.transactional-id'), /transactional\.id .*setTransactionalIdPrefix/);
+    assert.match(rem('producer.transaction-timeout'), /transaction\.timeout\.ms .*transaction\.max\.timeout\.ms/);
+    assert.equal(rem('streams.processing-guarantee'), 'Set processing.guarantee=exactly_once_v2.');
+  });
+
   test('Flink KafkaSink: the 1 hour default against the 15 minute broker maximum', async () => {
     const legacy = await flinkFacts('flink-conf.yaml');
     const r = result('producer.transaction-timeout', facts({ checkpoints: [legacy] }), legacy.target);
@@ -292,6 +400,12 @@ describe('streams.processing-guarantee', () => {
     assert.equal(r({ 'processing.guarantee': 'at_least_once' }).passed, false);
     assert.equal(r({ 'processing.guarantee': 'exactly_once' }).observed, 'processing.guarantee=exactly_once');
     assert.equal(r({ 'processing.guarantee': 'exactly_once' }).passed, false);
+  });
+
+  test('exactly_once_v2 in any case passes and is shown as written', () => {
+    const up = r({ 'processing.guarantee': 'EXACTLY_ONCE_V2' });
+    assert.deepEqual([up.passed, up.observed, up.expected], [true, 'processing.guarantee=EXACTLY_ONCE_V2', 'processing.guarantee=exactly_once_v2']);
+    assert.deepEqual(check('streams.processing-guarantee').evaluate(facts({ clients: [client('producer', 'p', {}), client('consumer', 'c', {})] })), []);
   });
 
   test('producer checks do not judge streams clients, nor consumers', () => {
@@ -330,6 +444,48 @@ describe('consumer checks', () => {
     const e = one('consumer.auto-offset-reset', { 'auto.offset.reset': 'earliest' });
     assert.equal(e.passed, false);
     assert.equal(e.observed, 'auto.offset.reset=earliest (re-reads the retained log: duplicates)');
+  });
+
+  test('values are judged case-insensitively and shown as written', () => {
+    const iso = one('consumer.isolation-level', { 'isolation.level': 'READ_COMMITTED' });
+    assert.deepEqual([iso.passed, iso.observed, iso.expected], [true, 'isolation.level=READ_COMMITTED', 'isolation.level=read_committed']);
+    const un = one('consumer.isolation-level', { 'isolation.level': 'read_uncommitted' });
+    assert.deepEqual([un.passed, un.expected], [false, 'isolation.level=read_committed']);
+    assert.equal(one('consumer.isolation-level', {}).expected, 'isolation.level=read_committed');
+    const none = one('consumer.auto-offset-reset', { 'auto.offset.reset': 'None' });
+    assert.deepEqual([none.passed, none.observed, none.expected], [true, 'auto.offset.reset=None', 'auto.offset.reset=none']);
+    assert.equal(one('consumer.auto-offset-reset', {}).expected, 'auto.offset.reset=none');
+    assert.equal(one('consumer.auto-offset-reset', { 'auto.offset.reset': 'LATEST' }).observed, 'auto.offset.reset=LATEST (skips unread records)');
+    // A value Kafka would reject: no effect claimed, and it is not none.
+    const odd = one('consumer.auto-offset-reset', { 'auto.offset.reset': 'by_duration:PT1H' });
+    assert.deepEqual([odd.passed, odd.observed], [false, 'auto.offset.reset=by_duration:PT1H']);
+    const ac = one('consumer.enable-auto-commit', { 'enable.auto.commit': 'FALSE' });
+    assert.deepEqual([ac.passed, ac.observed, ac.expected], [true, 'enable.auto.commit=FALSE', 'enable.auto.commit=false']);
+    assert.equal(one('consumer.enable-auto-commit', { 'enable.auto.commit': 'true' }).passed, false);
+    assert.equal(one('consumer.enable-auto-commit', {}).expected, 'enable.auto.commit=false');
+  });
+
+  test('auto.offset.reset of eoswatch\'s pipeline is judged as pipeline.startFrom, with a remediation naming its key and command', () => {
+    const on = (v: string) => result('consumer.auto-offset-reset', facts({ clients: [client('consumer', 'pipeline:default', { 'auto.offset.reset': v })] }), 'pipeline:default');
+    const none = on('none');
+    assert.deepEqual([none.passed, none.observed, none.expected], [true, 'pipeline.startFrom: none', 'pipeline.startFrom: none']);
+    const latest = on('latest');
+    assert.deepEqual([latest.passed, latest.observed], [false, 'pipeline.startFrom: latest (skips unread records)']);
+    assert.equal(on('earliest').observed, 'pipeline.startFrom: earliest (re-reads the retained log: duplicates)');
+    assert.match(latest.remediation ?? '', /^Set pipeline\.startFrom: none\. .*`eoswatch run --start-from earliest`.*`eoswatch topics create`/);
+    // A Kafka client file keeps the check's own remediation (auto.offset.reset).
+    assert.equal(one('consumer.auto-offset-reset', { 'auto.offset.reset': 'latest' }).remediation, undefined);
+    assert.match(check('consumer.auto-offset-reset').remediation, /auto\.offset\.reset=none/);
+  });
+
+  test('remediations name the consumer keys they set', () => {
+    assert.match(check('consumer.isolation-level').remediation, /isolation\.level=read_committed/);
+    assert.match(check('consumer.enable-auto-commit').remediation, /enable\.auto\.commit=false/);
+  });
+
+  test('only consumers are judged', () => {
+    const f = facts({ clients: [client('producer', 'p.properties', {}), client('streams', 's.properties', {}), client('consumer', 'c.properties', {})] });
+    for (const c of consumerChecks) assert.deepEqual(c.evaluate(f).map((r) => r.target), ['consumer:c.properties'], c.id);
   });
 
   test('enable.auto.commit: false passes, unset is true', () => {
@@ -431,6 +587,91 @@ describe('checkpoint checks', () => {
     assert.equal(r.observed, 'state backend rocksdb, incremental checkpoints false');
     assert.equal(one('checkpoint.state-backend', flinkOn).observed, 'state backend unset (default hashmap), incremental checkpoints unset (default false)');
     assert.equal(one('checkpoint.state-backend', { ...flinkOn, stateBackend: 'forst', incremental: true }).passed, true);
+  });
+
+  test('max concurrent checkpoints: 1 (default or set) passes, 2 fails', () => {
+    const d = one('checkpoint.max-concurrent', flinkOn);
+    assert.deepEqual([d.passed, d.observed, d.expected], [true, 'max concurrent checkpoints 1 (default)', 'max concurrent checkpoints 1']);
+    assert.deepEqual([one('checkpoint.max-concurrent', { ...flinkOn, maxConcurrent: 1 }).passed, one('checkpoint.max-concurrent', { ...flinkOn, maxConcurrent: 1 }).observed], [true, 'max concurrent checkpoints 1']);
+    const two = one('checkpoint.max-concurrent', { ...flinkOn, maxConcurrent: 2 });
+    assert.deepEqual([two.passed, two.observed], [false, 'max concurrent checkpoints 2']);
+    assert.deepEqual(check('checkpoint.max-concurrent').evaluate(facts({ checkpoints: [pipelineCheckpoint] })), []);
+  });
+
+  test('unaligned checkpoints: off, or on with EXACTLY_ONCE, pass; on with AT_LEAST_ONCE fails', () => {
+    const d = one('checkpoint.unaligned-exactly-once', flinkOn);
+    assert.deepEqual([d.passed, d.observed, d.expected], [true, 'unaligned checkpoints false (default), mode EXACTLY_ONCE', 'unaligned checkpoints off, or mode EXACTLY_ONCE']);
+    assert.equal(one('checkpoint.unaligned-exactly-once', { ...flinkOn, unaligned: true }).passed, true);
+    assert.equal(one('checkpoint.unaligned-exactly-once', { ...flinkOn, mode: 'AT_LEAST_ONCE', unaligned: false }).passed, true);
+    const bad = one('checkpoint.unaligned-exactly-once', { ...flinkOn, mode: 'AT_LEAST_ONCE', unaligned: true });
+    assert.deepEqual([bad.passed, bad.observed], [false, 'unaligned checkpoints true, mode AT_LEAST_ONCE']);
+  });
+
+  test('eoswatch\'s pipeline without a value has no Flink default: unset fails and says so', () => {
+    const bare: CheckpointFacts = { origin: 'pipeline', target: 'pipeline:p', mode: 'EXACTLY_ONCE', intervalMs: 10_000 };
+    const tf = one('checkpoint.tolerable-failures', bare);
+    assert.deepEqual([tf.passed, tf.observed, tf.expected], [false, 'tolerable failed checkpoints unset', 'tolerable failed checkpoints = 0']);
+    const to = one('checkpoint.timeout', bare);
+    assert.deepEqual([to.passed, to.observed, to.expected], [false, 'checkpoint timeout unset', 'timeout >= 30s (3 × interval 10s)']);
+    const mp = one('checkpoint.min-pause', bare);
+    assert.deepEqual([mp.passed, mp.observed, mp.expected], [false, 'min pause unset', 'min pause > 0']);
+    assert.equal(one('checkpoint.tolerable-failures', { ...bare, tolerableFailed: 0 }).observed, 'tolerable failed checkpoints 0');
+    assert.equal(one('checkpoint.timeout', { ...bare, timeoutMs: 29_999 }).passed, false);
+    assert.equal(one('checkpoint.min-pause', { ...bare, minPauseMs: 1 }).passed, true);
+  });
+
+  test('checkpoint.mode: an interval without a mode is not enabled checkpointing; the expectation is stated', () => {
+    const r = one('checkpoint.mode', { origin: 'flink', target: 'flink:m', intervalMs: 10_000 });
+    assert.deepEqual([r.passed, r.observed, r.expected], [false, 'checkpointing not enabled (no checkpoint interval)', 'checkpointing enabled, mode EXACTLY_ONCE']);
+    assert.deepEqual(one('checkpoint.mode', flinkOn).expected, 'checkpointing enabled, mode EXACTLY_ONCE');
+    assert.deepEqual(check('checkpoint.min-pause').evaluate(facts({ checkpoints: [{ origin: 'flink', target: 'flink:m', intervalMs: 10_000 }] })), []);
+  });
+
+  test('retain on cancellation and state backend: the expectations, and an explicit no', () => {
+    const no = one('checkpoint.retain-on-cancellation', { ...flinkOn, retainOnCancellation: false });
+    assert.deepEqual([no.passed, no.expected], [false, 'externalized-checkpoint-retention RETAIN_ON_CANCELLATION']);
+    assert.equal(one('checkpoint.retain-on-cancellation', { ...flinkOn, retainOnCancellation: true }).observed, 'externalized-checkpoint-retention RETAIN_ON_CANCELLATION');
+    const sb = one('checkpoint.state-backend', { ...flinkOn, stateBackend: 'RocksDB', incremental: true });
+    assert.deepEqual([sb.passed, sb.expected], [true, 'state backend rocksdb, incremental checkpoints true']);
+    assert.equal(one('checkpoint.state-backend', { ...flinkOn, stateBackend: 'hashmap', incremental: true }).passed, false);
+    assert.equal(one('checkpoint.state-backend', { ...flinkOn, incremental: true }).passed, false);
+  });
+
+  test('KafkaSink: any one of its keys makes it audited; EXACTLY_ONCE with a prefix passes', () => {
+    const ok = one('flink.kafka-sink-exactly-once', { ...flinkOn, sinkDeliveryGuarantee: 'EXACTLY_ONCE', sinkTransactionalIdPrefix: 'job' });
+    assert.equal(ok.passed, true);
+    const timeoutOnly = one('flink.kafka-sink-exactly-once', { ...flinkOn, sinkTransactionTimeoutMs: 600_000 });
+    assert.deepEqual([timeoutOnly.passed, timeoutOnly.observed], [false, 'delivery guarantee unset (KafkaSink default NONE), transactional id prefix unset']);
+    assert.equal(one('flink.kafka-sink-exactly-once', { ...flinkOn, sinkDeliveryGuarantee: 'EXACTLY_ONCE' }).passed, false);
+  });
+
+  test('a mode without an interval is not enabled checkpointing: mode fails, the Flink-only checks stay silent', () => {
+    const modeOnly: CheckpointFacts = { origin: 'flink', target: 'flink:n', mode: 'EXACTLY_ONCE' };
+    const r = one('checkpoint.mode', modeOnly);
+    assert.deepEqual([r.passed, r.observed], [false, 'checkpointing not enabled (no checkpoint interval)']);
+    for (const id of ['checkpoint.max-concurrent', 'checkpoint.unaligned-exactly-once']) {
+      assert.deepEqual(check(id).evaluate(facts({ checkpoints: [modeOnly, { ...modeOnly, unaligned: true, mode: 'AT_LEAST_ONCE', maxConcurrent: 2 }] })), [], id);
+    }
+  });
+
+  test('Flink-only checks do not judge eoswatch\'s pipeline, whatever its facts hold', () => {
+    const odd: CheckpointFacts = { ...pipelineCheckpoint, unaligned: true, mode: 'AT_LEAST_ONCE', maxConcurrent: 2, sinkDeliveryGuarantee: 'NONE' };
+    for (const id of ['checkpoint.max-concurrent', 'checkpoint.unaligned-exactly-once', 'flink.kafka-sink-exactly-once']) {
+      assert.deepEqual(check(id).evaluate(facts({ checkpoints: [odd] })), [], id);
+    }
+  });
+
+  test('remediations name the Flink and pipeline keys they set', () => {
+    const rem = (id: string) => check(id).remediation;
+    assert.match(rem('checkpoint.mode'), /execution\.checkpointing\.interval.*execution\.checkpointing\.mode: EXACTLY_ONCE.*pipeline\.checkpoint\.interval.*pipeline\.mode: EXACTLY_ONCE/);
+    assert.match(rem('checkpoint.tolerable-failures'), /execution\.checkpointing\.tolerable-failed-checkpoints: 0.*pipeline\.checkpoint\.tolerableFailedCheckpoints: 0/);
+    assert.match(rem('checkpoint.timeout'), /execution\.checkpointing\.timeout.*pipeline\.checkpoint\.timeout/);
+    assert.match(rem('checkpoint.min-pause'), /execution\.checkpointing\.min-pause.*pipeline\.checkpoint\.minPause/);
+    assert.match(rem('checkpoint.retain-on-cancellation'), /execution\.checkpointing\.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION/);
+    assert.match(rem('checkpoint.max-concurrent'), /execution\.checkpointing\.max-concurrent-checkpoints: 1/);
+    assert.match(rem('checkpoint.unaligned-exactly-once'), /execution\.checkpointing\.unaligned\.enabled/);
+    assert.match(rem('checkpoint.state-backend'), /state\.backend\.type: rocksdb.*execution\.checkpointing\.incremental: true/);
+    assert.match(rem('flink.kafka-sink-exactly-once'), /setDeliveryGuarantee\(DeliveryGuarantee\.EXACTLY_ONCE\)\.setTransactionalIdPrefix/);
   });
 
   test('KafkaSink: silent when not configured; NONE or a missing prefix fails', () => {

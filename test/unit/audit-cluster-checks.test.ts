@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { brokerChecks, effectiveMessageFormat, parseKafkaVersion } from '../../src/audit/checks/broker.js';
 import { liveChecks } from '../../src/audit/checks/live.js';
+import { describeEntry, intOf } from '../../src/audit/checks/util.js';
 import { runAudit, type AuditSource } from '../../src/audit/runner.js';
 import { formatMarkdown, formatTable } from '../../src/audit/report.js';
 import { renderCatalogue } from '../../src/audit/catalogue.js';
@@ -97,6 +98,111 @@ describe('broker and topic checks', () => {
     assert.equal(parseKafkaVersion('garbage'), undefined);
   });
 
+  test('broker count: 3 pass, fewer fail, the count is said', () => {
+    const count = (n: number) => result(brokerChecks, 'cluster.broker-count', facts(Array.from({ length: n }, (_, i) => broker(i + 1))));
+    assert.deepEqual(count(1).map((r) => [r.target, r.passed, r.observed, r.expected]), [['cluster', false, '1 broker', '>= 3 brokers']]);
+    assert.deepEqual(count(2).map((r) => [r.passed, r.observed]), [[false, '2 brokers']]);
+    assert.deepEqual(count(3).map((r) => [r.passed, r.observed]), [[true, '3 brokers']]);
+  });
+
+  test('replication factor 3 passes on both internal logs, 2 and a missing value fail', () => {
+    for (const [id, key] of [['broker.transaction-state-log-replication-factor', 'transaction.state.log.replication.factor'], ['broker.offsets-topic-replication-factor', 'offsets.topic.replication.factor']] as const) {
+      const at = (v: string) => result(brokerChecks, id, facts([broker(1, { [key]: v })]))[0]!;
+      assert.deepEqual([at('3').passed, at('3').expected], [true, '>= 3'], id);
+      assert.equal(at('2').passed, false, id);
+      const bare = result(brokerChecks, id, facts([{ id: 4, configs: new Map() }]))[0]!;
+      assert.deepEqual([bare.target, bare.passed, bare.observed], ['broker:4', false, `${key} not reported`], id);
+    }
+  });
+
+  test('transaction log min ISR: 2 below the replication factor passes; equal, or 2 with replication factor 2, fails; unknown factor judged on min ISR alone', () => {
+    const at = (o: Record<string, string>) => result(brokerChecks, 'broker.transaction-state-log-min-isr', facts([broker(1, o)]))[0]!;
+    const ok = at({});
+    assert.deepEqual([ok.passed, ok.observed, ok.expected], [true, 'transaction.state.log.min.isr=2 (server.properties), replication factor 3', '>= 2 and < transaction.state.log.replication.factor']);
+    assert.equal(at({ 'transaction.state.log.replication.factor': '2' }).passed, false);
+    const unknown: BrokerFacts = { id: 1, configs: entries({ 'transaction.state.log.min.isr': '2' }) };
+    const u = result(brokerChecks, 'broker.transaction-state-log-min-isr', facts([unknown]))[0]!;
+    assert.deepEqual([u.passed, u.observed], [true, 'transaction.state.log.min.isr=2 (server.properties), replication factor unknown']);
+    const none = result(brokerChecks, 'broker.transaction-state-log-min-isr', facts([{ id: 1, configs: new Map() }]))[0]!;
+    assert.equal(none.passed, false);
+  });
+
+  test('record format: the per-broker result says v2 or the downgrade', () => {
+    const old = broker(1, { 'log.message.format.version': '0.10.2', 'inter.broker.protocol.version': '0.10.2' });
+    const [r] = result(brokerChecks, 'broker.message-format', facts([old]));
+    assert.deepEqual([r!.target, r!.passed, r!.expected], ['broker:1', false, 'record format v2']);
+    assert.equal(r!.observed, 'log.message.format.version=0.10.2 (server.properties) with inter.broker.protocol.version=0.10.2 (server.properties): records below format v2 cannot carry transactions');
+    const [ok] = result(brokerChecks, 'broker.message-format', facts([broker(2)]));
+    assert.equal(ok!.passed, true);
+    const modern = effectiveMessageFormat({ id: 1, configs: entries({ 'log.message.format.version': '0.11.0', 'inter.broker.protocol.version': '2.8-IV1' }) });
+    assert.deepEqual(modern, { ok: true, observed: 'format v2: log.message.format.version=0.11.0 (server.properties)' });
+    assert.equal(effectiveMessageFormat({ id: 1, configs: entries({ 'log.message.format.version': '0.10.2', 'inter.broker.protocol.version': '2.9' }) }).ok, false);
+    assert.equal(effectiveMessageFormat({ id: 1, configs: entries({ 'log.message.format.version': '0.10.2', 'inter.broker.protocol.version': '3.0-IV1' }) }).ok, true);
+    assert.equal(effectiveMessageFormat({ id: 1, configs: entries({ 'log.message.format.version': '0.10.2', 'inter.broker.protocol.version': '4.0' }) }).ok, true);
+    assert.equal(effectiveMessageFormat({ id: 1, configs: entries({ 'log.message.format.version': '1.0', 'inter.broker.protocol.version': '1.0' }) }).ok, true);
+    assert.equal(effectiveMessageFormat({ id: 1, configs: entries({ 'inter.broker.protocol.version': '2.8' }) }).ok, false);
+    assert.deepEqual(parseKafkaVersion('0.10.2'), [0, 10]);
+    assert.equal(parseKafkaVersion(null), undefined);
+    assert.equal(parseKafkaVersion('v3.9'), undefined);
+  });
+
+  test('unclean leader election: a topic override is a finding of its own; internal topics and false overrides are not', () => {
+    const t = (name: string, v: string, roles: TopicFacts['roles'] = ['sink']) => topic(name, 3, 3, { 'min.insync.replicas': '2', 'unclean.leader.election.enable': v }, roles);
+    const rs = result(brokerChecks, 'broker.unclean-leader-election', facts([broker(1)], [t('a', 'true'), t('b', 'false'), t('__x', 'true', ['internal'])]));
+    assert.deepEqual(rs.map((r) => [r.target, r.passed]), [['broker:1', true], ['topic:a', false]]);
+    assert.deepEqual([rs[0]!.observed, rs[0]!.expected], ['unclean.leader.election.enable=false (server.properties)', 'false']);
+    assert.deepEqual([rs[1]!.observed, rs[1]!.expected], ['unclean.leader.election.enable=true (default)', 'false']);
+  });
+
+  test('topic replication factor is the smallest of its partitions', () => {
+    const mixed: TopicFacts = { ...topic('m', 3, 3), partitions: [{ partition: 0, leader: 1, replicas: [1, 2, 3], isr: [1, 2, 3] }, { partition: 1, leader: 1, replicas: [1, 2], isr: [1, 2] }] };
+    const [r] = result(brokerChecks, 'topic.replication-factor', facts([broker(1)], [mixed]));
+    assert.deepEqual([r!.passed, r!.observed, r!.expected], [false, 'replication factor 2', '>= 3']);
+    const [ok] = result(brokerChecks, 'topic.replication-factor', facts([broker(1)], [topic('ok', 3, 3)]));
+    assert.equal(ok!.observed, 'replication factor 3');
+    const [none] = result(brokerChecks, 'topic.replication-factor', facts([broker(1)], [{ ...topic('e', 3, 3), partitions: [] }]));
+    assert.deepEqual([none!.passed, none!.observed], [false, 'replication factor unknown']);
+  });
+
+  test('topic min ISR: unset is 1 and fails; with fewer than 3 replicas the remediation raises the factor first', () => {
+    const at = (t: TopicFacts) => result(brokerChecks, 'topic.min-insync-replicas', facts([broker(1)], [t]))[0]!;
+    const unset = at(topic('u', 3, 3, {}));
+    assert.deepEqual([unset.passed, unset.observed, unset.expected, unset.remediation], [false, 'min.insync.replicas not reported', '>= 2', undefined]);
+    const thin = at(topic('thin', 2, 2, { 'min.insync.replicas': '1' }));
+    assert.match(thin.remediation ?? '', /^First raise the replication factor to 3 .*then set min\.insync\.replicas=2 on the topic \(kafka-configs\.sh --alter --entity-type topics\)\.$/);
+    assert.equal(at(topic('ok2', 2, 2, { 'min.insync.replicas': '2' })).remediation, undefined);
+  });
+
+  test('record format: two-digit versions, a missing protocol version, and the full text of an ignored format', () => {
+    assert.deepEqual(parseKafkaVersion('10.2-IV0'), [10, 2]);
+    assert.equal(effectiveMessageFormat({ id: 1, configs: entries({ 'log.message.format.version': '0.10.2' }) }).ok, false);
+    assert.equal(effectiveMessageFormat({ id: 1, configs: entries({ 'log.message.format.version': '2.8' }) }).ok, true);
+    assert.equal(
+      effectiveMessageFormat({ id: 1, configs: entries({ 'log.message.format.version': '0.10.2', 'inter.broker.protocol.version': '3.9-IV0' }) }).observed,
+      'format v2: inter.broker.protocol.version=3.9-IV0 (server.properties) is 3.0 or newer, so log.message.format.version=0.10.2 (server.properties) is ignored',
+    );
+  });
+
+  test('unclean leader election not reported by a broker: its default false passes', () => {
+    const [r] = result(brokerChecks, 'broker.unclean-leader-election', facts([{ id: 1, configs: new Map() }]));
+    assert.deepEqual([r!.passed, r!.observed], [true, 'unclean.leader.election.enable not reported']);
+  });
+
+  test('topic min ISR: the replicas that count for raising the factor first are the fewest of any partition', () => {
+    const mixed: TopicFacts = { ...topic('m', 3, 3, { 'min.insync.replicas': '1' }), partitions: [{ partition: 0, leader: 1, replicas: [1, 2, 3], isr: [1, 2, 3] }, { partition: 1, leader: 1, replicas: [1, 2], isr: [1, 2] }] };
+    const [r] = result(brokerChecks, 'topic.min-insync-replicas', facts([broker(1)], [mixed]));
+    assert.match(r!.remediation ?? '', /^First raise the replication factor to 3/);
+  });
+
+  test('remediations name the broker and topic keys they set', () => {
+    const rem = (id: string) => brokerChecks.find((c) => c.id === id)!.remediation;
+    assert.match(rem('broker.transaction-state-log-replication-factor'), /transaction\.state\.log\.replication\.factor=3/);
+    assert.match(rem('broker.transaction-state-log-min-isr'), /transaction\.state\.log\.min\.isr=2/);
+    assert.match(rem('broker.offsets-topic-replication-factor'), /offsets\.topic\.replication\.factor=3/);
+    assert.match(rem('broker.unclean-leader-election'), /unclean\.leader\.election\.enable=false/);
+    assert.match(rem('topic.min-insync-replicas'), /min\.insync\.replicas=2/);
+  });
+
   test('no cluster facts: the cluster checks have nothing to say', () => {
     for (const c of [...brokerChecks, ...liveChecks]) assert.deepEqual(c.evaluate({ clients: [], checkpoints: [] }), []);
   });
@@ -110,6 +216,32 @@ describe('live checks', () => {
     assert.match(r!.observed, /2 of 2 partitions below min ISR 2: 0 \(isr 1\/3\), 1 \(isr 1\/3\)/);
     const [ok] = result(liveChecks, 'live.transaction-state-isr', facts([broker(1)], [topic('__transaction_state', 3, 2, {}, ['internal'])]));
     assert.equal(ok!.passed, true);
+  });
+
+  test('__transaction_state: min ISR is the largest any broker sets, 1 when none does; at min ISR passes', () => {
+    const txn = (rf: number, isr: number, n = 2): TopicFacts => ({ ...topic('__transaction_state', rf, isr, {}, ['internal']), partitions: Array.from({ length: n }, (_, partition) => ({ partition, leader: 1, replicas: [1, 2, 3].slice(0, rf), isr: [1, 2, 3].slice(0, isr) })) });
+    const bare: BrokerFacts = { id: 1, configs: new Map() };
+    const [one] = result(liveChecks, 'live.transaction-state-isr', facts([bare], [txn(3, 1)]));
+    assert.deepEqual([one!.target, one!.passed, one!.observed, one!.expected], ['topic:__transaction_state', true, 'all 2 partitions have >= 1 in-sync replicas', 'in-sync replicas >= 1 on every partition']);
+    const strict = facts([broker(1), broker(2, { 'transaction.state.log.min.isr': '3' })], [txn(3, 2)]);
+    const [r] = result(liveChecks, 'live.transaction-state-isr', strict);
+    assert.equal(r!.passed, false);
+    assert.equal(r!.expected, 'in-sync replicas >= 3 on every partition');
+    // Eleven short partitions: the first ten are named, the count says all.
+    const [many] = result(liveChecks, 'live.transaction-state-isr', facts([broker(1)], [txn(3, 1, 11)]));
+    assert.equal(many!.observed, `11 of 11 partitions below min ISR 2: ${Array.from({ length: 10 }, (_, i) => `${i} (isr 1/3)`).join(', ')}`);
+    assert.deepEqual(result(liveChecks, 'live.transaction-state-isr', facts([broker(1)], [topic('orders', 3, 1)])), []);
+    assert.deepEqual(result(liveChecks, 'live.transaction-state-isr', { clients: [], checkpoints: [] }), []);
+  });
+
+  test('under-replicated: internal topics left out, the lagging partitions named (at most ten)', () => {
+    const wide = (name: string, n: number, isr: number, roles: TopicFacts['roles'] = ['source']): TopicFacts => ({ name, roles, configs: new Map(), partitions: Array.from({ length: n }, (_, partition) => ({ partition, leader: 1, replicas: [1, 2, 3], isr: [1, 2, 3].slice(0, isr) })) });
+    const rs = result(liveChecks, 'live.under-replicated', facts([broker(1)], [wide('in', 12, 2), wide('out', 2, 3, ['sink']), wide('__consumer_offsets', 2, 1, ['internal'])]));
+    assert.deepEqual(rs.map((r) => [r.target, r.passed]), [['topic:in', false], ['topic:out', true]]);
+    assert.equal(rs[0]!.observed, `under-replicated partitions: ${Array.from({ length: 10 }, (_, i) => `${i} (isr 2/3)`).join(', ')}`);
+    assert.equal(rs[1]!.observed, 'all partitions fully in sync');
+    for (const r of rs) assert.equal(r.expected, 'isr = replicas on every partition');
+    assert.deepEqual(result(liveChecks, 'live.under-replicated', { clients: [], checkpoints: [] }), []);
   });
 
   test('under-replicated source and sink partitions', () => {
@@ -162,5 +294,28 @@ describe('audit runner and reports', () => {
       assert.ok(c.rationale.length > 30, `${c.id} rationale`);
       assert.ok(c.remediation.length > 10, `${c.id} remediation`);
     }
+  });
+});
+
+describe('config entry helpers', () => {
+  test('describeEntry names the value and where it comes from, or says it is missing', () => {
+    assert.equal(describeEntry('a.b', undefined), 'a.b not reported');
+    const at = (source: ConfigEntry['source'], value: string | null = '3') => describeEntry('a.b', { value, source });
+    assert.equal(at('default'), 'a.b=3 (default)');
+    assert.equal(at('static'), 'a.b=3 (server.properties)');
+    assert.equal(at('unknown'), 'a.b=3 (source unknown)');
+    assert.equal(at('dynamic-broker'), 'a.b=3 (dynamic (per broker))');
+    assert.equal(at('dynamic-default'), 'a.b=3 (dynamic (cluster-wide))');
+    // A sensitive entry has no value in describeConfigs; the text never invents one.
+    assert.equal(at('static', null), 'a.b=(sensitive) (server.properties)');
+  });
+
+  test('intOf: a number, or undefined when missing, sensitive, empty or not a number (never 0 by coercion)', () => {
+    assert.equal(intOf(undefined), undefined);
+    assert.equal(intOf({ value: null, source: 'static' }), undefined);
+    assert.equal(intOf({ value: '', source: 'static' }), undefined);
+    assert.equal(intOf({ value: 'many', source: 'static' }), undefined);
+    assert.equal(intOf({ value: '3', source: 'static' }), 3);
+    assert.equal(intOf({ value: '0', source: 'default' }), 0);
   });
 });

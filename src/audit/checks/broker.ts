@@ -137,8 +137,10 @@ export const brokerChecks: Check[] = [
     remediation: 'Create the topic with replication factor 3, or reassign its partitions (kafka-reassign-partitions.sh).',
     evaluate: (f) =>
       auditedTopics(f.cluster).map((t) => {
+        // No partitions in the metadata: Math.min() is Infinity, and an unknown factor is no pass.
         const rf = Math.min(...t.partitions.map((p) => p.replicas.length));
-        return { target: `topic:${t.name}`, passed: rf >= 3, observed: `replication factor ${Number.isFinite(rf) ? rf : 'unknown'}`, expected: '>= 3' };
+        const known = Number.isFinite(rf);
+        return { target: `topic:${t.name}`, passed: known && rf >= 3, observed: `replication factor ${known ? rf : 'unknown'}`, expected: '>= 3' };
       }),
   },
   {
