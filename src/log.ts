@@ -8,6 +8,11 @@ import { redactText, redactValue } from './redact.js';
 
 export type { Logger } from 'pino';
 
+/** Stdout, written synchronously: a line logged just before a crash or a SIGKILL is not lost. */
+export function stdoutDestination(): DestinationStream & { fd: number; sync: boolean } {
+  return pino.destination({ dest: 1, sync: true }) as unknown as DestinationStream & { fd: number; sync: boolean };
+}
+
 export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
   const logger = pino(
     {
@@ -29,7 +34,7 @@ export function createLogger(level: LogLevel = 'info', destination?: Destination
         },
       },
     },
-    destination ?? pino.destination({ dest: 1, sync: true }),
+    destination ?? stdoutDestination(),
   );
   // pino does not pass a child's bindings through formatters.bindings; children inherit this.
   const child = logger.child;

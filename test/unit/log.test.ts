@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/log.js';
+import { createLogger, stdoutDestination } from '../../src/log.js';
 
 function capture(level?: Parameters<typeof createLogger>[0]) {
   const lines: Record<string, unknown>[] = [];
@@ -73,4 +73,27 @@ test('by default lines go to stdout synchronously: a line logged just before a S
   const line = JSON.parse(r.stdout.trim()) as Record<string, unknown>;
   assert.equal(line.msg, 'bye');
   assert.equal(line.password, '[REDACTED]');
+});
+
+test('the default destination is stdout, written synchronously', () => {
+  const d = stdoutDestination();
+  assert.equal(d.fd, 1);
+  assert.equal(d.sync, true);
+});
+
+test('secrets inside the message text and its printf arguments are redacted; other text is kept', () => {
+  const { log, lines } = capture();
+  log.info('connecting with password=hunter2-x9 to %s', 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p4ss-q7";');
+  const msg = String(lines[0]!.msg);
+  assert.ok(!msg.includes('hunter2-x9') && !msg.includes('p4ss-q7'), msg);
+  assert.match(msg, /^connecting with password=/);
+});
+
+test('an error under err keeps its type and message (redacted), not dropped by the serializer', () => {
+  const { log, lines } = capture();
+  log.error({ err: new TypeError('broker said: token=abc-secret-123 refused') }, 'failed');
+  const err = lines[0]!.err as { type?: string; message?: string };
+  assert.equal(err.type, 'TypeError');
+  assert.match(String(err.message), /^broker said: token=/);
+  assert.ok(!String(err.message).includes('abc-secret-123'));
 });
