@@ -200,11 +200,20 @@ export class PipelineService implements Service {
       // `eoswatch chaos --full-speed` runs faults at default fetch sizes instead, unthrottled.
       ...(c.faultInjection.maxRecordsPerSecond > 0 ? { maxBytesPerPartition: 16_384, maxBytes: 65_536 } : {}),
       allowAutoTopicCreation: false,
-      retry: { retries: 10 },
+      // A consumer of an earlier run never restarts itself after a crash: it would rejoin the group
+      // and hold partitions whose batches nobody processes.
+      retry: { retries: 10, restartOnFailure: async () => consumer === this.consumer },
     });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      if (consumer !== this.consumer) return; // one left behind by an earlier run
+      // One left behind by an earlier run (a disconnect during kafkajs' crash-restart delay, after
+      // which kafkajs started it again): it must leave, or it keeps partitions nobody processes
+      // (found by the soak: 3 such members held 2 of 3 partitions after broker outages).
+      if (consumer !== this.consumer) {
+        this.logger.warn({ groupId: membershipGroup(c.groupId) }, 'a consumer of an earlier run rejoined the group; disconnecting it');
+        void consumer.disconnect().catch(() => undefined);
+        return;
+      }
       const assigned = new Set(payload.memberAssignment[c.sourceTopic] ?? []);
       // From now on batches of other partitions are stale: never start a task for them.
       this.assigned = assigned;
