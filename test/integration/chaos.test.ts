@@ -2,9 +2,9 @@
 // cluster: each must end with every record in the sink exactly once, in order, with value + 1.
 // The runner is the one behind `eoswatch chaos`; its verdict comes from the verifier, which
 // reads the sink read_committed with its own consumer.
-import { test, describe } from 'node:test';
+import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useCluster } from '../harness/index.js';
@@ -22,6 +22,8 @@ const scenarios = process.env.EOSWATCH_CHAOS_ALL === '1' ? SCENARIOS : SCENARIOS
 describe('chaos scenarios, short form (3-node cluster)', () => {
   const h = useCluster({ nodes: 3 });
   const workDir = mkdtempSync(join(tmpdir(), 'eoswatch-chaos-'));
+  // Worker logs are quoted in a failing test's message; the directory itself goes with the file.
+  after(() => rmSync(workDir, { recursive: true, force: true }));
 
   for (const scenario of scenarios) {
     test(`${scenario.name}: ${scenario.description}`, async () => {
