@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { LocalCluster } from './cluster.js';
 import { DEFAULT_KAFKA_VERSION } from './kafka-dist.js';
 import { TOPIC_OPTIONS, topicRequestFrom } from '../commands/options.js';
+import { runCliMain } from './cli-main.js';
 
 const HELP = `Usage: npm run kafka -- <command> [options]
 
@@ -154,10 +155,4 @@ export async function kafkaCli(argv: string[]): Promise<number> {
   }
 }
 
-kafkaCli(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    process.stderr.write(`kafka: ${err.message}\n`);
-    process.exit(1);
-  },
-);
+runCliMain('kafka', kafkaCli);

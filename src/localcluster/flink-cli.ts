@@ -6,6 +6,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
 import { LocalFlinkCluster } from './flink-cluster.js';
 import { DEFAULT_FLINK_LINE, FLINK_LINES } from './flink-dist.js';
+import { runCliMain } from './cli-main.js';
 
 const HELP = `Usage: npm run flink -- <command> [options]
 
@@ -155,10 +156,4 @@ export async function flinkCli(argv: string[]): Promise<number> {
   }
 }
 
-flinkCli(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    process.stderr.write(`flink: ${err.message}\n`);
-    process.exit(1);
-  },
-);
+runCliMain('flink', flinkCli);
