@@ -1,17 +1,22 @@
 // Soak: one `eoswatch run` with the pipeline (keep-serving, default restart strategy), the canary
 // and the LSO monitor, while a broker is stopped for --down seconds every --every minutes, for
 // --minutes minutes. Samples /metrics every 5 s; at the end waits (up to 10 min) for the group to
-// catch up, checks the sink read_committed against the source (no canary record twice, none
-// missing) and writes its section of bench/RESULTS.md.
+// catch up with the source as it was when the faults were over, checks the sink read_committed
+// against the source (no canary record twice, none written before then missing) and writes its
+// section of bench/RESULTS.md. Every 30 s it also counts the members of the pipeline's membership
+// group `<groupId>.members` (DescribeGroups): one daemon must be exactly one member, or partitions
+// are held by a consumer whose batches nobody processes.
 // On a 1-node cluster each bounce is a full outage (what a sidecar sees when its cluster restarts).
 // Run: npm run bench:soak [-- --minutes 30 --every 5 --down 60 --nodes 1]
 import { parseArgs } from 'node:util';
 import { WorkerProcess } from '../src/chaos/worker.js';
-import { createTopic, readAll } from '../test/harness/index.js';
+import { createTopic, kafkaFor, readAll } from '../test/harness/index.js';
 import { waitCaughtUp } from '../test/harness/pipeline.js';
 import { parsePrometheusText, sampleValue } from '../test/harness/promtext.js';
 import { BENCH_DIR, fmt, makeOutDir, generatedBy, installEmergencyStop, intOption, live, log, mdTable, printUsageAndExit, runMain, withCluster, writeSection } from './common.js';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import type { Admin } from 'kafkajs';
 
 const { values } = parseArgs({
   options: {
@@ -43,6 +48,8 @@ interface Sample {
   hanging: number;
   /** process_resident_memory_bytes of the daemon */
   rss: number;
+  /** process_cpu_seconds_total of the daemon */
+  cpu: number;
 }
 
 async function sample(w: WorkerProcess, t0: number): Promise<Sample | undefined> {
@@ -63,9 +70,21 @@ async function sample(w: WorkerProcess, t0: number): Promise<Sample | undefined>
       completedCheckpoints: v('eos_checkpoints_total', { outcome: 'completed' }),
       hanging: v('eos_hanging_transactions'),
       rss: v('process_resident_memory_bytes'),
+      cpu: v('process_cpu_seconds_total'),
     };
   } catch {
     return undefined;
+  }
+}
+
+/** Members of a consumer group (DescribeGroups), or undefined when the cluster does not answer within 10 s. */
+async function groupMembers(admin: Admin, group: string): Promise<number | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), 10_000)));
+  try {
+    return await Promise.race([admin.describeGroups([group]).then((d) => d.groups[0]?.members.length ?? 0, () => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -85,11 +104,26 @@ async function main(): Promise<void> {
       canary: { enabled: true, id, rate: 50, lostAfter: '2m' },
       lsoMonitor: { interval: '5s' },
     };
-    const w = new WorkerProcess(config, 'soak', { logFile: join(makeOutDir('soak-'), 'eoswatch.log') });
+    const logFile = join(makeOutDir('soak-'), 'eoswatch.log');
+    const w = new WorkerProcess(config, 'soak', { logFile });
     live.add(w.child);
     await w.url;
     const t0 = Date.now();
     const samples: Sample[] = [];
+    // The membership group, counted every 30 s on a loop of its own (a DescribeGroups during an
+    // outage waits for the cluster and must not hold up the /metrics samples).
+    const membersGroup = `${id}-group.members`;
+    const admin = kafkaFor(cluster.brokers).admin();
+    await admin.connect();
+    const members: { t: number; n: number }[] = [];
+    let countingMembers = true;
+    const memberLoop = (async () => {
+      while (countingMembers) {
+        const n = await groupMembers(admin, membersGroup);
+        if (n !== undefined) members.push({ t: (Date.now() - t0) / 1000, n });
+        for (let i = 0; i < 60 && countingMembers; i++) await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
     interface Bounce {
       node: number;
       stopAt: number;
@@ -134,9 +168,14 @@ async function main(): Promise<void> {
       }
       await new Promise((r) => setTimeout(r, 5000));
     }
-    // Let the backlog through (bounded), then stop the daemon cleanly.
-    const caughtUp = await waitCaughtUp(cluster.brokers, `${id}-group`, topics.source, 600_000).then(
-      () => 'yes',
+    // Let the backlog through (bounded), then stop the daemon cleanly. The canary goes on writing,
+    // so the target is the source's end when the faults are over: the group has caught up once its
+    // committed offsets reach it.
+    const faultsOverAt = (Date.now() - t0) / 1000;
+    const ends = new Map((await admin.fetchTopicOffsets(topics.source)).map((o) => [o.partition, BigInt(o.high)]));
+    const caughtUpAt = Date.now();
+    const caughtUp = await waitCaughtUp(cluster.brokers, `${id}-group`, topics.source, 600_000, ends).then(
+      () => `yes, in ${fmt((Date.now() - caughtUpAt) / 1000)} s`,
       (err: Error) => `no: ${err.message}`,
     );
     // The daemon must still answer at the end; if it does not, the last good sample stands and the
@@ -144,14 +183,27 @@ async function main(): Promise<void> {
     const final = await sample(w, t0);
     if (final) samples.push(final);
     const last = final ?? samples.at(-1)!;
+    countingMembers = false;
+    await memberLoop;
+    // The members at the end, while the daemon still runs (retried: the cluster may be slow to answer).
+    let membersAtEnd: number | undefined;
+    for (let i = 0; i < 5 && membersAtEnd === undefined; i++) membersAtEnd = await groupMembers(admin, membersGroup);
+    await admin.disconnect().catch(() => undefined);
     const exit = await w.stop(60_000);
     // Every canary record written to the source (read_committed) appears exactly once at the sink.
+    // Records written after the faults were over may still have been on their way when the
+    // daemon stopped: only those before count as missing.
     const ids = async (topic: string) =>
-      (await readAll(cluster.brokers, topic, { timeoutMs: 300_000 })).map((r) => (JSON.parse(String(r.message.value)) as { id?: string }).id).filter((x): x is string => !!x);
+      (await readAll(cluster.brokers, topic, { timeoutMs: 300_000 }))
+        .map((r) => ({ id: (JSON.parse(String(r.message.value)) as { id?: string }).id, before: BigInt(r.message.offset) < (ends.get(r.partition) ?? 0n) }))
+        .filter((x): x is { id: string; before: boolean } => !!x.id);
     const src = await ids(topics.source);
-    const sink = await ids(topics.sink);
+    const sink = (await ids(topics.sink)).map((x) => x.id);
     const sinkSet = new Set(sink);
-    const missing = src.filter((x) => !sinkSet.has(x)).length;
+    const srcBefore = src.filter((x) => x.before);
+    const missing = srcBefore.filter((x) => !sinkSet.has(x.id)).length;
+    const after = src.filter((x) => !x.before);
+    const afterAtSink = after.filter((x) => sinkSet.has(x.id)).length;
     const dup = sink.length - sinkSet.size;
     const totalS = (Date.now() - startedAt.getTime()) / 1000;
     const downSamples = samples.filter((s) => s.up === 0).length;
@@ -163,6 +215,13 @@ async function main(): Promise<void> {
     const lastT = samples.at(-1)?.t ?? 0;
     const late = median(rssIn(lastT - 120, lastT + 1));
     const peak = Math.max(0, ...samples.map((s) => s.rss));
+    // CPU of the daemon: over the whole run, and over the last 5 minutes of the faults.
+    const first = samples[0];
+    const cpuShare = (a: Sample | undefined, b: Sample | undefined) => (a && b && b.t > a.t ? `${fmt((100 * (b.cpu - a.cpu)) / (b.t - a.t), 1)} %` : 'n/a');
+    const lastFive = samples.find((s) => s.t >= lastT - 300);
+    const moreThanOne = members.filter((m) => m.n > 1);
+    const logText = readFileSync(logFile, 'utf8');
+    const rejoined = logText.split('\n').filter((l) => l.includes('a consumer of an earlier run rejoined the group')).length;
     const rows = bounces.map((b, i) => [
       i + 1,
       b.node,
@@ -188,9 +247,19 @@ async function main(): Promise<void> {
           ['checkpoints completed / failed or timed out', `${fmt(last.completedCheckpoints)} / ${fmt(last.failedCheckpoints)}`],
           ['samples with eos_pipeline_up 0', `${downSamples} of ${samples.length}`],
           ['canary sent / received / lost / duplicate (metrics)', `${fmt(last.sent)} / ${fmt(last.received)} / ${fmt(last.lost)} / ${fmt(last.duplicate)}`],
-          ['canary records in the source (read_committed) / at the sink / missing at the sink / twice at the sink', `${fmt(src.length)} / ${fmt(sink.length)} / ${fmt(missing)} / ${fmt(dup)}`],
+          [
+            `canary records in the source (read_committed) until the faults were over (${fmt(faultsOverAt)} s) / missing at the sink / records twice at the sink`,
+            `${fmt(srcBefore.length)} / ${fmt(missing)} / ${fmt(dup)}`,
+          ],
+          ['canary records written after that, while the daemon caught up / at the sink when it stopped', `${fmt(after.length)} / ${fmt(afterAtSink)}`],
           ['hanging transactions at the end', fmt(last.hanging)],
           ['daemon RSS: median of the minute before the first bounce / of the last 2 minutes / peak', `${mib(warm)} / ${mib(late)} / ${mib(peak)}`],
+          ['daemon CPU (process_cpu_seconds_total, share of one core): whole run / last 5 minutes', `${cpuShare(first, samples.at(-1))} / ${cpuShare(lastFive, samples.at(-1))}`],
+          [
+            `members of ${membersGroup.replace(id, '<id>')}: at the end / most seen / counts with more than one (of ${members.length}, every 30 s)`,
+            `${membersAtEnd ?? 'no answer'} / ${Math.max(0, ...members.map((m) => m.n))} / ${moreThanOne.length}${moreThanOne.length ? ` (at ${moreThanOne.map((m) => `${fmt(m.t)} s: ${m.n}`).join(', ')})` : ''}`,
+          ],
+          ['consumers of an earlier run disconnected when they rejoined (daemon log)', fmt(rejoined)],
           ['group caught up with the source before the check (bounded by 10 min)', caughtUp],
           ['daemon answered /metrics at the end', final ? 'yes' : 'no (figures from the last good sample)'],
           ['daemon exit code on SIGTERM', String(exit)],

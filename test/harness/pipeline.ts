@@ -99,8 +99,11 @@ export function seedStream(brokers: string[], topic: string, partitions: number,
   return { done };
 }
 
-/** Waits until the group's committed offsets reach the end of every source partition. */
-export async function waitCaughtUp(brokers: string[], groupId: string, topic: string, timeoutMs = 120_000): Promise<void> {
+/**
+ * Waits until the group's committed offsets reach the end of every source partition (or, given
+ * `ends`, those offsets: a source still written to has no end to reach).
+ */
+export async function waitCaughtUp(brokers: string[], groupId: string, topic: string, timeoutMs = 120_000, ends?: Map<number, bigint>): Promise<void> {
   const admin = kafkaFor(brokers).admin();
   await admin.connect();
   const deadline = Date.now() + timeoutMs;
@@ -108,9 +111,9 @@ export async function waitCaughtUp(brokers: string[], groupId: string, topic: st
   try {
     while (Date.now() < deadline) {
       try {
-        const ends = await admin.fetchTopicOffsets(topic);
+        const targets = ends ? [...ends].map(([partition, high]) => ({ partition, high: String(high) })) : await admin.fetchTopicOffsets(topic);
         const committed = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions ?? [];
-        const behind = ends.filter((e) => {
+        const behind = targets.filter((e) => {
           const c = committed.find((p) => p.partition === e.partition);
           return !c || BigInt(c.offset) < BigInt(e.high);
         });
