@@ -11,10 +11,13 @@ import type { Logger } from './log.js';
 import type { RestartPolicy, Service, ServiceHealth } from './service.js';
 import { backoffDelay, nextAttempt } from './restart.js';
 import { startHttpServer, type Readiness, type RunningServer } from './http/server.js';
+import type { WebConfig } from './http/web-config.js';
 import { errorMessage } from './errors.js';
 
 export interface DaemonOptions {
   config: Config;
+  /** The web configuration file, already loaded; else http.webConfigFile is read at start. */
+  web?: WebConfig;
   logger: Logger;
   registry: Registry;
   services: Service[];
@@ -184,7 +187,7 @@ export class Daemon {
 
   /** Starts the HTTP server, then every service at once; resolves once the server listens. */
   async start(): Promise<void> {
-    this.http = await startHttpServer({ registry: this.opts.registry, readiness: () => this.readiness(), routes: this.opts.routes, logger: this.logger }, this.opts.config.http);
+    this.http = await startHttpServer({ registry: this.opts.registry, readiness: () => this.readiness(), routes: this.opts.routes, logger: this.logger }, this.opts.config.http, this.opts.web);
     this.logger.info({ url: this.http.url, tls: this.http.tls }, 'HTTP server listening');
     this.firstStarts = Promise.all(this.supervised.map((e) => this.attemptStart(e, false))).then(() => undefined);
   }

@@ -1,5 +1,6 @@
 // Builds the daemon from a config: one entry per service, switched on by its config section,
 // the way node_exporter registers collectors. Adding a service = its module + one line here.
+import type { WebConfig } from './http/web-config.js';
 import type { Config } from './config/types.js';
 import { Daemon } from './daemon.js';
 import { createKafka } from './kafka/client.js';
@@ -21,7 +22,8 @@ export interface BuiltDaemon {
   fatal: Promise<Error>;
 }
 
-export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
+/** `web`: the web configuration file already loaded (src/commands/options.ts webSettings); else the daemon reads http.webConfigFile. */
+export function createDaemon(config: Config, logger: Logger, web?: WebConfig): BuiltDaemon {
   const registry = createRegistry();
   let reportFatal: (err: Error) => void = () => undefined;
   const fatal = new Promise<Error>((resolve) => {
@@ -85,6 +87,7 @@ export function createDaemon(config: Config, logger: Logger): BuiltDaemon {
   // The status page at / (src/http/status-page.ts), from the same registry, readiness and audit.
   const built: Daemon = new Daemon({
     config,
+    ...(web ? { web } : {}),
     logger,
     registry,
     services,

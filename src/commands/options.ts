@@ -5,6 +5,7 @@ import { loadConfig, validateConfig } from '../config/load.js';
 import type { Config, KafkaConfig, LogFormat } from '../config/types.js';
 import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
 import type { TopicRequest } from '../kafka/topics.js';
+import type { WebConfig } from '../http/web-config.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -84,6 +85,44 @@ export async function configFrom(file: string | undefined): Promise<Config> {
 /** `--config FILE`, else the built-in defaults; $EOSWATCH_CONFIG is not read (audit, verify). */
 export async function configFileOrDefaults(file: string | undefined): Promise<Config> {
   return file ? loadConfig(file) : validateConfig({}, '(defaults)');
+}
+
+/** node_exporter's flags, taken by `run` and `config validate` alike. */
+export const WEB_OPTIONS = {
+  'web.listen-address': { type: 'string' },
+  'web.config.file': { type: 'string' },
+} as const;
+
+/**
+ * The HTTP settings `run` serves with: `--web.listen-address` over http.host/port, and the web
+ * configuration file (`--web.config.file` over http.webConfigFile) loaded and validated. `run`
+ * and `config validate` both come through here; a bad file is exit 2 naming the file and key.
+ */
+export async function webSettings(config: Config, values: { 'web.listen-address'?: string; 'web.config.file'?: string }, configFile?: string): Promise<WebConfig | undefined> {
+  const { parseListenAddress } = await import('../http/server.js');
+  const listen = values['web.listen-address'];
+  if (listen !== undefined) {
+    try {
+      Object.assign(config.http, parseListenAddress(listen));
+    } catch (err) {
+      throw new EosError(ErrorCodes.USAGE, `--web.listen-address: ${errorMessage(err)}`);
+    }
+  }
+  const flag = values['web.config.file'];
+  if (flag !== undefined) config.http.webConfigFile = flag;
+  const file = config.http.webConfigFile;
+  if (file === undefined) return undefined;
+  const { loadWebConfig } = await import('../http/web-config.js');
+  try {
+    return await loadWebConfig(file);
+  } catch (err) {
+    // A file that cannot be read at all: say where its name came from.
+    if (err instanceof EosError && err.code === ErrorCodes.CONFIG_NOT_FOUND) {
+      const origin = flag !== undefined ? '--web.config.file' : `${configFile ?? '(configuration)'}: http.webConfigFile`;
+      throw new EosError(err.code, `${origin}: ${err.message}`, { cause: err.cause });
+    }
+    throw err;
+  }
 }
 
 /** Options shared by `eoswatch topics create` and `npm run kafka -- topics create`. */

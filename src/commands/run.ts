@@ -1,11 +1,11 @@
 // eoswatch run: the daemon and exporter.
 import type { Config } from '../config/types.js';
 import { redactConfig } from '../config/load.js';
-import { EosError, ErrorCodes, errorMessage } from '../errors.js';
+import { EosError, ErrorCodes } from '../errors.js';
 import { createLogger } from '../log.js';
 import { VERSION } from '../version.js';
 import { runUntilStopped } from '../lifecycle.js';
-import { choiceOption, configFrom, logFormatOption, parse, printHelp } from './options.js';
+import { WEB_OPTIONS, choiceOption, configFrom, logFormatOption, parse, printHelp, webSettings } from './options.js';
 
 export const help = `Usage: eoswatch run [--config FILE] [--start-from earliest|latest] [--log-format auto|json|pretty]
                     [--web.listen-address [HOST]:PORT] [--web.config.file FILE]
@@ -37,19 +37,10 @@ export function withStartFrom(config: Config, flag: string | undefined): Config 
 }
 
 export async function handler(args: string[]): Promise<number> {
-  const { values } = parse(args, { config: { type: 'string', short: 'c' }, 'start-from': { type: 'string' }, 'log-format': { type: 'string' }, 'web.listen-address': { type: 'string' }, 'web.config.file': { type: 'string' } });
+  const { values } = parse(args, { config: { type: 'string', short: 'c' }, 'start-from': { type: 'string' }, 'log-format': { type: 'string' }, ...WEB_OPTIONS });
   if (values.help) return printHelp(help);
   const config = withStartFrom(await configFrom(values.config), values['start-from']);
-  const { parseListenAddress } = await import('../http/server.js');
-  const listen = values['web.listen-address'];
-  if (listen !== undefined) {
-    try {
-      Object.assign(config.http, parseListenAddress(listen));
-    } catch (err) {
-      throw new EosError(ErrorCodes.USAGE, `--web.listen-address: ${errorMessage(err)}`);
-    }
-  }
-  if (values['web.config.file'] !== undefined) config.http.webConfigFile = values['web.config.file'];
+  const web = await webSettings(config, values, values.config ?? process.env.EOSWATCH_CONFIG);
   const { logDestination } = await import('../log-format.js');
   const logger = createLogger(config.log.level, logDestination(logFormatOption(values['log-format'], config.log.format)));
   logger.info({ version: VERSION, config: redactConfig(config) }, 'eoswatch starting');
@@ -64,7 +55,7 @@ export async function handler(args: string[]): Promise<number> {
     const { createDaemon } = await import('../services.js');
     const { checkTransform } = await import('../pipeline/transforms/index.js');
     await checkTransform(config.pipeline, values.config);
-    const { daemon, fatal } = createDaemon(config, logger);
+    const { daemon, fatal } = createDaemon(config, logger, web);
     await daemon.start();
     return { stop: () => daemon.stop(), fatal };
   }, logger);

@@ -13,6 +13,8 @@ export interface HttpConfig {
   requestTimeout: number;
   maxConnections: number;
   webConfigFile?: string;
+  /** ms: how often the web configuration file is read again (src/http/web-reload.ts) */
+  webConfigReloadInterval: number;
 }
 
 export interface SslConfig {

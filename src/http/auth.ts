@@ -88,11 +88,30 @@ function basicAuthenticator(users: Map<string, string>): (header: string | undef
   };
 }
 
-export function authMiddleware(web: WebConfig): RequestHandler {
-  const allow = web.rateLimit ? rateLimiter(web.rateLimit.burst, web.rateLimit.intervalMs) : undefined;
-  const basic = web.users.size ? basicAuthenticator(web.users) : undefined;
-  const excluded = new Set(web.authExcludedPaths);
+/** What a web configuration makes of requests: its rate limiter, its basic-auth verifier, its excluded paths. */
+interface Judge {
+  web: WebConfig;
+  allow: (() => boolean) | undefined;
+  basic: ((header: string | undefined) => Promise<boolean>) | undefined;
+  excluded: Set<string>;
+}
+
+function judgeFor(web: WebConfig): Judge {
+  return {
+    web,
+    allow: web.rateLimit ? rateLimiter(web.rateLimit.burst, web.rateLimit.intervalMs) : undefined,
+    basic: web.users.size ? basicAuthenticator(web.users) : undefined,
+    excluded: new Set(web.authExcludedPaths),
+  };
+}
+
+/** Judges each request by the web configuration `current()` returns (a reload replaces it: src/http/web-reload.ts). */
+export function authMiddleware(current: () => WebConfig): RequestHandler {
+  let judge: Judge | undefined;
   return (req, res, next) => {
+    const now = current();
+    if (judge?.web !== now) judge = judgeFor(now);
+    const { web, allow, basic, excluded } = judge;
     if (allow && !allow()) {
       res.status(429).type('text/plain').send('Too Many Requests\n');
       return;

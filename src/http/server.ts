@@ -4,7 +4,8 @@
 // Hardening: a wrong method is 405 with Allow; a request must arrive whole within
 // http.requestTimeout (a trickled body or header is cut with 408); at most http.maxConnections
 // sockets are open at once. TLS, client certificates and basic auth come from the exporter
-// toolkit's web configuration file (src/http/web-config.ts, src/http/auth.ts).
+// toolkit's web configuration file (src/http/web-config.ts, src/http/auth.ts), read again while
+// running so that a renewed certificate is served without a restart (src/http/web-reload.ts).
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -16,7 +17,8 @@ import { EosError, ErrorCodes } from '../errors.js';
 import { redactText } from '../redact.js';
 import { VERSION } from '../version.js';
 import { authMiddleware, isAuthenticated } from './auth.js';
-import { loadWebConfig, type WebConfig } from './web-config.js';
+import { loadWebConfig, secureContextOptions, type WebConfig } from './web-config.js';
+import { reloadWebConfig, type ReloadOutcome } from './web-reload.js';
 import type { Logger } from '../log.js';
 
 export interface Readiness {
@@ -29,8 +31,8 @@ export interface HttpDeps {
   readiness(): Readiness;
   /** Extra routes, each with a line for the landing page. */
   routes?: { path: string; description: string; router: Router }[];
-  /** TLS and authentication; none: plain HTTP, open. */
-  web?: WebConfig;
+  /** TLS and authentication, as it is now (a reload replaces it); none: plain HTTP, open. */
+  web?: () => WebConfig;
 }
 
 const ALLOW = 'GET, HEAD';
@@ -124,6 +126,8 @@ export interface RunningServer {
   tls: boolean;
   /** Stops accepting connections and waits for open requests up to timeoutMs, then cuts them. */
   close(timeoutMs: number): Promise<void>;
+  /** With a web configuration file: reads it again now (it is also read every http.webConfigReloadInterval). */
+  reloadWebConfig?: () => Promise<ReloadOutcome>;
 }
 
 /** Node checks request and header deadlines on this period (its default, 30 s, would stretch every deadline by up to that). */
@@ -143,18 +147,11 @@ export async function listen(app: Express, http: Pick<HttpConfig, 'host' | 'port
     ? createHttpsServer(
         {
           ...limits,
-          cert: tls.cert,
-          key: tls.key,
-          ...(tls.clientCa ? { ca: tls.clientCa } : {}),
+          ...secureContextOptions(tls),
           // Certificates are asked for in the handshake and judged per request (src/http/auth.ts),
           // so that auth_excluded_paths (the probes) work without one, as in the exporter toolkit.
           requestCert: tls.clientAuth !== 'NoClientCert',
           rejectUnauthorized: false,
-          minVersion: tls.minVersion,
-          maxVersion: tls.maxVersion,
-          ...(tls.ciphers ? { ciphers: tls.ciphers } : {}),
-          ...(tls.ecdhCurve ? { ecdhCurve: tls.ecdhCurve } : {}),
-          honorCipherOrder: tls.honorCipherOrder,
         },
         app,
       )
@@ -196,10 +193,21 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
  * Reads http.webConfigFile (exit 2 on any problem in it), builds the app and listens; warns when
  * /metrics and /audit are open to the network without authentication.
  */
-export async function startHttpServer(deps: Omit<HttpDeps, 'web'> & { logger?: Logger }, http: HttpConfig): Promise<RunningServer> {
-  const web = http.webConfigFile ? await loadWebConfig(http.webConfigFile) : undefined;
+export async function startHttpServer(deps: Omit<HttpDeps, 'web'> & { logger?: Logger }, http: HttpConfig, loaded?: WebConfig): Promise<RunningServer> {
+  const web = loaded ?? (http.webConfigFile ? await loadWebConfig(http.webConfigFile) : undefined);
   const { logger, ...appDeps } = deps;
-  const running = await listen(createApp({ ...appDeps, ...(web ? { web } : {}) }), http, web);
+  let current = web;
+  const running = await listen(createApp({ ...appDeps, ...(web ? { web: () => current! } : {}) }), http, web);
+  if (web) {
+    // A renewed certificate (or changed users) without a restart.
+    const reloader = reloadWebConfig({ initial: web, server: running.server, intervalMs: http.webConfigReloadInterval, registry: deps.registry, ...(logger ? { logger } : {}), apply: (next) => (current = next) });
+    const close = running.close;
+    running.close = (timeoutMs) => {
+      reloader.stop();
+      return close(timeoutMs);
+    };
+    running.reloadWebConfig = () => reloader.check();
+  }
   const authenticated = Boolean(web && (web.users.size > 0 || (web.tls && web.tls.clientAuth !== 'NoClientCert' && web.tls.clientAuth !== 'RequestClientCert')));
   if (!authenticated && !LOOPBACK.test(http.host)) {
     logger?.warn({ host: http.host }, 'HTTP endpoints (/metrics, /audit) are served without authentication on a network address; see http.webConfigFile');

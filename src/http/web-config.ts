@@ -1,11 +1,13 @@
 // The web configuration file of the Prometheus exporter toolkit (`--web.config.file`, as
 // node_exporter and Prometheus take it): TLS, client certificates, basic auth with bcrypt hashes,
 // extra response headers, a request rate limit and the paths served without authentication.
-// Read once at start; every problem is a configuration error (exit 2) naming the file, the line
-// and the key. Relative paths are relative to the file's directory, as in the toolkit.
+// Read at start, where every problem is a configuration error (exit 2) naming the file, the line
+// and the key, then again every http.webConfigReloadInterval (src/http/web-reload.ts), where a
+// problem is logged and the running configuration kept. Relative paths are relative to the
+// file's directory, as in the toolkit.
 import { readFile } from 'node:fs/promises';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { createSecureContext } from 'node:tls';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { dirname, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { Document, LineCounter } from 'yaml';
@@ -202,6 +204,20 @@ export async function loadWebConfig(file: string): Promise<WebConfig> {
     headers,
     ...(rateLimit ? { rateLimit } : {}),
     authExcludedPaths: raw.auth_excluded_paths === undefined ? DEFAULT_AUTH_EXCLUDED_PATHS : (raw.auth_excluded_paths ?? []),
+  };
+}
+
+/** The secure context of a TLS listener: what server.setSecureContext takes when the certificate is renewed (src/http/web-reload.ts). */
+export function secureContextOptions(tls: WebTls): SecureContextOptions {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    ...(tls.clientCa ? { ca: tls.clientCa } : {}),
+    minVersion: tls.minVersion,
+    maxVersion: tls.maxVersion,
+    ...(tls.ciphers ? { ciphers: tls.ciphers } : {}),
+    ...(tls.ecdhCurve ? { ecdhCurve: tls.ecdhCurve } : {}),
+    honorCipherOrder: tls.honorCipherOrder,
   };
 }
 

@@ -1,11 +1,13 @@
 // Certificates for TLS tests, made with openssl in a temporary directory: a CA, a server
 // certificate for 127.0.0.1/localhost signed by it, a client certificate signed by it and a
-// self-signed client certificate no one trusts. The caller removes the directory.
+// self-signed client certificate no one trusts; renewed server certificates on demand. The caller
+// removes the directory.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { X509Certificate } from 'node:crypto';
 
 const run = promisify(execFile);
 
@@ -20,6 +22,19 @@ export interface TestPki {
 
 async function openssl(dir: string, args: string[]): Promise<void> {
   await run('openssl', args, { cwd: dir });
+}
+
+/**
+ * A renewed server certificate: a fresh key and a certificate for 127.0.0.1/localhost signed by
+ * the PKI's CA, written as `<name>.key` and `<name>.crt` in its directory; their texts and the
+ * certificate's serial number.
+ */
+export async function renewServerCertificate(pki: TestPki, name: string): Promise<{ cert: string; key: string; serial: string }> {
+  await openssl(pki.dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`]);
+  await openssl(pki.dir, ['req', '-new', '-key', `${name}.key`, '-subj', '/CN=localhost', '-out', `${name}.csr`]);
+  await openssl(pki.dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'server.ext', '-out', `${name}.crt`]);
+  const cert = await readFile(join(pki.dir, `${name}.crt`), 'utf8');
+  return { cert, key: await readFile(join(pki.dir, `${name}.key`), 'utf8'), serial: new X509Certificate(cert).serialNumber };
 }
 
 export async function makeTestPki(): Promise<TestPki> {

@@ -50,7 +50,7 @@ describe('config', () => {
 
   test('defaults are filled and durations become milliseconds', () => {
     const cfg = validateConfig({}, 'empty.yaml', {});
-    assert.deepEqual(cfg.http, { host: '0.0.0.0', port: 7395, requestTimeout: 10_000, maxConnections: 64 });
+    assert.deepEqual(cfg.http, { host: '0.0.0.0', port: 7395, requestTimeout: 10_000, maxConnections: 64, webConfigReloadInterval: 30_000 });
     assert.equal(cfg.log.level, 'info');
     assert.equal(cfg.shutdown.gracePeriod, 20_000);
     assert.equal(cfg.kafka.requestTimeout, 30_000);

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { writeFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { connect as tlsConnect } from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -19,7 +21,7 @@ import { validateConfig } from '../../src/config/load.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { EosError, exitCodeFor } from '../../src/errors.js';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
-import { makeTestPki, type TestPki } from '../harness/tls.js';
+import { makeTestPki, renewServerCertificate, type TestPki } from '../harness/tls.js';
 import { memoryLogger } from '../harness/log.js';
 import { tempDirs } from '../harness/tmp.js';
 
@@ -48,6 +50,30 @@ function send(url: string, opts: { method?: string; auth?: string; ca?: string; 
     });
     req.end();
   });
+}
+
+/** The SHA-256 fingerprint of the certificate a new TLS connection to the port is given. */
+function presented(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false }, () => {
+      resolve(socket.getPeerCertificate().fingerprint256);
+      socket.destroy();
+    });
+    socket.once('error', reject);
+  });
+}
+
+function fingerprintOf(pem: string): string {
+  return new X509Certificate(pem).fingerprint256;
+}
+
+/** Polls `cond` every 200 ms until it holds; fails after `ms`. */
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 const servers: RunningServer[] = [];
@@ -261,6 +287,57 @@ describe('web configuration: TLS, client certificates and basic auth', () => {
     assert.equal((await send(`${s2.url}/metrics`, { ca: pki.ca })).status, 200, 'no certificate: fine');
     assert.equal((await send(`${s2.url}/metrics`, { ca: pki.ca, ...pki.client })).status, 200, 'a trusted one: fine');
     assert.equal((await send(`${s2.url}/metrics`, { ca: pki.ca, ...pki.rogue })).status, 401, 'an untrusted one: refused');
+  });
+
+  test('a renewed certificate is presented to new connections without a restart; a half-written rotation is logged and the old one kept', async () => {
+    // Its own directory: the rotation touches no other test's files.
+    const dir = await temp.make();
+    await copyFile(join(pki.dir, pki.files.serverCert), join(dir, 'tls.crt'));
+    await copyFile(join(pki.dir, pki.files.serverKey), join(dir, 'tls.key'));
+    const file = join(dir, 'web.yml');
+    const tlsFiles = 'tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n';
+    await writeFile(file, `${tlsFiles}basic_auth_users:\n  p: ${bcrypt.hashSync(password, 4)}\n`);
+    const { log, lines } = memoryLogger();
+    const registry = createRegistry();
+    const config = validateConfig({ http: { host: '127.0.0.1', port: 0, webConfigFile: file, webConfigReloadInterval: '1s' } }, 'test', {});
+    const s = await startHttpServer({ registry, readiness: () => ({ ready: true, services: {} }), logger: log }, config.http);
+    servers.push(s);
+    const reloadOk = async () => (await registry.getSingleMetric('eos_web_config_last_reload_successful')!.get()).values[0]?.value;
+    const logged = (re: RegExp) => lines.some((l) => re.test(l));
+    const original = fingerprintOf(await readFile(join(pki.dir, pki.files.serverCert), 'utf8'));
+    assert.equal(await presented(s.port), original);
+    assert.equal(await reloadOk(), 1);
+
+    const renewed = await renewServerCertificate(pki, `renewed-${Math.random().toString(36).slice(2)}`);
+    const next = fingerprintOf(renewed.cert);
+    assert.notEqual(next, original);
+    // Half-written: the new certificate beside the old key. Logged (once), the old pair kept.
+    await writeFile(join(dir, 'tls.crt'), renewed.cert);
+    await until('the mismatch is logged', () => logged(/"level":"error".*does not match cert_file.*not reloaded; the running configuration is kept/));
+    assert.equal(await presented(s.port), original, 'new connections still get the old certificate');
+    assert.equal((await send(`${s.url}/metrics`, { ca: pki.ca, auth: `p:${password}` })).status, 200);
+    assert.equal(await reloadOk(), 0);
+    await new Promise((r) => setTimeout(r, 2500)); // two more reads of the same bad pair
+    assert.equal(lines.filter((l) => /does not match cert_file/.test(l)).length, 1, 'a pair that stays bad is logged once');
+
+    // The key follows: new connections get the renewed certificate.
+    await writeFile(join(dir, 'tls.key'), renewed.key);
+    await until('the renewed certificate is presented', async () => (await presented(s.port)) === next);
+    assert.ok(logged(new RegExp(`"level":"info".*"serial":"${renewed.serial}".*web configuration file reloaded`)), 'the reload names the new certificate');
+    assert.equal(await reloadOk(), 1);
+    assert.equal((await send(`${s.url}/metrics`, { ca: pki.ca, auth: `p:${password}` })).status, 200);
+
+    // Users apply from the next request.
+    await writeFile(file, `${tlsFiles}basic_auth_users:\n  q: ${bcrypt.hashSync('other', 4)}\n`);
+    await until('the new user is accepted', async () => (await send(`${s.url}/metrics`, { ca: pki.ca, auth: 'q:other' })).status === 200);
+    assert.equal((await send(`${s.url}/metrics`, { ca: pki.ca, auth: `p:${password}` })).status, 401, 'the removed user is refused');
+
+    // Turning TLS off needs a new listener: logged, HTTPS with the renewed certificate kept.
+    await writeFile(file, `basic_auth_users:\n  q: ${bcrypt.hashSync('other', 4)}\n`);
+    await until('the refusal is logged', () => logged(/tls_server_config removed: turning TLS on or off needs a restart/));
+    assert.equal(await presented(s.port), next);
+    assert.equal(await reloadOk(), 0);
+    assert.equal(await s.reloadWebConfig!(), 'needs-restart');
   });
 
   test('a bad web configuration file: every problem with file, line and key, exit code 2', async () => {
