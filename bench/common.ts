@@ -4,7 +4,7 @@
 // of bench/RESULTS.md (bench/pipeline.bench.ts rewrites the file but keeps its notes block; the
 // other benchmarks write their own sections inside that block).
 import { execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,10 +70,14 @@ export function killByPid(child: ChildProcess, sig: NodeJS.Signals = 'SIGKILL'):
 
 let clusterRef: LocalCluster | undefined;
 
-/** Kills every tracked process and the brokers of the running cluster (see withCluster) by pid. */
+/** Kills every tracked process and the brokers of the running cluster (see withCluster) by pid, and removes the cluster's temporary directory. */
 export function emergencyStop(): void {
   for (const c of live) killByPid(c);
-  clusterRef?.killAllSync();
+  if (clusterRef) {
+    clusterRef.killAllSync();
+    // After a failure or Ctrl-C the process exits before cluster.down() could remove it.
+    rmSync(clusterRef.state.dir, { recursive: true, force: true, maxRetries: 5 });
+  }
 }
 
 /** emergencyStop on exit, SIGINT and SIGTERM (these then exit with 130). */

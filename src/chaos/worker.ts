@@ -1,8 +1,9 @@
 // A pipeline worker for fault injection: `eoswatch run` as a child process with a generated
 // config, tracked by pid, its output kept (the tail in memory, all of it in a log file when asked)
-// and its /metrics readable. The chaos runner and the integration tests both use it.
+// and its /metrics readable. The config's temporary directory goes when the worker exits (or is
+// killed when this process exits). The chaos runner and the integration tests both use it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,7 @@ function killLiveSync(): void {
     } catch {
       /* already gone */
     }
+    rmSync(w.dir, { recursive: true, force: true });
   }
 }
 
@@ -38,13 +40,15 @@ export class WorkerProcess {
   readonly url: Promise<string>;
   readonly exited: Promise<number | null>;
   private readonly log: WriteStream | undefined;
+  /** The temporary directory of its configuration file, removed when the worker exits. */
+  readonly dir: string;
 
   constructor(
     config: Record<string, unknown>,
     readonly name: string,
     opts: { logFile?: string } = {},
   ) {
-    const dir = mkdtempSync(join(tmpdir(), 'eoswatch-worker-'));
+    const dir = (this.dir = mkdtempSync(join(tmpdir(), 'eoswatch-worker-')));
     const file = join(dir, 'eoswatch.yaml');
     writeFileSync(file, stringify(config));
     this.log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
@@ -65,6 +69,7 @@ export class WorkerProcess {
       this.child.once('exit', (code, signal) => {
         live.delete(this);
         this.log?.end();
+        rmSync(dir, { recursive: true, force: true });
         resolve(code ?? (signal ? -1 : null));
       }),
     );

@@ -3,16 +3,16 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createServer, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { LocalCluster } from '../harness/index.js';
 import { javaProcessesUnder } from './cluster-scenarios.js';
+import { tempDirs } from '../harness/tmp.js';
 
 const execFileP = promisify(execFile);
+const temp = tempDirs('eoswatch-cli-cluster-');
 
 async function kafkaCli(args: string[]): Promise<string> {
   const { stdout } = await execFileP('node', ['--import', 'tsx', 'src/localcluster/cli.ts', ...args], { timeout: 180_000 });
@@ -21,7 +21,7 @@ async function kafkaCli(args: string[]): Promise<string> {
 
 describe('cluster CLI', () => {
   test('up, status, kill, start, pause, resume, down', async () => {
-    const dir = join(await mkdtemp(join(tmpdir(), 'eoswatch-cli-cluster-')), 'c');
+    const dir = join(await temp.make(), 'c');
     after(async () => {
       // Whatever happened above, stop the node by its recorded pid.
       await (await LocalCluster.load(dir).catch(() => undefined))?.down();

@@ -3,14 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
+import { tempDirs } from '../harness/tmp.js';
+
+const temp = tempDirs('eoswatch-demo-');
 
 test('eoswatch demo (1 node): metrics of the pipeline and the canary within seconds, Ctrl-C stops the daemon and the cluster', async () => {
-  const dir = join(mkdtempSync(join(tmpdir(), 'eoswatch-demo-')), 'demo');
+  const dir = join(await temp.make(), 'demo');
   const child = spawnTracked('node', [...CLI, 'demo', '--port', '0', '--nodes', '1', '--rate', '100', '--dir', dir]);
   const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 120_000);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));

@@ -7,8 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { useCluster } from '../harness/index.js';
@@ -16,9 +15,11 @@ import { pipelineConfig, pipelineTopics } from '../harness/pipeline.js';
 import { WorkerProcess } from '../../src/chaos/worker.js';
 import { produceSeed } from '../harness/seed.js';
 import { RULES_FILE, alertRules, dashboardPanels, metricNames } from '../harness/promql.js';
+import { tempDirs } from '../harness/tmp.js';
 
 const PROMETHEUS = process.env.PROMETHEUS ?? 'prometheus';
 const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
+const temp = tempDirs('eoswatch-prom-');
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -79,7 +80,7 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     await daemon.waitFor(/canary started/, 90_000);
     const target = new URL(await daemon.url).host;
 
-    const dir = mkdtempSync(join(tmpdir(), 'eoswatch-prom-'));
+    const dir = await temp.make();
     const config = join(dir, 'prometheus.yml');
     writeFileSync(
       config,

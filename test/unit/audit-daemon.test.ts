@@ -2,15 +2,17 @@
 // marked failed, and the file sources audited; a secret in a properties file never shows.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
+import { tempDirs } from '../harness/tmp.js';
+
+const temp = tempDirs('eoswatch-audit-');
 
 describe('audit service in the daemon', () => {
   test('unreachable cluster: /metrics and /audit keep answering, the cluster source is marked failed', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-audit-'));
+    const dir = await temp.make();
     const producer = join(dir, 'producer.properties');
     await writeFile(producer, ['acks=1', 'enable.idempotence=false', 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="hunter2-secret";', ''].join('\n'));
     const cfg = join(dir, 'eoswatch.yaml');

@@ -1,11 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BUILTIN_TRANSFORMS, RejectedRecord, resolveTransform, type InputRecord } from '../../src/pipeline/transforms/index.js';
 import { isFencedError, transformBatch } from '../../src/pipeline/partition-task.js';
 import { plainLogFields } from '../../src/kafka/client.js';
+import { tempDirs } from '../harness/tmp.js';
+
+const temp = tempDirs('eoswatch-transform-');
 
 function rec(value: string | null, offset = '0'): InputRecord {
   return { topic: 't', partition: 0, offset, timestamp: '0', key: Buffer.from('k'), value: value === null ? null : Buffer.from(value), headers: {} };
@@ -77,7 +79,7 @@ describe('transforms', () => {
   });
 
   test('a user module is loaded from a path; missing or wrong modules are config errors naming the key', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-transform-'));
+    const dir = await temp.make();
     const good = join(dir, 'upper.mjs');
     await writeFile(good, 'export function transform(r) { return { key: r.key, value: String(r.value).toUpperCase() }; }\n');
     const fn = await resolveTransform('increment', good);
