@@ -285,19 +285,21 @@ export class LocalCluster {
       nodes,
     };
     const cluster = new LocalCluster(state, opts.killOnExit ?? true);
-    const log = loggingConfig(version);
-    await writeFile(join(dir, log.file), log.text);
-    for (const n of nodes) {
-      await writeFile(n.propsFile, nodeProperties(state, n));
-      await cluster.format(n);
-    }
-    // All nodes at once: a broker blocks until the controller quorum is up.
-    for (const n of nodes) cluster.spawnNode(n);
-    await cluster.save();
     try {
+      const log = loggingConfig(version);
+      await writeFile(join(dir, log.file), log.text);
+      for (const n of nodes) {
+        await writeFile(n.propsFile, nodeProperties(state, n));
+        await cluster.format(n);
+      }
+      // All nodes at once: a broker blocks until the controller quorum is up.
+      for (const n of nodes) cluster.spawnNode(n);
+      await cluster.save();
       await cluster.waitReady(nodes.map((n) => n.id), opts.startTimeoutMs ?? 120_000);
     } catch (err) {
-      await cluster.down({ keepData: true });
+      // The error names what failed (with the first errors of the node's log); a directory the
+      // caller chose keeps the logs, a temporary one goes.
+      await cluster.down({ keepData: opts.dir !== undefined });
       throw err;
     }
     return cluster;

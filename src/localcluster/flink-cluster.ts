@@ -181,7 +181,8 @@ export class LocalFlinkCluster {
       for (let i = 1; i <= tms; i++) await cluster.startTaskManager(i, { wait: false });
       await cluster.waitSlots(tms * (opts.slots ?? 2), opts.startTimeoutMs ?? 120_000);
     } catch (err) {
-      await cluster.down({ keepData: true });
+      // A directory the caller chose keeps the logs; a temporary one goes.
+      await cluster.down({ keepData: opts.dir !== undefined });
       throw err;
     }
     return cluster;
