@@ -15,7 +15,7 @@ import { waitCaughtUp } from '../test/harness/pipeline.js';
 import { parsePrometheusText, sampleValue } from '../test/harness/promtext.js';
 import { BENCH_DIR, fmt, makeOutDir, generatedBy, installEmergencyStop, intOption, live, log, mdTable, printUsageAndExit, runMain, withCluster, writeSection } from './common.js';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import type { Admin } from 'kafkajs';
 
 const { values } = parseArgs({
@@ -104,7 +104,8 @@ async function main(): Promise<void> {
       canary: { enabled: true, id, rate: 50, lostAfter: '2m' },
       lsoMonitor: { interval: '5s' },
     };
-    const logFile = join(makeOutDir('soak-'), 'eoswatch.log');
+    const outDir = makeOutDir('soak-');
+    const logFile = join(outDir, 'eoswatch.log');
     const w = new WorkerProcess(config, 'soak', { logFile });
     live.add(w.child);
     await w.url;
@@ -190,6 +191,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < 5 && membersAtEnd === undefined; i++) membersAtEnd = await groupMembers(admin, membersGroup);
     await admin.disconnect().catch(() => undefined);
     const exit = await w.stop(60_000);
+    // The brokers' logs go beside the daemon's (the cluster's directory is removed at the end).
+    for (const n of cluster.state.nodes) copyFileSync(n.logFile, join(outDir, `broker-${n.id}.log`));
     // Every canary record written to the source (read_committed) appears exactly once at the sink.
     // Records written after the faults were over may still have been on their way when the
     // daemon stopped: only those before count as missing.

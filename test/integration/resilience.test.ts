@@ -1,16 +1,33 @@
 // The daemon's supervision against a real 1-node cluster: services start while Kafka is down and
 // come up by themselves once it is back, without waiting for one another; a broker outage is
 // reported while it lasts and a FAILED pipeline restarts from its committed offsets, exactly once;
-// a transform's bad results and stuck records go to the dead-letter topic while the pipeline
-// stays up; a canary never counts another daemon's failed sends as lost.
+// a consumer released in the middle of its join does not stay in the group; a transform's bad
+// results and stuck records go to the dead-letter topic while the pipeline stays up; a canary
+// never counts another daemon's failed sends as lost.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { kafkaFor, readAll, uniqueName, useCluster } from '../harness/index.js';
+import { kafkaFor, readAll, spawnTracked, uniqueName, useCluster, waitForLine } from '../harness/index.js';
+import { memoryLogger } from '../harness/log.js';
+import { validateConfig } from '../../src/config/load.js';
+import { createKafka } from '../../src/kafka/client.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+import { PipelineService, membershipGroup } from '../../src/pipeline/pipeline-service.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, tails, waitCaughtUp } from '../harness/pipeline.js';
 import { produceSeed } from '../harness/seed.js';
+
+/** A kafkajs consumer that joins GROUP (session timeout 15 s), says "joined" and then does nothing (the test stops the process). */
+const FROZEN_MEMBER = `
+import { Kafka, logLevel } from 'kafkajs';
+const k = new Kafka({ brokers: process.env.BROKERS.split(','), logLevel: logLevel.NOTHING });
+const c = k.consumer({ groupId: process.env.GROUP, sessionTimeout: 15000, rebalanceTimeout: 15000, heartbeatInterval: 1000 });
+c.on(c.events.GROUP_JOIN, () => console.log('joined'));
+await c.connect();
+await c.subscribe({ topics: [process.env.TOPIC] });
+await c.run({ eachBatch: async () => {} });
+`;
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, p?: PipelineProcess): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -152,6 +169,48 @@ describe('supervision (1-node cluster)', () => {
     assert.equal(await p.metric('eos_pipeline_up'), 1);
     assert.equal(p.alive, true);
     await p.kill();
+  });
+
+  test('a consumer released while it is still joining the group never stays in it (kafkajs would restart it and let it join): one member, every record processed', async () => {
+    const s = await pipelineTopics(h.cluster.brokers, 'late-join', 3, 1);
+    await produceSeed(s.brokers, s.source, 3, 300);
+    const group = membershipGroup(s.groupId);
+    // A member that stops answering: the coordinator holds every join of the group until it has
+    // dropped it (its session timeout), so the pipeline's consumer is still joining when it is released.
+    const frozen = spawnTracked(process.execPath, ['--input-type=module', '-e', FROZEN_MEMBER], { env: { ...process.env, BROKERS: s.brokers.join(','), GROUP: group, TOPIC: s.source } });
+    await waitForLine(frozen, /^joined$/, 60_000);
+    process.kill(frozen.pid!, 'SIGSTOP');
+    const { log, lines } = memoryLogger();
+    const config = validateConfig(pipelineConfig(s, { sessionTimeout: '10s' }), 'test', {});
+    const svc = new PipelineService(config.pipeline, createKafka(config.kafka, log), { logger: log, registry: createRegistry(), fatal: () => undefined, failed: () => undefined });
+    const members = async () => {
+      const admin = kafkaFor(s.brokers).admin();
+      await admin.connect();
+      try {
+        return (await admin.describeGroups([group])).groups[0]!.members.length;
+      } finally {
+        await admin.disconnect();
+      }
+    };
+    const seedIds = async () => (await readAll(s.brokers, s.sink)).map((r) => (JSON.parse(String(r.message.value)) as { id: string }).id);
+    try {
+      const first = svc.start();
+      await until('the consumer joining', async () => lines.some((l) => l.includes('"msg":"Starting"') && l.includes(group)), 60_000);
+      await new Promise((r) => setTimeout(r, 2000)); // its JoinGroup is with the coordinator, held there
+      await svc.stop(); // releases the consumer in the middle of its join
+      process.kill(frozen.pid!, 'SIGKILL'); // dropped from the group after its session timeout (15 s)
+      await assert.rejects(first, /start interrupted/);
+      await svc.start();
+      await until('every seed record at the sink', async () => (await seedIds()).length >= 300 || undefined, 120_000);
+      const ids = await seedIds();
+      assert.equal(new Set(ids).size, 300);
+      // The released consumer would have joined by now, and kafkajs never lets it go by itself.
+      await until('one member in the membership group', async () => (await members()) === 1, 30_000);
+      await new Promise((r) => setTimeout(r, 12_000)); // past the session timeout: nobody joins later
+      assert.equal(await members(), 1, lines.filter((l) => /GROUP_JOIN|joined the group|earlier run/.test(l)).join('\n'));
+    } finally {
+      await svc.stop();
+    }
   });
 
   test("a canary never counts another daemon's failed sends as lost", async () => {
