@@ -4,7 +4,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUILTIN_TRANSFORMS, RejectedRecord, resolveTransform, type InputRecord } from '../../src/pipeline/transforms/index.js';
-import { isFencedError, transformBatch } from '../../src/pipeline/partition-task.js';
+import { isFencedError } from '../../src/pipeline/partition-task.js';
+import { transformBatch } from '../../src/pipeline/transforms/route.js';
 import { plainLogFields } from '../../src/kafka/client.js';
 
 function rec(value: string | null, offset = '0'): InputRecord {
