@@ -5,7 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
-import { CheckpointDriver, type CheckpointParticipant, type Clock, type DriverConfig, type PendingCounts } from '../../src/pipeline/checkpoint-driver.js';
+import { CheckpointDriver, systemClock, type CheckpointParticipant, type Clock, type DriverConfig, type PendingCounts } from '../../src/pipeline/checkpoint-driver.js';
 import { IllegalTransition } from '../../src/pipeline/checkpoint-coordinator.js';
 import { AtLeastOnce, ExactlyOnce, type CommitStrategy } from '../../src/pipeline/commit-strategy.js';
 import { pipelineMetrics } from '../../src/metrics/pipeline.js';
@@ -678,5 +678,16 @@ describe('checkpoint driver', () => {
     const alo = new AtLeastOnce();
     assert.equal(alo.mode, 'AT_LEAST_ONCE');
     for (const busy of [false, true]) for (const failed of [false, true]) assert.equal(alo.recovery(), 'keep', JSON.stringify({ busy, failed }));
+  });
+
+  test('the system clock: the wall clock, a real timer, and withTimeout for deadlines', async () => {
+    const before = Date.now();
+    const now = systemClock.now();
+    assert.ok(now >= before && now <= Date.now(), `${now} within [${before}, ${Date.now()}]`);
+    const t0 = performance.now();
+    await systemClock.sleep(30);
+    assert.ok(performance.now() - t0 >= 25, 'sleep waited for its timer');
+    assert.equal(await systemClock.within(Promise.resolve(7), 1000, 'answer'), 7);
+    await assert.rejects(systemClock.within(new Promise(() => undefined), 10, 'silence'), (e: unknown) => e instanceof TimeoutError && e.message === 'silence did not finish within 10 ms');
   });
 });
