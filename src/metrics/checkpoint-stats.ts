@@ -1,5 +1,5 @@
 // The one owner of the checkpoint metrics. Two engines feed it: eoswatch's own pipeline (its
-// checkpoint coordinator, through src/pipeline/pipeline-service.ts) and a watched Flink job (the
+// checkpoint driver, src/pipeline/checkpoint-driver.ts) and a watched Flink job (the
 // REST poller, src/flink/flink-service.ts). Every series carries `pipeline` (the pipeline or Flink
 // job name), `engine` ("eoswatch" or "flink") and `job_id` (Flink's job id; empty for eoswatch), so
 // dashboards and alerts work for both engines unchanged.

@@ -1,5 +1,6 @@
 // The checkpoint state machine of one pipeline instance, after Flink's CheckpointCoordinator
-// and TwoPhaseCommitSinkFunction, with no I/O: the pipeline service drives it with a clock.
+// and TwoPhaseCommitSinkFunction, with no I/O: the checkpoint driver (checkpoint-driver.ts)
+// moves it along as it runs the protocol over the participants, with a clock.
 //
 //   IDLE ──trigger(n)──▶ BARRIER ──barrierReached──▶ PRE_COMMIT ──preCommitted──▶ COMMITTING
 //     ▲                                                                         │
@@ -10,7 +11,6 @@
 // At most one checkpoint is pending: per-partition commits must be ordered, or a committed
 // offset could go backwards.
 
-export type CheckpointMode = 'EXACTLY_ONCE' | 'AT_LEAST_ONCE';
 export type Phase = 'IDLE' | 'BARRIER' | 'PRE_COMMIT' | 'COMMITTING' | 'FAILED';
 export type AbortOutcome = 'failed' | 'timeout';
 
@@ -19,7 +19,11 @@ export interface CoordinatorConfig {
   timeoutMs: number;
   minPauseMs: number;
   tolerableFailedCheckpoints: number;
-  mode: CheckpointMode;
+}
+
+/** What a coordinator of an earlier run hands to the next one: failures since the last completed checkpoint. */
+export interface CarriedState {
+  consecutiveFailures: number;
 }
 
 export interface PendingCheckpoint {
@@ -50,17 +54,29 @@ export class CheckpointCoordinator {
   private lastCompletionAt = -Infinity;
   private nextId = 1;
   private failedReason: string | null = null;
-  consecutiveFailures = 0;
+  private failures: number;
   lastCompletedId = 0;
   lastCompletedAtMs: number | null = null;
 
-  constructor(readonly config: CoordinatorConfig) {
+  constructor(
+    readonly config: CoordinatorConfig,
+    carried: CarriedState = { consecutiveFailures: 0 },
+  ) {
     if (config.intervalMs <= 0) throw new RangeError('checkpoint interval must be > 0');
     if (config.timeoutMs <= 0) throw new RangeError('checkpoint timeout must be > 0');
     if (config.minPauseMs < 0) throw new RangeError('min pause must be >= 0');
     if (!Number.isInteger(config.tolerableFailedCheckpoints) || config.tolerableFailedCheckpoints < 0) {
       throw new RangeError('tolerable failed checkpoints must be an integer >= 0');
     }
+    if (!Number.isInteger(carried.consecutiveFailures) || carried.consecutiveFailures < 0) {
+      throw new RangeError('carried consecutive failures must be an integer >= 0');
+    }
+    this.failures = carried.consecutiveFailures;
+  }
+
+  /** Failed checkpoints since the last completed one, those of earlier runs included. */
+  get consecutiveFailures(): number {
+    return this.failures;
   }
 
   get phase(): Phase {
@@ -70,6 +86,11 @@ export class CheckpointCoordinator {
 
   get current(): PendingCheckpoint | null {
     return this.pending;
+  }
+
+  /** When the pending checkpoint times out (ms), or null when none is pending. */
+  get deadline(): number | null {
+    return this.pending ? this.pending.triggeredAt + this.config.timeoutMs : null;
   }
 
   /** Checkpoints triggered and not yet completed or aborted: 0 or 1. */
@@ -124,13 +145,8 @@ export class CheckpointCoordinator {
     this.lastCompletionAt = now;
     this.lastCompletedId = id;
     this.lastCompletedAtMs = now;
-    this.consecutiveFailures = 0;
+    this.failures = 0;
     return { id, durationMs: now - p.triggeredAt, outcome: 'completed' };
-  }
-
-  /** True when the pending checkpoint has run longer than the timeout. */
-  isTimedOut(now: number): boolean {
-    return this.pending !== null && now - this.pending.triggeredAt >= this.config.timeoutMs;
   }
 
   /** The pending checkpoint is aborted (in any phase). Too many consecutive failures make the pipeline FAILED. */
@@ -140,10 +156,10 @@ export class CheckpointCoordinator {
     this.pending = null;
     // An aborted checkpoint also counts as "the last attempt" for min pause: retrying at once would hammer a sick cluster.
     this.lastCompletionAt = now;
-    this.consecutiveFailures++;
+    this.failures++;
     const result: CheckpointResult = { id, durationMs: now - p.triggeredAt, outcome, reason };
-    if (this.consecutiveFailures > this.config.tolerableFailedCheckpoints) {
-      this.failedReason = `${this.consecutiveFailures} consecutive failed checkpoint${this.consecutiveFailures > 1 ? 's' : ''} (tolerable: ${this.config.tolerableFailedCheckpoints}); last: ${reason}`;
+    if (this.failures > this.config.tolerableFailedCheckpoints) {
+      this.failedReason = `${this.failures} consecutive failed checkpoint${this.failures > 1 ? 's' : ''} (tolerable: ${this.config.tolerableFailedCheckpoints}); last: ${reason}`;
       result.failed = true;
     }
     return result;

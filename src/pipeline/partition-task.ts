@@ -1,5 +1,7 @@
-// One input partition of the pipeline: its transactional producer (transactional.id
-// <prefix>-<topic>-<partition>), the transaction of the current checkpoint, and the offsets.
+// One input partition of the pipeline, a participant of the checkpoint (checkpoint-driver.ts):
+// its producer (an output of the mode's commit strategy, commit-strategy.ts; exactly-once with
+// transactional.id <prefix>-<topic>-<partition>), the records of the current checkpoint, and the
+// offsets.
 //
 // Invariants:
 // - the producer is initialised (fencing any zombie of the same id and completing or aborting
@@ -8,41 +10,36 @@
 //   seek or a rebalance never enter a transaction twice;
 // - a batch is used only if its fetch started at or before nextOffset: a batch fetched further
 //   on (before a seek took effect, or by another broker's fetcher after a leader change) would
-//   leave a gap, so it is refused and the consumer sent back to nextOffset;
+//   leave a gap, so it is refused and the consumer sent back to nextOffset (planBatch,
+//   transforms/route.ts);
 // - committedOffset is local truth while this producer's commits are observed; after a commit
 //   or abort with an unknown outcome the producer is thrown away, re-initialised, and the
 //   committed offset re-read (KAFKA-17754);
 // - once a barrier is set, nothing is added to the transaction until the checkpoint ends.
-import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import type { OutputRecord } from './transforms/index.js';
-import type { BatchRecord, Transformer } from './transforms/route.js';
+import type { CheckpointParticipant, PendingCounts } from './checkpoint-driver.js';
+import type { CommitStrategy, PartitionOutput, PartitionPosition } from './commit-strategy.js';
+import { planBatch, routeMessages, type BatchRecord, type BatchSpan, type KeyPartitioner, type RouteTarget, type Transformer } from './transforms/route.js';
 import { withTimeout } from '../util/timeout.js';
-import { sendPerPartition } from '../kafka/send.js';
-
-export { TimeoutError, withTimeout } from '../util/timeout.js';
-export { transformBatch, type BatchRecord } from './transforms/route.js';
 
 export type TaskState = 'new' | 'ready' | 'fenced' | 'closed';
 
 export interface TaskContext {
   kafka: Kafka;
   config: PipelineConfig;
+  strategy: CommitStrategy;
   transform: Transformer;
   sinkPartitions: number;
   dlqTopic: string;
   dlqPartitions: number;
   logger: Logger;
+  /** The group's committed offset of the partition, read from the broker (after fencing). */
+  readCommitted(partition: number): Promise<bigint | null>;
   /** Called when a producer of this task was fenced by a newer epoch. */
   onFenced(task: PartitionTask): void;
-}
-
-export interface PendingCounts {
-  in: number;
-  out: number;
-  dlq: number;
 }
 
 const CLOSE_ABORT_TIMEOUT_MS = 5000;
@@ -78,7 +75,7 @@ class Lock {
   }
 }
 
-export class PartitionTask {
+export class PartitionTask implements CheckpointParticipant {
   readonly transactionalId: string;
   state: TaskState = 'new';
   /** Offset of the next record to process; what preCommit sends as the committed offset. */
@@ -89,16 +86,9 @@ export class PartitionTask {
   error: Error | null = null;
   readonly pending: PendingCounts = { in: 0, out: 0, dlq: 0 };
 
-  private producer: Producer | null = null;
-  private txn: Transaction | null = null;
-  private readonly keyPartitioner = Partitioners.DefaultPartitioner();
-  private metadataCache: { partitionId: number; leader: number; replicas: number[]; isr: number[]; partitionErrorCode: number }[] | undefined;
-  /** What the partitioner needs: the number of sink partitions (keyed records ignore leaders). */
-  private get sinkPartitionMetadata() {
-    return (this.metadataCache ??= Array.from({ length: this.ctx.sinkPartitions }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 })));
-  }
-  /** Records were sent into txn (an empty transaction needs no commit). */
-  private txnHasData = false;
+  private output: PartitionOutput | null = null;
+  private readonly keyPartitioner: KeyPartitioner;
+  private readonly route: RouteTarget;
   private readonly lock = new Lock();
   private barrier: { id: number; released: Promise<void>; release: () => void } | null = null;
   private generation = 0;
@@ -106,7 +96,6 @@ export class PartitionTask {
   /** When this task learnt it was fenced (ms), or null. */
   fencedAt: number | null = null;
   private readonly logger: Logger;
-  private readonly exactlyOnce: boolean;
 
   constructor(
     readonly topic: string,
@@ -115,12 +104,28 @@ export class PartitionTask {
   ) {
     this.transactionalId = `${ctx.config.transactionalIdPrefix}-${topic}-${partition}`;
     this.logger = ctx.logger.child({ partition, transactionalId: this.transactionalId });
-    this.exactlyOnce = ctx.config.mode === 'EXACTLY_ONCE';
+    const c = ctx.config;
+    this.route = {
+      pipeline: c.name,
+      source: { topic, partition },
+      sink: { topic: c.sinkTopic, partitions: ctx.sinkPartitions, partitioning: c.partitioning },
+      dlq: { topic: ctx.dlqTopic, partitions: ctx.dlqPartitions },
+    };
+    // Key partitioning: the partition is chosen here (kafkajs' Java-compatible murmur2
+    // partitioner), so that the sends can go one partition per request. It needs only the number
+    // of sink partitions (keyed records ignore leaders).
+    const partitioner = Partitioners.DefaultPartitioner();
+    const partitionMetadata = Array.from({ length: ctx.sinkPartitions }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
+    this.keyPartitioner = (t, message) => partitioner({ topic: t, partitionMetadata, message });
   }
 
   /** A transaction holding records (an empty one is kept open between checkpoints). */
   get hasOpenTransaction(): boolean {
-    return this.txn !== null && this.txnHasData;
+    return this.output?.hasData ?? false;
+  }
+
+  get fenced(): boolean {
+    return this.state === 'fenced';
   }
 
   /** When the open transaction got its first record (ms), for eos_pipeline_transaction_open_seconds. */
@@ -133,55 +138,27 @@ export class PartitionTask {
     return this.lock.busy;
   }
 
-  private newProducer(): Producer {
-    const c = this.ctx.config;
-    return this.exactlyOnce
-      ? this.ctx.kafka.producer({
-          transactionalId: this.transactionalId,
-          idempotent: true,
-          maxInFlightRequests: 1,
-          transactionTimeout: c.transactionTimeout,
-          allowAutoTopicCreation: false,
-          createPartitioner: Partitioners.DefaultPartitioner,
-        })
-      : this.ctx.kafka.producer({
-          idempotent: true,
-          maxInFlightRequests: 1,
-          allowAutoTopicCreation: false,
-          createPartitioner: Partitioners.DefaultPartitioner,
-        });
+  private position(): PartitionPosition {
+    return { groupId: this.ctx.config.groupId, topic: this.topic, partition: this.partition, next: this.nextOffset, committed: this.committedOffset };
   }
 
-  /** Initialises the producer: InitProducerId bumps the epoch, fencing any zombie of this transactional id. */
+  /** Initialises the producer: exactly-once, InitProducerId bumps the epoch, fencing any zombie of this transactional id. */
   async initProducer(): Promise<void> {
-    const p = this.newProducer();
-    let txn: Transaction | null = null;
-    try {
-      await p.connect();
-      // kafkajs' connect() initialises only a plain idempotent producer id; InitProducerId with the
-      // transactional id (which fences a zombie and completes or aborts its transaction) runs on
-      // the first transaction(). Begin one now, so fencing happens before the offset is read.
-      if (this.exactlyOnce) txn = await p.transaction();
-    } catch (err) {
-      await p.disconnect().catch(() => undefined);
-      throw err;
-    }
+    const out = await this.ctx.strategy.open(this.ctx.kafka, this.transactionalId, this.ctx.config.transactionTimeout);
     if (this.state === 'closed') {
       // Closed while the producer was being initialised (a rewind cut short): nothing may hold it.
-      await p.disconnect().catch(() => undefined);
+      await out.disconnect().catch(() => undefined);
       throw new Error('partition task closed');
     }
-    this.producer = p;
-    this.txn = txn;
-    this.txnHasData = false;
+    this.output = out;
     this.generation++;
   }
 
-  /** First use after assignment: fence, then take the committed offset the caller read after fencing. */
-  async init(readCommitted: () => Promise<bigint | null>): Promise<bigint | null> {
+  /** First use after assignment: fence, then read the committed offset. */
+  async init(): Promise<bigint | null> {
     return this.lock.run(async () => {
       await this.initProducer();
-      const committed = await readCommitted();
+      const committed = await this.ctx.readCommitted(this.partition);
       this.committedOffset = committed;
       this.nextOffset = committed;
       this.state = 'ready';
@@ -201,17 +178,12 @@ export class PartitionTask {
   }
 
   /**
-   * Processes records of one fetched batch into the current transaction. Returns false when
-   * the batch was not used (stale, barrier raced, task not ready): the caller must not treat
-   * it as consumed.
-   */
-  /**
    * Processes records of one fetched batch into the current transaction. `span` is where the
    * fetch started and the batch's last offset, control records included. Returns false when the
    * batch was not used (stale, task not ready or failed), 'gap' when it does not start at or
    * before nextOffset: the caller must seek back to nextOffset.
    */
-  async process(records: BatchRecord[], isStale: () => boolean, span: { fetched: bigint; last: bigint }): Promise<boolean | 'gap'> {
+  async process(records: BatchRecord[], isStale: () => boolean, span: BatchSpan): Promise<boolean | 'gap'> {
     for (;;) {
       await this.waitForBarrier();
       const r = await this.lock.run(() => this.append(records, isStale, span));
@@ -221,89 +193,39 @@ export class PartitionTask {
   }
 
   /** A fetched batch held only control records or aborted data (kafkajs does not pass it on): step over it. */
-  async skipEmpty(span: { fetched: bigint; last: bigint }): Promise<void> {
+  async skipEmpty(span: BatchSpan): Promise<void> {
     await this.process([], () => false, span);
   }
 
-  private async append(records: BatchRecord[], isStale: () => boolean, span: { fetched: bigint; last: bigint }): Promise<boolean | 'barrier' | 'gap'> {
+  private async append(records: BatchRecord[], isStale: () => boolean, span: BatchSpan): Promise<boolean | 'barrier' | 'gap'> {
     if (this.barrier) return 'barrier';
     if (this.state !== 'ready' || this.error || isStale() || this.nextOffset === null) return false;
-    if (span.fetched > this.nextOffset) return 'gap';
-    const floor = this.nextOffset;
-    const fresh = records.filter((r) => BigInt(r.offset) >= floor);
-    const end = span.last + 1n;
-    if (fresh.length === 0) {
-      if (end > this.nextOffset) this.nextOffset = end;
+    const plan = planBatch(records, span, this.nextOffset);
+    if (plan.kind === 'gap') return 'gap';
+    if (plan.kind === 'skip') {
+      this.nextOffset = plan.next;
       return true;
     }
-    const { out, dlq } = await this.ctx.transform.run(fresh, { topic: this.topic, partition: this.partition });
+    const routed = await this.ctx.transform.run(plan.records, { topic: this.topic, partition: this.partition });
     // Closed or re-initialised while an async transform ran: this batch is no longer ours.
     if (this.state !== 'ready' || this.error || isStale()) return false;
-    const topicMessages = this.messagesFor(out, dlq);
+    const topicMessages = routeMessages(routed, this.route, this.keyPartitioner);
     const gen = this.generation;
     try {
       if (topicMessages.length) {
-        if (this.exactlyOnce) {
-          if (!this.hasOpenTransaction) this.openedAt = Date.now();
-          this.txn ??= await this.producer!.transaction();
-          this.txnHasData = true;
-          // One partition per request (src/kafka/send.ts): otherwise a leader change could commit
-          // the transaction without some of its records.
-          for (const tm of topicMessages) await sendPerPartition(this.txn, tm.topic, tm.messages);
-        } else {
-          for (const tm of topicMessages) await sendPerPartition(this.producer!, tm.topic, tm.messages);
-        }
+        if (!this.hasOpenTransaction) this.openedAt = Date.now();
+        await this.output!.send(topicMessages);
       }
     } catch (err) {
       if (gen === this.generation) this.fail(err as Error);
       return false;
     }
     if (gen !== this.generation) return false;
-    const afterLast = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
-    // Trailing control records of the batch are consumed too, so the committed offset steps over them.
-    this.nextOffset = end > afterLast ? end : afterLast;
-    this.pending.in += fresh.length;
-    this.pending.out += out.length;
-    this.pending.dlq += dlq.length;
+    this.nextOffset = plan.next;
+    this.pending.in += plan.records.length;
+    this.pending.out += routed.out.length;
+    this.pending.dlq += routed.dlq.length;
     return true;
-  }
-
-  private messagesFor(out: OutputRecord[], dlq: { record: BatchRecord; reason: string }[]) {
-    const c = this.ctx.config;
-    const topicMessages: { topic: string; messages: Message[] }[] = [];
-    if (out.length) {
-      if (c.partitioning === 'input') {
-        const partition = this.partition % this.ctx.sinkPartitions;
-        topicMessages.push({ topic: c.sinkTopic, messages: out.map((o) => ({ key: o.key ?? null, value: o.value, headers: o.headers, partition })) });
-      } else {
-        // Key partitioning: the partition is chosen here (kafkajs' Java-compatible murmur2
-        // partitioner), so that the sends can go one partition per request.
-        const messages = out.map((o) => {
-          const m: Message = { key: o.key ?? null, value: o.value, headers: o.headers };
-          return { ...m, partition: this.keyPartitioner({ topic: c.sinkTopic, partitionMetadata: this.sinkPartitionMetadata, message: m }) };
-        });
-        topicMessages.push({ topic: c.sinkTopic, messages });
-      }
-    }
-    if (dlq.length) {
-      topicMessages.push({
-        topic: this.ctx.dlqTopic,
-        messages: dlq.map(({ record, reason }) => ({
-          key: record.key,
-          value: record.value,
-          partition: this.partition % this.ctx.dlqPartitions,
-          headers: {
-            ...flatHeaders(record.headers),
-            'eos.dlq.reason': reason,
-            'eos.dlq.source.topic': this.topic,
-            'eos.dlq.source.partition': String(this.partition),
-            'eos.dlq.source.offset': record.offset,
-            'eos.dlq.pipeline': c.name,
-          },
-        })),
-      });
-    }
-    return topicMessages;
   }
 
   private fail(err: Error): void {
@@ -340,54 +262,36 @@ export class PartitionTask {
   }
 
   /**
-   * preCommit: sends the next offset into the transaction. Returns true when there is a
-   * transaction (or, at-least-once, offsets) to commit.
+   * preCommit: adds the next offset to what the commit makes durable (exactly-once: sendOffsets
+   * into the transaction). Returns true when there is something to commit.
    */
-  async preCommit(groupId: string): Promise<boolean> {
+  async preCommit(): Promise<boolean> {
     return this.lock.run(async () => {
       if (this.error) throw this.error;
       if (this.state !== 'ready') return false;
-      if (!this.exactlyOnce) return this.nextOffset !== null && this.nextOffset !== this.committedOffset;
-      if (!this.txnHasData) {
-        // No record since the last commit. If the position moved over transaction markers or
-        // aborted input, commit the offset alone, or the group's lag never reaches the end.
-        if (this.nextOffset === null || this.nextOffset === this.committedOffset) return false;
-        this.txn ??= await this.producer!.transaction();
-        this.txnHasData = true;
-      }
       const gen = this.generation;
-      const txn = (this.txn ??= await this.producer!.transaction());
       try {
-        await txn.sendOffsets({
-          consumerGroupId: groupId,
-          topics: [{ topic: this.topic, partitions: [{ partition: this.partition, offset: String(this.nextOffset) }] }],
-        });
+        return await this.output!.preCommit(this.position());
       } catch (err) {
         if (gen === this.generation) this.fail(err as Error);
         throw err;
       }
-      return true;
     });
   }
 
-  /** Commits the transaction of this checkpoint; returns the commit latency in ms. */
-  async commit(commitOffsets?: (offset: bigint) => Promise<void>): Promise<number> {
+  /** Commits the records and the next offset of this checkpoint; returns the commit latency in ms. */
+  async commit(): Promise<number> {
     return this.lock.run(async () => {
       const gen = this.generation;
       const t0 = performance.now();
       try {
-        if (this.exactlyOnce) await this.txn!.commit();
-        else await commitOffsets!(this.nextOffset!);
+        await this.output!.commit(this.position());
       } catch (err) {
         if (gen === this.generation) this.fail(err as Error);
         throw err;
       }
       const ms = performance.now() - t0;
-      if (gen === this.generation) {
-        this.txn = null;
-        this.txnHasData = false;
-        this.committedOffset = this.nextOffset;
-      }
+      if (gen === this.generation) this.committedOffset = this.nextOffset;
       return ms;
     });
   }
@@ -400,53 +304,52 @@ export class PartitionTask {
   }
 
   /**
-   * Aborts the open transaction. When the task is stuck in an operation (a commit that timed
-   * out) or the abort itself fails, the producer is discarded and a new one initialised, which
-   * completes or aborts whatever the broker holds for this transactional id; the committed
-   * offset is then re-read from the broker. Returns the offset processing must resume from.
+   * Undoes a failed checkpoint as the commit strategy says (commit-strategy.ts, Recovery): keep
+   * what was sent, roll the transaction back, or replace the producer when it is stuck in an
+   * operation (a commit that timed out) or its abort fails; a replaced producer's successor
+   * completes or aborts whatever the broker holds for this transactional id, and the committed
+   * offset is re-read from the broker. Returns the offset processing must resume from.
    */
-  async abort(readCommitted: () => Promise<bigint | null>, timeoutMs: number): Promise<bigint | null> {
+  async abort(timeoutMs: number): Promise<bigint | null> {
     this.pending.in = this.pending.out = this.pending.dlq = 0;
     if (this.state === 'fenced' || this.state === 'closed') return this.committedOffset;
-    if (!this.exactlyOnce) {
-      // No transaction: sent records stay (at-least-once); processing resumes at the committed offset.
-      await this.drain();
-      this.error = null;
-      this.nextOffset = this.committedOffset;
-      return this.committedOffset;
-    }
-    const soft = !this.lock.busy && !this.error;
-    if (soft) {
-      try {
-        await withTimeout(
-          this.lock.run(async () => {
-            if (this.txn && this.txnHasData) await this.txn.abort();
-            else if (this.txn) return; // an empty transaction stays open for the next records
-            this.txn = null;
-            this.txnHasData = false;
-          }),
-          timeoutMs,
-          'abort',
-        );
-        this.nextOffset = this.committedOffset;
-        return this.committedOffset;
-      } catch (err) {
-        if (isFencedError(err)) {
-          this.markFenced(err as Error);
-          return this.committedOffset;
+    switch (this.ctx.strategy.recovery({ busy: this.lock.busy, failed: this.error !== null })) {
+      case 'keep':
+        // No transaction: sent records stay; processing resumes at the committed offset.
+        await this.drain();
+        return this.rewind();
+      case 'rollback':
+        try {
+          await withTimeout(
+            this.lock.run(async () => this.output?.rollback()),
+            timeoutMs,
+            'abort',
+          );
+          return this.rewind();
+        } catch (err) {
+          if (isFencedError(err)) {
+            this.markFenced(err as Error);
+            return this.committedOffset;
+          }
+          this.logger.warn({ err: (err as Error).message }, 'abort failed; re-initialising the producer');
         }
-        this.logger.warn({ err: (err as Error).message }, 'abort failed; re-initialising the producer');
-      }
+        return this.reinit();
+      case 'replace':
+        return this.reinit();
     }
-    return this.reinit(readCommitted);
+  }
+
+  private rewind(): bigint | null {
+    this.error = null;
+    this.nextOffset = this.committedOffset;
+    return this.committedOffset;
   }
 
   /** Throws the producer away (outcome of its last operation unknown) and fences it with a new one. */
-  private async reinit(readCommitted: () => Promise<bigint | null>): Promise<bigint | null> {
+  private async reinit(): Promise<bigint | null> {
     this.generation++;
-    const old = this.producer;
-    this.producer = null;
-    this.txn = null;
+    const old = this.output;
+    this.output = null;
     void old?.disconnect().catch(() => undefined);
     try {
       await this.initProducer();
@@ -456,7 +359,7 @@ export class PartitionTask {
     }
     // The group may have no committed offset yet (a partition bootstrapped by startFrom that never
     // committed): then its bootstrap position still holds.
-    const committed = (await readCommitted()) ?? this.committedOffset;
+    const committed = (await this.ctx.readCommitted(this.partition)) ?? this.committedOffset;
     this.committedOffset = committed;
     this.nextOffset = committed;
     this.error = null;
@@ -470,27 +373,16 @@ export class PartitionTask {
     const wasReady = this.state === 'ready';
     this.state = 'closed';
     this.generation++;
-    const p = this.producer;
-    this.producer = null;
-    const txn = this.txn;
-    this.txn = null;
+    const out = this.output;
+    this.output = null;
     this.releaseBarrier();
-    if (wasReady && txn && !this.lock.busy) {
+    if (wasReady && out && !this.lock.busy) {
       // Bounded: during an outage the abort retries for long; the next owner's InitProducerId aborts it anyway.
-      await withTimeout(txn.abort(), CLOSE_ABORT_TIMEOUT_MS, 'abort on close').catch((err: unknown) => {
+      await withTimeout(out.abortOpen(), CLOSE_ABORT_TIMEOUT_MS, 'abort on close').catch((err: unknown) => {
         // A zombie learns here that it was replaced: say so rather than swallow it.
         if (isFencedError(err)) this.markFenced(err as Error);
       });
     }
-    await p?.disconnect().catch(() => undefined);
+    await out?.disconnect().catch(() => undefined);
   }
-}
-
-function flatHeaders(h: BatchRecord['headers']): Record<string, Buffer | string> {
-  const out: Record<string, Buffer | string> = {};
-  for (const [k, v] of Object.entries(h ?? {})) {
-    if (v === undefined) continue;
-    out[k] = Array.isArray(v) ? v[v.length - 1]! : v;
-  }
-  return out;
 }

@@ -1,18 +1,20 @@
 // The pipeline service: a read_committed consumer in a group, one PartitionTask per assigned
-// partition, and the checkpoint loop that drives two-phase commit across them through the
-// CheckpointCoordinator. See docs/architecture.md "The pipeline".
+// partition, and the checkpoint loop that has the CheckpointDriver (checkpoint-driver.ts) run
+// two-phase commit across them. See docs/architecture.md "The pipeline".
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
-import { GroupOffsetWriter, fetchCommittedOffsets } from '../kafka/offsets.js';
+import { fetchCommittedOffsets } from '../kafka/offsets.js';
 import type { Logger } from '../log.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
 import { pipelineTransactionAgeMetrics } from '../metrics/lag.js';
 import type { RestartPolicy, Service, ServiceContext, ServiceHealth } from '../service.js';
 import { restartDelay } from '../restart.js';
-import { CheckpointCoordinator, type AbortOutcome } from './checkpoint-coordinator.js';
-import { PartitionTask, TimeoutError, withTimeout } from './partition-task.js';
+import { withTimeout } from '../util/timeout.js';
+import { CheckpointDriver, systemClock } from './checkpoint-driver.js';
+import { commitStrategy, type CommitStrategy } from './commit-strategy.js';
+import { PartitionTask } from './partition-task.js';
 import { createTransformer, type Transformer } from './transforms/index.js';
 
 /** The consumer group the instances join to split partitions; offsets are never read from it. */
@@ -39,9 +41,10 @@ export type PipelineState = 'STARTING' | 'RUNNING' | 'FAILED' | 'STOPPING' | 'ST
 export class PipelineService implements Service {
   readonly name = 'pipeline';
   state: PipelineState = 'STARTING';
-  /** A fresh one per start: a restart begins with no checkpoint pending. */
-  coordinator: CheckpointCoordinator;
+  /** Runs the checkpoints; restarted by each start (failures since the last completed checkpoint carried). */
+  readonly driver: CheckpointDriver<PartitionTask>;
   readonly restartPolicy: RestartPolicy;
+  private readonly strategy: CommitStrategy;
   private readonly metrics: PipelineMetrics;
   private readonly labels: PipelineLabels;
   private readonly logger: Logger;
@@ -55,12 +58,9 @@ export class PipelineService implements Service {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private failure: string | undefined;
-  private lastAbortReason = '';
   /** The disconnect of the previous run's consumer, which the next start waits for. */
   private previousConsumer: Promise<unknown> | undefined;
   private control: Promise<unknown> = Promise.resolve();
-  private commitDelaysDone = 0;
-  private offsetWriter: GroupOffsetWriter | undefined;
   private assigned = new Set<number>();
 
   constructor(
@@ -71,40 +71,51 @@ export class PipelineService implements Service {
     this.logger = ctx.logger;
     this.labels = { pipeline: config.name, engine: 'eoswatch', job_id: '' };
     this.dlqTopic = config.deadLetterTopic ?? `${config.sinkTopic}.dlq`;
-    this.coordinator = this.newCoordinator();
-    const strategy = config.restartStrategy;
-    this.restartPolicy = { delay: (attempt) => restartDelay(strategy, attempt), resetAfterMs: strategy.type === 'none' ? Infinity : strategy.resetAfter };
+    const restart = config.restartStrategy;
+    this.restartPolicy = { delay: (attempt) => restartDelay(restart, attempt), resetAfterMs: restart.type === 'none' ? Infinity : restart.resetAfter };
     this.metrics = pipelineMetrics(ctx.registry);
     pipelineTransactionAgeMetrics(ctx.registry, config.name, config.transactionTimeout, () => new Map([...this.tasks].map(([p, t]) => [p, t.openSince ?? 0])));
     const m = this.metrics;
     m.up.set(this.labels, 0);
-    m.checkpointsPending.set(this.labels, 0);
-    m.consecutiveFailures.set(this.labels, 0);
-    m.tolerableFailures.set(this.labels, config.checkpoint.tolerableFailedCheckpoints);
-    m.checkpointInterval.set(this.labels, config.checkpoint.interval / 1000);
     m.assignedPartitions.set(this.labels, 0);
     m.fenced.inc(this.labels, 0);
-    for (const outcome of ['completed', 'failed', 'timeout']) m.checkpoints.inc({ ...this.labels, outcome }, 0);
-    for (const outcome of ['committed', 'aborted']) m.transactions.inc({ ...this.labels, outcome }, 0);
-    for (const direction of ['in', 'out', 'dlq']) m.records.inc({ ...this.labels, direction }, 0);
-  }
-
-  private newCoordinator(): CheckpointCoordinator {
-    return new CheckpointCoordinator({
-      intervalMs: this.config.checkpoint.interval,
-      timeoutMs: this.config.checkpoint.timeout,
-      minPauseMs: this.config.checkpoint.minPause,
-      tolerableFailedCheckpoints: this.config.checkpoint.tolerableFailedCheckpoints,
-      mode: this.config.mode,
-    });
+    this.strategy = commitStrategy(config.mode);
+    const cp = config.checkpoint;
+    this.driver = new CheckpointDriver<PartitionTask>(
+      {
+        intervalMs: cp.interval,
+        timeoutMs: cp.timeout,
+        minPauseMs: cp.minPause,
+        tolerableFailedCheckpoints: cp.tolerableFailedCheckpoints,
+        abortTimeoutMs: Math.max(5_000, cp.timeout),
+        faultInjection: config.faultInjection,
+      },
+      {
+        clock: systemClock,
+        strategy: this.strategy,
+        metrics: m,
+        labels: this.labels,
+        logger: this.logger,
+        running: () => this.state === 'RUNNING',
+        fail: (reason) => this.fail(reason),
+        rewound: (t, resume) => {
+          if (resume !== null && t.state === 'ready') this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(resume) });
+        },
+        abortFailed: async (t, err) => {
+          // The next batch of this partition initialises a fresh task.
+          this.logger.error({ partition: t.partition, err: errorMessage(err) }, 'could not abort or re-initialise the partition task; starting it over');
+          await this.startOver(t);
+        },
+      },
+    );
   }
 
   ready(): ServiceHealth {
     // A failing checkpoint means nothing is committed: not ready, even if failures are still tolerated.
-    if (this.state === 'RUNNING' && this.coordinator.consecutiveFailures > 0) {
-      return { ready: false, detail: `RUNNING, ${this.coordinator.consecutiveFailures} consecutive failed checkpoint(s): ${this.lastAbortReason}` };
+    if (this.state === 'RUNNING' && this.driver.consecutiveFailures > 0) {
+      return { ready: false, detail: `RUNNING, ${this.driver.consecutiveFailures} consecutive failed checkpoint(s): ${this.driver.lastAbortReason}` };
     }
-    if (this.state === 'RUNNING') return { ready: true, detail: `RUNNING, ${this.tasks.size} partition(s), last checkpoint ${this.coordinator.lastCompletedId}` };
+    if (this.state === 'RUNNING') return { ready: true, detail: `RUNNING, ${this.tasks.size} partition(s), last checkpoint ${this.driver.lastCompletedId}` };
     if (this.state === 'FAILED') return { ready: false, detail: `FAILED: ${this.failure}` };
     return { ready: false, detail: this.state };
   }
@@ -114,11 +125,7 @@ export class PipelineService implements Service {
    * everything and throws: the supervisor retries it (src/daemon.ts), whatever onFailure says.
    */
   async start(): Promise<void> {
-    const carried = this.coordinator.consecutiveFailures;
-    this.coordinator = this.newCoordinator();
-    // Failures since the last completed checkpoint stay counted across a restart: the gauge and
-    // EosCheckpointFailing stay up until a checkpoint completes.
-    this.coordinator.consecutiveFailures = carried;
+    this.driver.restart();
     this.state = 'STARTING';
     this.failure = undefined;
     this.control = Promise.resolve();
@@ -244,7 +251,7 @@ export class PipelineService implements Service {
     });
     this.assertStarting();
     this.state = 'RUNNING';
-    this.metrics.up.set(this.labels, this.coordinator.consecutiveFailures > 0 ? 0 : 1);
+    this.metrics.up.set(this.labels, this.driver.consecutiveFailures > 0 ? 0 : 1);
     this.loop = this.checkpointLoop();
     this.logger.info({ source: c.sourceTopic, sink: c.sinkTopic, dlq: this.dlqTopic, mode: c.mode, groupId: c.groupId }, 'pipeline running');
   }
@@ -267,11 +274,13 @@ export class PipelineService implements Service {
       t = new PartitionTask(this.config.sourceTopic, partition, {
         kafka: this.kafka,
         config: this.config,
+        strategy: this.strategy,
         transform: this.transform!,
         sinkPartitions: this.sinkPartitions,
         dlqTopic: this.dlqTopic,
         dlqPartitions: this.dlqPartitions,
         logger: this.logger,
+        readCommitted: (p) => this.readCommitted(p),
         onFenced: () => this.metrics.fenced.inc(this.labels),
       });
       this.tasks.set(partition, t);
@@ -346,7 +355,7 @@ export class PipelineService implements Service {
   private readonly bootstrapOffsets = new Map<number, bigint>();
 
   private async initTask(task: PartitionTask, fetchedOffset: bigint): Promise<void> {
-    const committed = await task.init(() => this.readCommitted(task.partition));
+    const committed = await task.init();
     if (committed === null) {
       if (this.config.startFrom === 'none') {
         void this.fail(`no committed offset for ${task.topic}-${task.partition} and pipeline.startFrom is none`);
@@ -360,16 +369,12 @@ export class PipelineService implements Service {
       task.bootstrapAt(at);
       this.logger.warn({ partition: task.partition, offset: at.toString(), startFrom: this.config.startFrom }, 'no committed offset: bootstrapping');
     }
-    if (this.config.mode === 'EXACTLY_ONCE') {
-      this.logger.info({ partition: task.partition, committed: task.committedOffset?.toString(), transactionalId: task.transactionalId }, 'partition task initialised (producer fenced any zombie)');
-    } else {
-      this.logger.info({ partition: task.partition, committed: task.committedOffset?.toString() }, 'partition task initialised (at-least-once: no fencing)');
-    }
+    this.strategy.logInitialised(this.logger, { partition: task.partition, committed: task.committedOffset, transactionalId: task.transactionalId });
   }
 
   private async checkpointLoop(): Promise<void> {
     while (this.state === 'RUNNING') {
-      const at = this.coordinator.nextTriggerAt();
+      const at = this.driver.nextTriggerAt();
       const delay = at === null ? 100 : Math.max(0, at - Date.now());
       const errored = this.hasErroredTask();
       if (delay > 0 && !errored) {
@@ -383,7 +388,7 @@ export class PipelineService implements Service {
         this.wake = undefined;
       }
       if (this.state !== 'RUNNING') break;
-      if (this.coordinator.shouldTrigger(Date.now()) || this.hasErroredTask()) {
+      if (this.driver.shouldTrigger(Date.now()) || this.hasErroredTask()) {
         await this.serialized(() => this.runCheckpoint()).catch((err) => this.fail(`checkpoint loop: ${errorMessage(err)}`));
       }
     }
@@ -422,119 +427,11 @@ export class PipelineService implements Service {
     return false;
   }
 
-  /** One checkpoint: barrier → preCommit → commit, or abort on error/timeout. */
+  /** One checkpoint over the ready tasks (checkpoint-driver.ts): barrier → preCommit → commit, or abort on error/timeout. */
   async runCheckpoint(): Promise<boolean> {
     if (this.state !== 'RUNNING' && this.state !== 'STOPPING') return false;
-    const now = Date.now();
-    this.dropLongFencedTasks(now);
-    const cp = this.coordinator.trigger(now);
-    const m = this.metrics;
-    m.checkpointsPending.set(this.labels, 1);
-    const tasks = [...this.tasks.values()].filter((t) => t.state === 'ready');
-    const deadline = cp.triggeredAt + this.config.checkpoint.timeout;
-    const left = () => deadline - Date.now();
-    const committed: PartitionTask[] = [];
-    try {
-      for (const t of tasks) t.setBarrier(cp.id);
-      await withTimeout(Promise.all(tasks.map((t) => t.drain())), left(), `checkpoint ${cp.id} barrier`);
-      this.coordinator.barrierReached(cp.id);
-      const flags = await withTimeout(Promise.all(tasks.map((t) => t.preCommit(this.config.groupId))), left(), `checkpoint ${cp.id} preCommit`);
-      const toCommit = tasks.filter((_, i) => flags[i]);
-      this.coordinator.preCommitted(cp.id);
-      const fi = this.config.faultInjection;
-      if (fi.commitDelay > 0 && toCommit.length && (fi.commitDelayTimes === 0 || this.commitDelaysDone++ < fi.commitDelayTimes)) {
-        this.logger.warn({ checkpoint: cp.id, delayMs: this.config.faultInjection.commitDelay, transactions: toCommit.length }, 'fault injection: pre-committed, waiting before commit');
-        await new Promise((r) => setTimeout(r, fi.commitDelay));
-      }
-      if (left() <= 0) throw new TimeoutError(`checkpoint ${cp.id} timed out before commit`);
-      // At-least-once: offsets go to the offsets group directly (it has no members, so a plain commit is accepted).
-      const commitOffsets = (t: PartitionTask) => (offset: bigint) => {
-        this.offsetWriter ??= new GroupOffsetWriter(this.kafka);
-        return this.offsetWriter.commit(this.config.groupId, t.topic, [{ partition: t.partition, offset }]);
-      };
-      const latencies = await withTimeout(
-        Promise.all(
-          toCommit.map(async (t) => {
-            const ms = await t.commit(commitOffsets(t));
-            committed.push(t);
-            return ms;
-          }),
-        ),
-        left(),
-        `checkpoint ${cp.id} commit`,
-      );
-      for (const ms of latencies) m.commitLatency.observe(this.labels, ms / 1000);
-      for (const t of toCommit) {
-        const p = t.takePending();
-        m.records.inc({ ...this.labels, direction: 'in' }, p.in);
-        m.records.inc({ ...this.labels, direction: 'out' }, p.out);
-        m.records.inc({ ...this.labels, direction: 'dlq' }, p.dlq);
-      }
-      if (this.config.mode === 'EXACTLY_ONCE') m.transactions.inc({ ...this.labels, outcome: 'committed' }, toCommit.length);
-      const r = this.coordinator.complete(cp.id, Date.now());
-      m.checkpoints.inc({ ...this.labels, outcome: 'completed' });
-      m.checkpointDuration.observe({ ...this.labels, outcome: 'completed' }, r.durationMs / 1000);
-      m.lastCompleted.set(this.labels, Date.now() / 1000);
-      m.consecutiveFailures.set(this.labels, 0);
-      if (this.state === 'RUNNING') m.up.set(this.labels, 1);
-      this.logger.debug({ checkpoint: cp.id, transactions: toCommit.length, ms: r.durationMs }, 'checkpoint completed');
-      return true;
-    } catch (err) {
-      const outcome: AbortOutcome = err instanceof TimeoutError ? 'timeout' : 'failed';
-      await this.abortCheckpoint(cp.id, tasks, committed, outcome, errorMessage(err));
-      return false;
-    } finally {
-      for (const t of tasks) t.releaseBarrier();
-      m.checkpointsPending.set(this.labels, this.coordinator.pendingCount);
-    }
-  }
-
-  /**
-   * The outcome is counted (and eos_pipeline_up drops) the moment the checkpoint fails, before
-   * the rewind: during an outage the rewind (abort, or re-initialising the producer) waits for
-   * the cluster, and no next checkpoint starts meanwhile. It is not cut short: a second producer
-   * initialised for the same transactional id while the first still retries would fence it and
-   * be fenced in turn. A FAILED pipeline skips the rewind; its clients close within bounds.
-   */
-  private async abortCheckpoint(id: number, tasks: PartitionTask[], committed: PartitionTask[], outcome: AbortOutcome, reason: string): Promise<void> {
-    const m = this.metrics;
-    const toAbort = tasks.filter((t) => !committed.includes(t));
-    const aborted = toAbort.filter((t) => t.hasOpenTransaction || t.error).length;
-    const r = this.coordinator.abort(id, Date.now(), outcome, reason);
-    this.lastAbortReason = reason;
-    m.checkpoints.inc({ ...this.labels, outcome });
-    m.checkpointDuration.observe({ ...this.labels, outcome }, r.durationMs / 1000);
-    m.consecutiveFailures.set(this.labels, this.coordinator.consecutiveFailures);
-    m.up.set(this.labels, 0);
-    for (const t of committed) {
-      const p = t.takePending();
-      m.records.inc({ ...this.labels, direction: 'in' }, p.in);
-      m.records.inc({ ...this.labels, direction: 'out' }, p.out);
-      m.records.inc({ ...this.labels, direction: 'dlq' }, p.dlq);
-    }
-    if (this.config.mode === 'EXACTLY_ONCE') {
-      m.transactions.inc({ ...this.labels, outcome: 'aborted' }, aborted);
-      m.transactions.inc({ ...this.labels, outcome: 'committed' }, committed.length);
-    }
-    this.logger.warn({ checkpoint: id, outcome, reason, transactions: aborted }, 'checkpoint aborted; rewinding to the committed offsets');
-    if (r.failed) {
-      // Closing the tasks aborts their transactions; the restart re-reads the committed offsets.
-      await this.fail(this.coordinator.failureReason ?? reason);
-      return;
-    }
-    const abortTimeout = Math.max(5_000, this.config.checkpoint.timeout);
-    await Promise.all(
-      toAbort.map(async (t) => {
-        try {
-          const resume = await t.abort(() => this.readCommitted(t.partition), abortTimeout);
-          if (resume !== null && t.state === 'ready') this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(resume) });
-        } catch (err) {
-          // The next batch of this partition initialises a fresh task.
-          this.logger.error({ partition: t.partition, err: errorMessage(err) }, 'could not abort or re-initialise the partition task; starting it over');
-          await this.startOver(t);
-        }
-      }),
-    );
+    this.dropLongFencedTasks(Date.now());
+    return this.driver.run([...this.tasks.values()].filter((t) => t.state === 'ready'));
   }
 
   private async fail(reason: string): Promise<void> {
@@ -573,8 +470,7 @@ export class PipelineService implements Service {
       await bounded(gone, 'consumer disconnect');
     }
     this.metrics.assignedPartitions.set(this.labels, 0);
-    await bounded(this.offsetWriter?.close(), 'offset writer close');
-    this.offsetWriter = undefined;
+    await bounded(this.strategy.close(), 'offset writer close');
     await bounded(this.admin?.disconnect(), 'admin disconnect');
     // A worker thread stuck in a transform must not outlive the run; the next start spawns a fresh one.
     await this.transform?.close();

@@ -19,6 +19,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/config/env.ts', tests: ['test/unit/config-values.test.ts', 'test/unit/config.test.ts'] },
   { file: 'src/kafka/lso-tracker.ts', tests: ['test/unit/lso-tracker.test.ts'] },
   { file: 'src/pipeline/checkpoint-coordinator.ts', tests: ['test/unit/checkpoint-coordinator.test.ts'] },
+  { file: 'src/pipeline/checkpoint-driver.ts', tests: ['test/unit/checkpoint-driver.test.ts'] },
   { file: 'src/verify/checker.ts', tests: ['test/unit/verify-checker.test.ts', 'test/unit/verify-checker-scan.test.ts'] },
   { file: 'src/audit/checks/util.ts', tests: ['test/unit/audit-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/audit/checks/producer.ts', tests: ['test/unit/audit-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },

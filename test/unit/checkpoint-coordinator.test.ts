@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { CheckpointCoordinator, IllegalTransition, type CoordinatorConfig } from '../../src/pipeline/checkpoint-coordinator.js';
 
-const base: CoordinatorConfig = { intervalMs: 1000, timeoutMs: 5000, minPauseMs: 0, tolerableFailedCheckpoints: 0, mode: 'EXACTLY_ONCE' };
+const base: CoordinatorConfig = { intervalMs: 1000, timeoutMs: 5000, minPauseMs: 0, tolerableFailedCheckpoints: 0 };
 
 function run(c: CheckpointCoordinator, now: number): number {
   const cp = c.trigger(now);
@@ -68,11 +68,18 @@ describe('checkpoint coordinator', () => {
     assert.throws(() => c.barrierReached(cp.id), /in PRE_COMMIT, expected BARRIER/);
   });
 
-  test('timeout is measured from the trigger', () => {
+  test('the deadline is the trigger plus the timeout, and only while a checkpoint is pending', () => {
     const c = new CheckpointCoordinator(base);
-    c.trigger(100);
-    assert.equal(c.isTimedOut(5099), false);
-    assert.equal(c.isTimedOut(5100), true);
+    assert.equal(c.deadline, null);
+    const cp = c.trigger(100);
+    assert.equal(c.deadline, 5100);
+    c.barrierReached(cp.id);
+    assert.equal(c.deadline, 5100, 'a phase change does not move it');
+    c.preCommitted(cp.id);
+    c.complete(cp.id, 300);
+    assert.equal(c.deadline, null);
+    c.trigger(2000);
+    assert.equal(c.deadline, 7000);
   });
 
   test('tolerable 0: the first failure makes the pipeline FAILED', () => {
@@ -172,17 +179,33 @@ describe('checkpoint coordinator', () => {
     assert.deepEqual(c.current, { id: 1, triggeredAt: 7, phase: 'BARRIER' });
     assert.equal(c.failureReason, null);
     assert.equal(c.pendingCount, 1);
-    assert.equal(c.isTimedOut(5006), false);
-    assert.equal(c.isTimedOut(5007), true);
+    assert.equal(c.deadline, 5007);
   });
 
-  test('nothing pending is never timed out; the interval wins over a shorter min pause', () => {
+  test('nothing pending has no deadline; the interval wins over a shorter min pause', () => {
     const c = new CheckpointCoordinator({ ...base, minPauseMs: 100 });
-    assert.equal(c.isTimedOut(1_000_000), false);
     const id = run(c, 0);
     c.complete(id, 50);
     assert.equal(c.nextTriggerAt(), 1000, 'max(0 + 1000, 50 + 100)');
-    assert.equal(c.isTimedOut(1_000_000), false);
+    const cp = c.trigger(1000);
+    c.abort(cp.id, 1200, 'failed', 'x');
+    assert.equal(c.deadline, null, 'an aborted checkpoint has none either');
+  });
+
+  test('failures carried from an earlier run count towards FAILED, and a completion clears them', () => {
+    const c = new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 2 }, { consecutiveFailures: 2 });
+    assert.equal(c.consecutiveFailures, 2);
+    assert.equal(c.phase, 'IDLE', 'carried failures alone do not make it FAILED');
+    const r = c.abort(c.trigger(0).id, 10, 'failed', 'again');
+    assert.equal(r.failed, true);
+    assert.equal(c.failureReason, '3 consecutive failed checkpoints (tolerable: 2); last: again');
+    const d = new CheckpointCoordinator({ ...base, tolerableFailedCheckpoints: 2 }, { consecutiveFailures: 2 });
+    d.complete(run(d, 0), 5);
+    assert.equal(d.consecutiveFailures, 0);
+    assert.equal(new CheckpointCoordinator(base).consecutiveFailures, 0, 'none carried by default');
+    for (const bad of [-1, 0.5, NaN]) {
+      assert.throws(() => new CheckpointCoordinator(base, { consecutiveFailures: bad }), (e: unknown) => e instanceof RangeError && e.message === 'carried consecutive failures must be an integer >= 0', String(bad));
+    }
   });
 
   test('an abort reports its duration, outcome and reason; the FAILED reason counts the failures in plural', () => {

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
-import { transformBatch, validOutputs, type BatchRecord } from '../../src/pipeline/transforms/route.js';
+import { flatHeaders, planBatch, routeMessages, transformBatch, validOutputs, type BatchRecord, type RouteTarget } from '../../src/pipeline/transforms/route.js';
 import { WorkerTransformer } from '../../src/pipeline/transforms/worker.js';
 import { createLogger } from '../../src/log.js';
 import { CLI } from '../harness/index.js';
@@ -86,6 +86,103 @@ describe('transform routing (in-process)', () => {
     assert.deepEqual(validOutputs([{ key: 'k', value: Buffer.from('v'), headers: { a: 'b' } }]), [{ key: 'k', value: Buffer.from('v'), headers: { a: 'b' } }]);
     assert.throws(() => validOutputs({ value: 'x', key: 5 }), /key is a number/);
     assert.throws(() => validOutputs(Buffer.from('x')), /result is a Buffer/);
+  });
+});
+
+describe('batch planning: which records enter the transaction', () => {
+  const at = (...offsets: number[]): BatchRecord[] => offsets.map((o) => ({ offset: String(o), timestamp: '0', key: null, value: Buffer.from(String(o)) }));
+  const offsets = (p: ReturnType<typeof planBatch>) => (p.kind === 'process' ? p.records.map((r) => Number(r.offset)) : []);
+
+  test('a batch fetched from the position is processed whole; the position moves past its last offset', () => {
+    const p = planBatch(at(10, 11, 12), { fetched: 10n, last: 12n }, 10n);
+    assert.deepEqual([p.kind, offsets(p), p.kind === 'process' && p.next], ['process', [10, 11, 12], 13n]);
+  });
+
+  test('records before the position (re-delivered after a seek or a rebalance) are left out', () => {
+    const p = planBatch(at(8, 9, 10, 11), { fetched: 8n, last: 11n }, 10n);
+    assert.deepEqual([offsets(p), p.kind === 'process' && p.next], [[10, 11], 12n]);
+  });
+
+  test('trailing control records are stepped over: the position moves to the end of the batch', () => {
+    const p = planBatch(at(10, 11), { fetched: 10n, last: 14n }, 10n);
+    assert.deepEqual([offsets(p), p.kind === 'process' && p.next], [[10, 11], 15n]);
+  });
+
+  test('a batch that starts past the position is a gap, even if a record in it is at the position', () => {
+    assert.deepEqual(planBatch(at(11, 12), { fetched: 11n, last: 12n }, 10n), { kind: 'gap' });
+    assert.deepEqual(planBatch(at(10, 11), { fetched: 11n, last: 11n }, 10n), { kind: 'gap' });
+    assert.equal(planBatch(at(10), { fetched: 10n, last: 10n }, 10n).kind, 'process', 'fetched at the position is no gap');
+  });
+
+  test('nothing new: skipped, the position moves past control records but never back', () => {
+    assert.deepEqual(planBatch([], { fetched: 10n, last: 12n }, 10n), { kind: 'skip', next: 13n });
+    assert.deepEqual(planBatch(at(5, 6), { fetched: 5n, last: 6n }, 10n), { kind: 'skip', next: 10n });
+    assert.deepEqual(planBatch([], { fetched: 9n, last: 9n }, 10n), { kind: 'skip', next: 10n });
+  });
+});
+
+describe('routed records as messages', () => {
+  const target = (partitioning: 'input' | 'key'): RouteTarget => ({
+    pipeline: 'orders',
+    source: { topic: 'in', partition: 7 },
+    sink: { topic: 'out', partitions: 4, partitioning },
+    dlq: { topic: 'out.dlq', partitions: 2 },
+  });
+  const rec: BatchRecord = { offset: '42', timestamp: '0', key: Buffer.from('k'), value: Buffer.from('bad'), headers: { trace: ['a', 'b'], one: Buffer.from('x'), gone: undefined } };
+
+  test('input partitioning: every output to the source partition mod the sink partitions, key null when absent', () => {
+    const msgs = routeMessages({ out: [{ value: 'a' }, { key: 'k2', value: 'b', headers: { h: '1' } }], dlq: [] }, target('input'), () => assert.fail('no key partitioner for input partitioning'));
+    assert.deepEqual(msgs, [
+      {
+        topic: 'out',
+        messages: [
+          { key: null, value: 'a', headers: undefined, partition: 3 },
+          { key: 'k2', value: 'b', headers: { h: '1' }, partition: 3 },
+        ],
+      },
+    ]);
+  });
+
+  test('key partitioning: each output to the partition its key hashes to', () => {
+    const seen: string[] = [];
+    const msgs = routeMessages({ out: [{ key: 'x', value: '1' }, { key: 'yy', value: '2' }], dlq: [] }, target('key'), (topic, m) => {
+      seen.push(`${topic}:${String(m.key)}`);
+      return String(m.key).length;
+    });
+    assert.deepEqual(seen, ['out:x', 'out:yy']);
+    assert.deepEqual(msgs[0]!.messages.map((m) => [m.key, m.partition]), [['x', 1], ['yy', 2]]);
+  });
+
+  test('dead letters keep key, value and headers (last of a repeated one) and say why and where from', () => {
+    const msgs = routeMessages({ out: [], dlq: [{ record: rec, reason: 'value is not JSON' }] }, target('input'), () => 0);
+    assert.deepEqual(msgs, [
+      {
+        topic: 'out.dlq',
+        messages: [
+          {
+            key: rec.key,
+            value: rec.value,
+            partition: 1,
+            headers: {
+              trace: 'b',
+              one: Buffer.from('x'),
+              'eos.dlq.reason': 'value is not JSON',
+              'eos.dlq.source.topic': 'in',
+              'eos.dlq.source.partition': '7',
+              'eos.dlq.source.offset': '42',
+              'eos.dlq.pipeline': 'orders',
+            },
+          },
+        ],
+      },
+    ]);
+  });
+
+  test('outputs first, then dead letters; nothing routed, no message', () => {
+    const msgs = routeMessages({ out: [{ value: 'v' }], dlq: [{ record: rec, reason: 'r' }] }, target('input'), () => 0);
+    assert.deepEqual(msgs.map((m) => m.topic), ['out', 'out.dlq']);
+    assert.deepEqual(routeMessages({ out: [], dlq: [] }, target('key'), () => 0), []);
+    assert.deepEqual(flatHeaders(undefined), {});
   });
 });
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BUILTIN_TRANSFORMS, RejectedRecord, resolveTransform, type InputRecord } from '../../src/pipeline/transforms/index.js';
-import { isFencedError, transformBatch } from '../../src/pipeline/partition-task.js';
+import { isFencedError } from '../../src/pipeline/partition-task.js';
+import { transformBatch } from '../../src/pipeline/transforms/route.js';
 import { plainLogFields } from '../../src/kafka/client.js';
 import { tempDirs } from '../harness/tmp.js';
 

@@ -1,6 +1,9 @@
-// Where each input record goes: its transform's outputs to the sink, or the record itself to the
-// dead-letter topic with the reason. Whatever a transform does (returns a malformed result,
+// Where each input record goes, with no I/O: which records of a fetched batch enter the
+// transaction (planBatch), their transform's outputs to the sink or the record itself to the
+// dead-letter topic with the reason (transformBatch), and the messages that carry them, with their
+// partitions and headers (routeMessages). Whatever a transform does (returns a malformed result,
 // throws anything, returns a Promise that rejects or never settles), the pipeline goes on.
+import type { Message } from 'kafkajs';
 import { TimeoutError, withTimeout } from '../../util/timeout.js';
 import { RejectedRecord, type InputRecord, type OutputRecord, type TransformFn } from './types.js';
 
@@ -113,4 +116,96 @@ export async function transformBatch(records: BatchRecord[], source: { topic: st
     }
   }
   return { out, dlq };
+}
+
+/** Where a fetched batch starts and ends: the offset its fetch was issued from, and its last offset (control records included). */
+export interface BatchSpan {
+  fetched: bigint;
+  last: bigint;
+}
+
+/**
+ * What to do with a fetched batch, given the offset of the next record to process:
+ * - gap: the fetch started past it (a fetch issued before a seek took effect, or by another
+ *   broker's fetcher after a leader change); using it would skip records, so the consumer must be
+ *   sent back to `next`;
+ * - skip: no record at or past `next` (re-delivered, or control records only); the position moves
+ *   to `next`, past the batch's trailing control records;
+ * - process: `records` (those at or past the position, in order) enter the transaction, and the
+ *   position moves to `next`, past the last record and any control records after it.
+ */
+export type BatchPlan = { kind: 'gap' } | { kind: 'skip'; next: bigint } | { kind: 'process'; records: BatchRecord[]; next: bigint };
+
+export function planBatch(records: BatchRecord[], span: BatchSpan, next: bigint): BatchPlan {
+  if (span.fetched > next) return { kind: 'gap' };
+  const fresh = records.filter((r) => BigInt(r.offset) >= next);
+  const end = span.last + 1n;
+  if (fresh.length === 0) return { kind: 'skip', next: end > next ? end : next };
+  const afterLast = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
+  return { kind: 'process', records: fresh, next: end > afterLast ? end : afterLast };
+}
+
+/** Where the routed records of one source partition go. */
+export interface RouteTarget {
+  /** pipeline.name, in the eos.dlq.pipeline header. */
+  pipeline: string;
+  source: { topic: string; partition: number };
+  /** partitioning input: sink partition = source partition mod sink partitions; key: by the key's hash. */
+  sink: { topic: string; partitions: number; partitioning: 'input' | 'key' };
+  dlq: { topic: string; partitions: number };
+}
+
+/** The sink partition of a keyed message (kafkajs' Java-compatible murmur2 partitioner in the pipeline). */
+export type KeyPartitioner = (topic: string, message: Message) => number;
+
+/**
+ * The messages that carry a routed batch, each with its partition set (the sends go one partition
+ * per request, src/kafka/send.ts): outputs to the sink, dead letters to the dead-letter topic's
+ * partition of the source partition, with the record's own headers and the eos.dlq.* headers.
+ */
+export function routeMessages(routed: Routed, target: RouteTarget, keyPartition: KeyPartitioner): { topic: string; messages: Message[] }[] {
+  const { out, dlq } = routed;
+  const { sink, source } = target;
+  const topicMessages: { topic: string; messages: Message[] }[] = [];
+  if (out.length) {
+    if (sink.partitioning === 'input') {
+      const partition = source.partition % sink.partitions;
+      topicMessages.push({ topic: sink.topic, messages: out.map((o) => ({ key: o.key ?? null, value: o.value, headers: o.headers, partition })) });
+    } else {
+      const messages = out.map((o) => {
+        const m: Message = { key: o.key ?? null, value: o.value, headers: o.headers };
+        return { ...m, partition: keyPartition(sink.topic, m) };
+      });
+      topicMessages.push({ topic: sink.topic, messages });
+    }
+  }
+  if (dlq.length) {
+    topicMessages.push({
+      topic: target.dlq.topic,
+      messages: dlq.map(({ record, reason }) => ({
+        key: record.key,
+        value: record.value,
+        partition: source.partition % target.dlq.partitions,
+        headers: {
+          ...flatHeaders(record.headers),
+          'eos.dlq.reason': reason,
+          'eos.dlq.source.topic': source.topic,
+          'eos.dlq.source.partition': String(source.partition),
+          'eos.dlq.source.offset': record.offset,
+          'eos.dlq.pipeline': target.pipeline,
+        },
+      })),
+    });
+  }
+  return topicMessages;
+}
+
+/** A record's headers with one value each (the last of a repeated header); absent ones left out. */
+export function flatHeaders(h: BatchRecord['headers']): Record<string, Buffer | string> {
+  const out: Record<string, Buffer | string> = {};
+  for (const [k, v] of Object.entries(h ?? {})) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? v[v.length - 1]! : v;
+  }
+  return out;
 }
