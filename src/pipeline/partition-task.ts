@@ -182,6 +182,8 @@ export class PartitionTask {
     return this.lock.run(async () => {
       await this.initProducer();
       const committed = await readCommitted();
+      // Closed (revoked, started over) while reading: it must not come back to life as ready.
+      if (this.state === 'closed') throw new Error('partition task closed');
       this.committedOffset = committed;
       this.nextOffset = committed;
       this.state = 'ready';
