@@ -146,16 +146,22 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     return w;
   };
 
+  /** The latest reading per source partition: committed offset and end (for a stall's report). */
+  let partitionsBehind: string[] = [];
   const readProgress = async (): Promise<{ committed: bigint; total: bigint }> => {
     const ends = await admin.fetchTopicOffsets(source);
     const committed = (await admin.fetchOffsets({ groupId, topics: [source] }))[0]?.partitions ?? [];
     let c = 0n;
     let t = 0n;
+    const behind: string[] = [];
     for (const e of ends) {
       t += BigInt(e.high);
       const o = committed.find((p) => p.partition === e.partition)?.offset;
-      if (o !== undefined && o !== '-1') c += BigInt(o);
+      const at = o !== undefined && o !== '-1' ? BigInt(o) : 0n;
+      c += at;
+      if (at < BigInt(e.high)) behind.push(`${e.partition} at ${at} of ${e.high}`);
     }
+    partitionsBehind = behind;
     return { committed: c, total: t };
   };
 
@@ -250,7 +256,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     for (;;) {
       const last = progressLog[progressLog.length - 1];
       if (last && last.committed >= total && total > 0n && last.t > faultEnd) break;
-      if (Date.now() > limit) throw new Error(`the pipeline did not finish: ${pct()} of the input committed`);
+      if (Date.now() > limit) throw new Error(`the pipeline did not finish: ${pct()} of the input committed (partitions behind: ${partitionsBehind.join(', ')})`);
       await sleep(500);
     }
     const recovered = progressLog.find((x) => x.t > faultEnd && x.committed > atFault);

@@ -159,6 +159,8 @@ export class PartitionTask implements CheckpointParticipant {
     return this.lock.run(async () => {
       await this.initProducer();
       const committed = await this.ctx.readCommitted(this.partition);
+      // Closed (revoked, started over) while reading: it must not come back to life as ready.
+      if (this.state === 'closed') throw new Error('partition task closed');
       this.committedOffset = committed;
       this.nextOffset = committed;
       this.state = 'ready';

@@ -247,7 +247,7 @@ export class PipelineService implements Service {
       autoCommit: false,
       eachBatchAutoResolve: true,
       partitionsConsumedConcurrently: 64,
-      eachBatch: (payload) => (consumer === this.consumer ? this.onBatch(payload) : Promise.resolve()),
+      eachBatch: (payload) => (consumer === this.consumer ? this.heartbeating(payload, () => this.onBatch(payload)) : Promise.resolve()),
     });
     this.assertStarting();
     this.state = 'RUNNING';
@@ -290,19 +290,31 @@ export class PipelineService implements Service {
 
   private async onAssignment(assigned: Set<number>): Promise<void> {
     const revoked = [...this.tasks.keys()].filter((p) => !assigned.has(p));
-    for (const p of revoked) {
-      const t = this.tasks.get(p)!;
-      this.tasks.delete(p);
-      await t.close();
-    }
+    // Through startOver, not a bare close: assignments queue behind a running checkpoint, so this
+    // one may be older than the group's current one (this.assigned). A partition it revokes that
+    // the current one gave back, and a fenced task's partition, must be read again from the
+    // committed offset: kafkajs may already have fetched to the end of the partition, and with no
+    // new input no batch would ever re-create the task (found by full-speed chaos: a silent stall).
+    for (const p of revoked) await this.startOver(this.tasks.get(p)!);
     // Fenced tasks of partitions we own again start over: their next batch re-initialises them.
-    for (const [p, t] of this.tasks) {
-      if (t.state === 'fenced') {
-        this.tasks.delete(p);
-        await t.close();
-      }
-    }
+    for (const t of [...this.tasks.values()]) if (t.state === 'fenced') await this.startOver(t);
     this.logger.info({ assigned: [...assigned].sort((a, b) => a - b), revoked }, 'partitions assigned');
+  }
+
+  /**
+   * kafkajs heartbeats only between batches. At default fetch sizes a batch can wait for a
+   * checkpoint (its barrier, then preCommit and commit of large transactions) longer than the
+   * session timeout; without a heartbeat meanwhile the group evicts this member mid-checkpoint and
+   * hands its partitions on, and their next owner fences the checkpoint (found by full-speed chaos).
+   * A rebalance is still noticed: kafkajs' own heartbeat after the batch reports it.
+   */
+  private async heartbeating(payload: EachBatchPayload, fn: () => Promise<void>): Promise<void> {
+    const beat = setInterval(() => void payload.heartbeat().catch(() => undefined), this.config.heartbeatInterval);
+    try {
+      await fn();
+    } finally {
+      clearInterval(beat);
+    }
   }
 
   private async onBatch({ batch, isStale, isRunning }: EachBatchPayload): Promise<void> {
@@ -318,7 +330,8 @@ export class PipelineService implements Service {
           await this.initTask(task, BigInt(fetchedOffset));
         } catch (err) {
           this.logger.warn({ partition: batch.partition, err: errorMessage(err) }, 'task initialisation failed; will retry on the next batch');
-          this.tasks.delete(batch.partition);
+          // Only this task: an assignment handled meanwhile may have started the partition over.
+          if (this.tasks.get(batch.partition) === task) this.tasks.delete(batch.partition);
           await task.close();
           await new Promise((r) => setTimeout(r, 500));
           this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: fetchedOffset });
@@ -417,8 +430,9 @@ export class PipelineService implements Service {
   private async startOver(t: PartitionTask): Promise<void> {
     if (this.tasks.get(t.partition) === t) this.tasks.delete(t.partition);
     await t.close();
-    if (this.state === 'RUNNING' && this.assigned.has(t.partition)) {
-      this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(t.committedOffset ?? 0n) });
+    // A task that never became ready has no position; the batch initialising it seeks back itself.
+    if (this.state === 'RUNNING' && this.assigned.has(t.partition) && t.committedOffset !== null) {
+      this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(t.committedOffset) });
     }
   }
 

@@ -44,4 +44,26 @@ describe('chaos scenarios, short form (3-node cluster)', () => {
       if (scenario.name === 'zombie') assert.ok(r.faults.some((f) => f.startsWith('zombie reported itself fenced')), `the zombie was fenced\n${context}`);
     });
   }
+
+  // One round at default fetch and transaction sizes (`eoswatch chaos --full-speed`): unthrottled,
+  // every kill meets transactions of thousands of records, and each kill waits for progress the
+  // restarted worker made, so all three land inside the run. This round found the restart position
+  // of never-committed partitions (docs/chaos-results.md); the full-speed matrix is in that file.
+  const FULL_SPEED_RECORDS = 100_000;
+  test('worker-kill at full speed (default fetch sizes), 100,000 records', async () => {
+    const scenario = SCENARIOS.find((s) => s.name === 'worker-kill')!;
+    const lines: string[] = [];
+    const r = await runRound(h.cluster, scenario, 1, { records: FULL_SPEED_RECORDS, rounds: 1, partitions: 6, fullSpeed: true, workDir, log: (l) => lines.push(l) });
+    const context = `${formatChaosTable({ startedAt: '', kafkaVersion: '', records: FULL_SPEED_RECORDS, rounds: 1, partitions: 6, results: [r], passed: r.passed })}\n${lines.join('\n')}\n${r.error ?? ''}`;
+    assert.equal(r.error, undefined, context);
+    assert.deepEqual(
+      { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations },
+      { received: FULL_SPEED_RECORDS, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 },
+      context,
+    );
+    assert.equal(r.faults.filter((f) => f.startsWith('SIGKILL worker') && !f.endsWith('at 100 %')).length, 3, `three kills inside the run\n${context}`);
+    // Large transactions were in flight: the worst LSO lag is far above a throttled round's few hundred.
+    assert.ok(r.worstLsoLagRecords >= 2000, `transactions of default size (worst LSO lag ${r.worstLsoLagRecords})\n${context}`);
+    assert.ok(r.passed, context);
+  });
 });
