@@ -12,6 +12,8 @@ import { EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { checkSinkTopic, produceVerifyRecords, type VerifyReport } from '../verify/verify.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
+import { RoundNetwork } from './network-faults.js';
+import { windowResults, type FaultWindowResult } from './windows.js';
 import { WorkerProcess } from './worker.js';
 
 export interface ChaosOptions {
@@ -60,11 +62,15 @@ export interface RoundResult {
   /** Worker restarts by the supervisor (a worker that exited on its own, e.g. FAILED). */
   supervisorRestarts: number;
   faults: string[];
+  /** Network faults (networked cluster): when each started and healed, and the recovery after it. */
+  windows?: FaultWindowResult[];
   passed: boolean;
   error?: string;
 }
 
 const TIMEOUTS = { transaction: 12_000, session: 6_000, request: 10_000 };
+/** The names scenarios start workers under; each gets a namespace on a networked cluster. */
+const WORKER_NAMES = ['main', 'b'];
 
 /** Java's String.hashCode, as Kafka uses it to place a transactional id on a __transaction_state partition. */
 export function javaStringHash(s: string): number {
@@ -101,6 +107,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   let total = 0n;
   let lastFaultAt = 0;
   mkdirSync(opts.workDir, { recursive: true });
+  if (scenario.network && !cluster.network) throw new Error(`scenario ${scenario.name} needs a networked cluster (LocalCluster.start({ network: true }))`);
 
   const admin = kafka.admin();
   await admin.connect();
@@ -129,12 +136,12 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       sessionTimeout: `${TIMEOUTS.session}ms`,
       heartbeatInterval: '1s',
       onFailure: 'exit',
-      faultInjection: { maxRecordsPerSecond: rate },
+      faultInjection: { maxRecordsPerSecond: rate, ...scenario.faultInjection },
     },
   };
 
   const startWorker = (name = 'main'): WorkerProcess => {
-    const w = new WorkerProcess(config, name, { logFile: join(opts.workDir, `${id}-${name}.log`) });
+    const w = new WorkerProcess(config, name, { logFile: join(opts.workDir, `${id}-${name}.log`), ...(net ? { command: net.wrapWorker(name) } : {}) });
     workers.set(name, w);
     void w.exited.then(async () => {
       if (finished || intended.has(w) || workers.get(name) !== w) return;
@@ -165,7 +172,10 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   };
 
   let monitor: Promise<void> | undefined;
-  const ctx: ScenarioContext = {
+  // On a networked cluster every worker runs in a namespace of its own, and scenarios cut links.
+  const net = cluster.network ? new RoundNetwork(cluster.network, (what) => ctx.fault(what)) : undefined;
+  const ctx: ScenarioContext & { net?: RoundNetwork } = {
+    net,
     brokers: Object.keys(cluster.pids()).map(Number),
     worker: (name = 'main') => workers.get(name)!,
     startWorker,
@@ -240,6 +250,8 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       }
     })();
 
+    if (net) for (const name of WORKER_NAMES) await net.addWorker(name);
+    await scenario.setup?.(ctx);
     startWorker('main');
     await scenario.inject(ctx);
     const faultEnd = lastFaultAt;
@@ -257,8 +269,11 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : atFault >= total ? 0 : null;
 
     finished = true;
+    if (net?.failure) throw new Error(net.failure);
     opts.log(`  every input record committed; stopping the workers and reading the sink (read_committed, then read_uncommitted)`);
     await Promise.all([...workers.values()].map((w) => w.stop()));
+    // The verifier's reads cross no faulty link, but the brokers' own traffic does: heal first.
+    await net?.reset();
     const report: VerifyReport = await checkSinkTopic(kafka, sink, {
       run: id,
       records: opts.records,
@@ -284,6 +299,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       durationSeconds: (Date.now() - t0) / 1000,
       supervisorRestarts,
       faults,
+      ...(net ? { windows: windowResults(net.windows, progressLog, t0, total) } : {}),
       passed: report.violations.length === 0,
       ...(report.violations.length ? { error: report.violations.join('; ') } : {}),
     };
@@ -304,6 +320,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       durationSeconds: (Date.now() - t0) / 1000,
       supervisorRestarts,
       faults,
+      ...(net ? { windows: windowResults(net.windows, progressLog, t0, total) } : {}),
       passed: false,
       error: `${(err as Error).message}${[...workers.values()].map((w) => `\n${w.tail(15)}`).join('')}`,
     };
@@ -312,6 +329,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     await Promise.all([...workers.values()].map((w) => w.kill()));
     await monitor;
     // Leave the cluster whole for the next round.
+    await net?.reset().catch((err: Error) => opts.log(`  resetting the network failed: ${err.message}`));
     for (const n of ctx.brokers) {
       if (cluster.status(n) === 'paused') await cluster.resume(n).catch(() => undefined);
       if (cluster.status(n) === 'stopped') await cluster.start(n).catch(() => undefined);
