@@ -25,25 +25,17 @@ function netOf(ctx: ScenarioContext): RoundNetwork {
 
 const list = (ids: number[]) => ids.join(' and ');
 
-/** Resolves at the worker's next line matching `pattern` (lines written before the call do not count). */
-function nextLine(w: WorkerProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (d: Buffer) => {
-      buf += d.toString();
-      if (pattern.test(buf)) done(null);
-      else buf = buf.slice(buf.lastIndexOf('\n') + 1);
-    };
-    const timer = setTimeout(() => done(new Error(`no line matching ${pattern} from worker ${w.name} within ${timeoutMs} ms`)), timeoutMs);
-    const done = (err: Error | null) => {
-      clearTimeout(timer);
-      w.child.stdout!.off('data', onData);
-      if (err) reject(err);
-      else resolve();
-    };
-    w.child.stdout!.on('data', onData);
-  });
+/** Resolves once the worker has written `n` lines containing `text` (polled every 20 ms). */
+async function nthLine(ctx: ScenarioContext, w: WorkerProcess, text: string, n: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (w.output.split(text).length - 1 < n) {
+    if (!w.alive || Date.now() > deadline) throw new Error(`worker ${w.name} did not write "${text}" ${n} times within ${timeoutMs} ms`);
+    await ctx.sleep(20);
+  }
 }
+
+/** The checkpoints whose commit net-coordinator-isolated holds back; the cut comes at the last of them. */
+const DELAYED_COMMITS = 3;
 
 /**
  * At 20 % of the input, cuts the sides that `sides` names off from each other for PARTITION_MS,
@@ -80,17 +72,16 @@ export const NETWORK_SCENARIOS: Scenario[] = [
   {
     name: 'net-coordinator-isolated',
     description:
-      "the transaction coordinator of partition 0's transactional id cut off from every other broker and the worker between preCommit and commit (held open 3 s by faultInjection.commitDelay) for 30 s, then healed",
+      `the transaction coordinator of partition 0's transactional id cut off from every other broker and the worker between preCommit and commit of the ${DELAYED_COMMITS}rd checkpoint (held open 3 s by faultInjection.commitDelay) for 30 s, then healed`,
     seconds: 40,
     network: true,
-    faultInjection: { commitDelay: '3s' },
+    faultInjection: { commitDelay: '3s', commitDelayTimes: DELAYED_COMMITS },
     async inject(ctx) {
       const net = netOf(ctx);
-      await ctx.waitProgress(0.2);
       const coordinator = await ctx.transactionCoordinatorOf(0);
       const others = ctx.brokers.filter((b) => b !== coordinator);
-      // The next checkpoint that has pre-committed and now waits to commit.
-      await nextLine(ctx.worker('main'), /fault injection: pre-committed, waiting before commit/, 120_000);
+      // Pre-committed, now waiting to commit: only the first checkpoints wait, so the rest of the round runs at its pace.
+      await nthLine(ctx, ctx.worker('main'), 'fault injection: pre-committed, waiting before commit', DELAYED_COMMITS, 180_000);
       await net.partition(
         `broker ${coordinator} (transaction coordinator) cut off from brokers ${list(others)} and the worker, between preCommit and commit`,
         [net.broker(coordinator)],

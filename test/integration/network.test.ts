@@ -23,6 +23,15 @@ s.on('error', (e) => { console.log(e.code); process.exit(4); });
 s.on('connect', () => { t = performance.now(); s.write('x'); });
 s.on('data', () => { rtts.push(performance.now() - t); if (rtts.length === 5) { console.log(JSON.stringify(rtts)); process.exit(0); } t = performance.now(); s.write('x'); });`;
 
+/** Counts UDP datagrams on port 7071 until a second passes without one; prints the count. */
+const RECEIVER = `const d = require('node:dgram').createSocket('udp4'); let n = 0; let timer;
+const done = () => { console.log(String(n)); process.exit(0); };
+d.on('message', () => { n++; clearTimeout(timer); timer = setTimeout(done, 1000); });
+d.bind(7071, process.argv[1], () => { console.log('ready'); timer = setTimeout(done, 8000); });`;
+/** Sends N datagrams to host:7071, a few at a time. */
+const SENDER = `const [host, count] = process.argv.slice(1); const d = require('node:dgram').createSocket('udp4'); let i = 0;
+const next = () => { if (i >= Number(count)) return d.close(); i++; d.send('x', 7071, host, () => setTimeout(next, 1)); }; next();`;
+
 function hostLinks(): string[] {
   return readdirSync('/sys/class/net').sort();
 }
@@ -122,6 +131,32 @@ describe('networked cluster: namespaces, bridge, cuts, links, slow links, sweep'
     }
     const again = await rtt('n1', 'n2');
     assert.ok(Array.isArray(again) && Math.max(...again) < 150, `fast again: ${String(again)}`);
+  });
+
+  test('lossy links drop datagrams between endpoints at about the given rate, none to the harness', async () => {
+    const received = async (from: string | null, count: number): Promise<number> => {
+      const [rcmd, rargs] = net.wrap('n2', process.execPath, ['-e', RECEIVER, net.addr('n2')]);
+      const receiver = spawn(rcmd, rargs, { stdio: ['ignore', 'pipe', 'inherit'] });
+      const lines: string[] = [];
+      const ready = new Promise<void>((resolve) => receiver.stdout!.on('data', (d: Buffer) => (lines.push(...d.toString().split('\n').filter(Boolean)), lines.includes('ready') && resolve())));
+      const exited = new Promise((r) => receiver.once('exit', r));
+      await ready;
+      const args = ['-e', SENDER, net.addr('n2'), String(count)];
+      const [cmd, argv] = from === null ? [process.execPath, args] : net.wrap(from, process.execPath, args);
+      await execFileP(cmd, argv);
+      await exited;
+      return Number(lines[lines.length - 1]);
+    };
+    await net.slow({ delayMs: 0, jitterMs: 0, lossPercent: 20 });
+    try {
+      // 400 datagrams, each lost with probability 0.2: 320 expected, standard deviation 8.
+      const got = await received('n1', 400);
+      assert.ok(got >= 280 && got <= 360, `${got} of 400 datagrams arrived`);
+      assert.equal(await received(null, 400), 400, 'datagrams from the harness are never dropped');
+    } finally {
+      await net.slow(null);
+    }
+    assert.equal(await received('n1', 200), 200);
   });
 
   test("the sweep removes a crashed owner's network and leaves a live one alone", async () => {
