@@ -68,7 +68,7 @@ export interface RoundResult {
   error?: string;
 }
 
-const TIMEOUTS = { transaction: 12_000, session: 6_000, request: 10_000 };
+const TIMEOUTS = { transaction: 12_000, session: 6_000, request: 10_000, checkpoint: 10_000 };
 /** The names scenarios start workers under; each gets a namespace on a networked cluster. */
 const WORKER_NAMES = ['main', 'b'];
 
@@ -114,11 +114,12 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   const offsets = new EndOffsetReader(kafka);
   // Fast enough to finish, slow enough for the faults to land inside the run (0: full speed).
   const rate = opts.fullSpeed ? 0 : Math.max(50, Math.ceil(opts.records / scenario.seconds));
+  const timeouts = { ...TIMEOUTS, ...scenario.timeouts };
   const config = {
     http: { host: '127.0.0.1', port: 0 },
     log: { level: 'info' },
     shutdown: { gracePeriod: '20s' },
-    kafka: { brokers, requestTimeout: `${TIMEOUTS.request}ms`, healthCheckInterval: '5s' },
+    kafka: { brokers, requestTimeout: `${timeouts.request}ms`, healthCheckInterval: '5s' },
     audit: { enabled: false },
     lsoMonitor: { enabled: false },
     pipeline: {
@@ -131,9 +132,9 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       startFrom: 'earliest',
       // The default checkpoint interval. A slowed round fetches in small steps (pipeline-service.ts);
       // --full-speed keeps the default fetch sizes, so faults hit transactions as large as a normal run's.
-      checkpoint: { timeout: '10s', tolerableFailedCheckpoints: 10 },
-      transactionTimeout: `${TIMEOUTS.transaction}ms`,
-      sessionTimeout: `${TIMEOUTS.session}ms`,
+      checkpoint: { timeout: `${timeouts.checkpoint}ms`, tolerableFailedCheckpoints: 10 },
+      transactionTimeout: `${timeouts.transaction}ms`,
+      sessionTimeout: `${timeouts.session}ms`,
       heartbeatInterval: '1s',
       onFailure: 'exit',
       faultInjection: { maxRecordsPerSecond: rate, ...scenario.faultInjection },
@@ -225,7 +226,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       return meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!.leader;
     },
     sleep,
-    timeouts: TIMEOUTS,
+    timeouts,
   };
 
   try {

@@ -26,8 +26,8 @@ export interface ScenarioContext {
   transactionCoordinatorOf(sourcePartition: number): Promise<number>;
   leaderOf(topic: 'source' | 'sink', partition: number): Promise<number>;
   sleep(ms: number): Promise<void>;
-  /** Transaction and session timeouts the round's workers run with (ms). */
-  timeouts: { transaction: number; session: number; request: number };
+  /** Transaction, session, request and checkpoint timeouts the round's workers run with (ms). */
+  timeouts: { transaction: number; session: number; request: number; checkpoint: number };
 }
 
 export interface Scenario {
@@ -37,6 +37,8 @@ export interface Scenario {
   seconds: number;
   /** Needs the networked cluster (each broker and worker in a network namespace: src/localcluster/network.ts). */
   network?: boolean;
+  /** The workers' timeouts (ms) where the runner's short ones do not fit the scenario, e.g. slow links. */
+  timeouts?: Partial<ScenarioContext['timeouts']>;
   /** pipeline.faultInjection settings of the round's workers, beside the rate the runner sets. */
   faultInjection?: { commitDelay?: string; commitDelayTimes?: number };
   /** Faults in place before the first worker starts (after the input is written), e.g. for the whole round. */

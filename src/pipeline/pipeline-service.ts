@@ -240,7 +240,7 @@ export class PipelineService implements Service {
       autoCommit: false,
       eachBatchAutoResolve: true,
       partitionsConsumedConcurrently: 64,
-      eachBatch: (payload) => (consumer === this.consumer ? this.onBatch(payload) : Promise.resolve()),
+      eachBatch: (payload) => (consumer === this.consumer ? this.withHeartbeats(payload, () => this.onBatch(payload)) : Promise.resolve()),
     });
     this.assertStarting();
     this.state = 'RUNNING';
@@ -294,6 +294,21 @@ export class PipelineService implements Service {
       }
     }
     this.logger.info({ assigned: [...assigned].sort((a, b) => a - b), revoked }, 'partitions assigned');
+  }
+
+  /**
+   * A batch can wait for a checkpoint's barrier, a task's initialisation or its throttling slot,
+   * and kafkajs heartbeats only between batches: a wait longer than the session timeout (a
+   * checkpoint over slow links, found by net-slow-links chaos) got this member evicted, and the
+   * rebalance aborted the checkpoint, again and again. So the member heartbeats while it waits.
+   */
+  private async withHeartbeats(payload: EachBatchPayload, fn: () => Promise<void>): Promise<void> {
+    const keepAlive = setInterval(() => void payload.heartbeat().catch(() => undefined), this.config.heartbeatInterval);
+    try {
+      await fn();
+    } finally {
+      clearInterval(keepAlive);
+    }
   }
 
   private async onBatch({ batch, isStale, isRunning }: EachBatchPayload): Promise<void> {
