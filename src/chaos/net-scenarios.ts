@@ -80,10 +80,14 @@ export const NETWORK_SCENARIOS: Scenario[] = [
     faultInjection: { commitDelay: '3s', commitDelayTimes: DELAYED_COMMITS },
     async inject(ctx) {
       const net = netOf(ctx);
+      const held = 'fault injection: pre-committed, waiting before commit';
+      // Only the first checkpoints wait, so the rest of the round runs at its pace. Transactions
+      // have begun by the one before the last (on a new cluster __transaction_state exists only then).
+      await nthLine(ctx, ctx.worker('main'), held, DELAYED_COMMITS - 1, 180_000);
       const coordinator = await ctx.transactionCoordinatorOf(0);
       const others = ctx.brokers.filter((b) => b !== coordinator);
-      // Pre-committed, now waiting to commit: only the first checkpoints wait, so the rest of the round runs at its pace.
-      await nthLine(ctx, ctx.worker('main'), 'fault injection: pre-committed, waiting before commit', DELAYED_COMMITS, 180_000);
+      // Pre-committed, now waiting to commit.
+      await nthLine(ctx, ctx.worker('main'), held, DELAYED_COMMITS, 180_000);
       await net.partition(
         `broker ${coordinator} (transaction coordinator) cut off from brokers ${list(others)} and the worker, between preCommit and commit`,
         [net.broker(coordinator)],
