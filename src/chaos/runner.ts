@@ -69,6 +69,8 @@ export interface RoundResult {
 }
 
 const TIMEOUTS = { transaction: 12_000, session: 6_000, request: 10_000, checkpoint: 10_000 };
+/** A round whose pipeline commits nothing for this long after its last fault has stalled. */
+const STALL_MS = 180_000;
 /** The names scenarios start workers under; each gets a namespace on a networked cluster. */
 const WORKER_NAMES = ['main', 'b'];
 
@@ -259,10 +261,15 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     const atFault = [...progressLog].reverse().find((x) => x.t <= faultEnd)?.committed ?? 0n;
 
     // Done when every input record is committed (the group's offsets reach the source's end).
-    const limit = Date.now() + Math.max(180_000, (opts.records / (rate || 1000)) * 3000);
+    // A round fails when the pipeline stalls (no commit for STALL_MS after the last fault), not
+    // when a loaded machine makes it slow; the overall limit only bounds a crawl.
+    const limit = Date.now() + Math.max(1_800_000, (opts.records / (rate || 1000)) * 10_000);
+    let lastCommit = { t: Date.now(), committed: atFault };
     for (;;) {
       const last = progressLog[progressLog.length - 1];
       if (last && last.committed >= total && total > 0n && last.t > faultEnd) break;
+      if (last && last.committed > lastCommit.committed) lastCommit = { t: last.t, committed: last.committed };
+      if (Date.now() - lastCommit.t > STALL_MS) throw new Error(`the pipeline stalled: no commit for ${STALL_MS / 1000} s, ${pct()} of the input committed`);
       if (Date.now() > limit) throw new Error(`the pipeline did not finish: ${pct()} of the input committed`);
       await sleep(500);
     }
