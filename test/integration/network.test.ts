@@ -4,7 +4,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ClusterNetwork, NET_REGISTRY } from '../../src/localcluster/network.js';
@@ -181,6 +182,28 @@ describe('networked cluster: namespaces, bridge, cuts, links, slow links, sweep'
     assert.ok(!hostLinks().includes(`eosw-${id}-h`));
     assert.ok(!existsSync(join(NET_REGISTRY, `${id}.json`)));
     assert.ok(net.exists());
+  });
+
+  test("a network handed to a cluster left running (kafka up) outlives its creator until the cluster's state no longer names it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eoswatch-net-detach-'));
+    try {
+      // As `npm run kafka -- up --network`: create, write the cluster's state, detach, exit.
+      const code = `import('${new URL('../../src/localcluster/network.ts', import.meta.url).pathname}').then(async ({ ClusterNetwork }) => {
+        const n = await ClusterNetwork.create(); await n.endpoint('n1');
+        require('node:fs').writeFileSync(process.argv[1] + '/cluster.json', JSON.stringify({ network: n.state }));
+        await n.detach(process.argv[1]); console.log(n.id); process.exit(0); });`;
+      const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', '-e', code, dir]);
+      const id = stdout.trim();
+      const mine = () => readdirSync('/run/netns').filter((n) => n.startsWith(`eosw-${id}-`));
+      assert.equal(mine().length, 2, 'the exit of its creator left the detached network in place');
+      assert.ok(!ClusterNetwork.sweep().includes(id), 'a network its cluster still names is not a leftover');
+      assert.equal(mine().length, 2);
+      rmSync(join(dir, 'cluster.json'));
+      assert.ok(ClusterNetwork.sweep().includes(id), 'once the cluster is gone, it is');
+      assert.deepEqual(mine(), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('remove leaves nothing: no namespace, no host interface, no registration', async () => {
