@@ -12,6 +12,8 @@ import { EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { checkSinkTopic, produceVerifyRecords, type VerifyReport } from '../verify/verify.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
+import { RoundNetwork } from './network-faults.js';
+import { windowResults, type FaultWindowResult } from './windows.js';
 import { WorkerProcess } from './worker.js';
 
 export interface ChaosOptions {
@@ -60,11 +62,17 @@ export interface RoundResult {
   /** Worker restarts by the supervisor (a worker that exited on its own, e.g. FAILED). */
   supervisorRestarts: number;
   faults: string[];
+  /** Network faults (networked cluster): when each started and healed, and the recovery after it. */
+  windows?: FaultWindowResult[];
   passed: boolean;
   error?: string;
 }
 
-const TIMEOUTS = { transaction: 12_000, session: 6_000, request: 10_000 };
+const TIMEOUTS = { transaction: 12_000, session: 6_000, request: 10_000, checkpoint: 10_000 };
+/** A round whose pipeline commits nothing for this long after its last fault has stalled. */
+const STALL_MS = 180_000;
+/** The names scenarios start workers under; each gets a namespace on a networked cluster. */
+const WORKER_NAMES = ['main', 'b'];
 
 /** Java's String.hashCode, as Kafka uses it to place a transactional id on a __transaction_state partition. */
 export function javaStringHash(s: string): number {
@@ -101,17 +109,19 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   let total = 0n;
   let lastFaultAt = 0;
   mkdirSync(opts.workDir, { recursive: true });
+  if (scenario.network && !cluster.network) throw new Error(`scenario ${scenario.name} needs a networked cluster (LocalCluster.start({ network: true }))`);
 
   const admin = kafka.admin();
   await admin.connect();
   const offsets = new EndOffsetReader(kafka);
   // Fast enough to finish, slow enough for the faults to land inside the run (0: full speed).
   const rate = opts.fullSpeed ? 0 : Math.max(50, Math.ceil(opts.records / scenario.seconds));
+  const timeouts = { ...TIMEOUTS, ...scenario.timeouts };
   const config = {
     http: { host: '127.0.0.1', port: 0 },
     log: { level: 'info' },
     shutdown: { gracePeriod: '20s' },
-    kafka: { brokers, requestTimeout: `${TIMEOUTS.request}ms`, healthCheckInterval: '5s' },
+    kafka: { brokers, requestTimeout: `${timeouts.request}ms`, healthCheckInterval: '5s' },
     audit: { enabled: false },
     lsoMonitor: { enabled: false },
     pipeline: {
@@ -124,17 +134,17 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       startFrom: 'earliest',
       // The default checkpoint interval. A slowed round fetches in small steps (pipeline-service.ts);
       // --full-speed keeps the default fetch sizes, so faults hit transactions as large as a normal run's.
-      checkpoint: { timeout: '10s', tolerableFailedCheckpoints: 10 },
-      transactionTimeout: `${TIMEOUTS.transaction}ms`,
-      sessionTimeout: `${TIMEOUTS.session}ms`,
+      checkpoint: { timeout: `${timeouts.checkpoint}ms`, tolerableFailedCheckpoints: 10 },
+      transactionTimeout: `${timeouts.transaction}ms`,
+      sessionTimeout: `${timeouts.session}ms`,
       heartbeatInterval: '1s',
       onFailure: 'exit',
-      faultInjection: { maxRecordsPerSecond: rate },
+      faultInjection: { maxRecordsPerSecond: rate, ...scenario.faultInjection },
     },
   };
 
   const startWorker = (name = 'main'): WorkerProcess => {
-    const w = new WorkerProcess(config, name, { logFile: join(opts.workDir, `${id}-${name}.log`) });
+    const w = new WorkerProcess(config, name, { logFile: join(opts.workDir, `${id}-${name}.log`), ...(net ? { command: net.wrapWorker(name) } : {}) });
     workers.set(name, w);
     void w.exited.then(async () => {
       if (finished || intended.has(w) || workers.get(name) !== w) return;
@@ -171,7 +181,10 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   };
 
   let monitor: Promise<void> | undefined;
-  const ctx: ScenarioContext = {
+  // On a networked cluster every worker runs in a namespace of its own, and scenarios cut links.
+  const net = cluster.network ? new RoundNetwork(cluster.network, (what) => ctx.fault(what)) : undefined;
+  const ctx: ScenarioContext & { net?: RoundNetwork } = {
+    net,
     brokers: Object.keys(cluster.pids()).map(Number),
     worker: (name = 'main') => workers.get(name)!,
     startWorker,
@@ -221,7 +234,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       return meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!.leader;
     },
     sleep,
-    timeouts: TIMEOUTS,
+    timeouts,
   };
 
   try {
@@ -246,16 +259,23 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       }
     })();
 
+    if (net) for (const name of WORKER_NAMES) await net.addWorker(name);
+    await scenario.setup?.(ctx);
     startWorker('main');
     await scenario.inject(ctx);
     const faultEnd = lastFaultAt;
     const atFault = [...progressLog].reverse().find((x) => x.t <= faultEnd)?.committed ?? 0n;
 
     // Done when every input record is committed (the group's offsets reach the source's end).
-    const limit = Date.now() + Math.max(180_000, (opts.records / (rate || 1000)) * 3000);
+    // A round fails when the pipeline stalls (no commit for STALL_MS after the last fault), not
+    // when a loaded machine makes it slow; the overall limit only bounds a crawl.
+    const limit = Date.now() + Math.max(1_800_000, (opts.records / (rate || 1000)) * 10_000);
+    let lastCommit = { t: Date.now(), committed: atFault };
     for (;;) {
       const last = progressLog[progressLog.length - 1];
       if (last && last.committed >= total && total > 0n && last.t > faultEnd) break;
+      if (last && last.committed > lastCommit.committed) lastCommit = { t: last.t, committed: last.committed };
+      if (Date.now() - lastCommit.t > STALL_MS) throw new Error(`the pipeline stalled: no commit for ${STALL_MS / 1000} s, ${pct()} of the input committed`);
       if (Date.now() > limit) throw new Error(`the pipeline did not finish: ${pct()} of the input committed (partitions behind: ${partitionsBehind.join(', ')})`);
       await sleep(500);
     }
@@ -263,8 +283,11 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : atFault >= total ? 0 : null;
 
     finished = true;
+    if (net?.failure) throw new Error(net.failure);
     opts.log(`  every input record committed; stopping the workers and reading the sink (read_committed, then read_uncommitted)`);
     await Promise.all([...workers.values()].map((w) => w.stop()));
+    // The verifier's reads cross no faulty link, but the brokers' own traffic does: heal first.
+    await net?.reset();
     const report: VerifyReport = await checkSinkTopic(kafka, sink, {
       run: id,
       records: opts.records,
@@ -290,6 +313,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       durationSeconds: (Date.now() - t0) / 1000,
       supervisorRestarts,
       faults,
+      ...(net ? { windows: windowResults(net.windows, progressLog, t0, total) } : {}),
       passed: report.violations.length === 0,
       ...(report.violations.length ? { error: report.violations.join('; ') } : {}),
     };
@@ -310,6 +334,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       durationSeconds: (Date.now() - t0) / 1000,
       supervisorRestarts,
       faults,
+      ...(net ? { windows: windowResults(net.windows, progressLog, t0, total) } : {}),
       passed: false,
       error: `${(err as Error).message}${[...workers.values()].map((w) => `\n${w.tail(15)}`).join('')}`,
     };
@@ -318,6 +343,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     await Promise.all([...workers.values()].map((w) => w.kill()));
     await monitor;
     // Leave the cluster whole for the next round.
+    await net?.reset().catch((err: Error) => opts.log(`  resetting the network failed: ${err.message}`));
     for (const n of ctx.brokers) {
       if (cluster.status(n) === 'paused') await cluster.resume(n).catch(() => undefined);
       if (cluster.status(n) === 'stopped') await cluster.start(n).catch(() => undefined);

@@ -26,8 +26,8 @@ export interface ScenarioContext {
   transactionCoordinatorOf(sourcePartition: number): Promise<number>;
   leaderOf(topic: 'source' | 'sink', partition: number): Promise<number>;
   sleep(ms: number): Promise<void>;
-  /** Transaction and session timeouts the round's workers run with (ms). */
-  timeouts: { transaction: number; session: number; request: number };
+  /** Transaction, session, request and checkpoint timeouts the round's workers run with (ms). */
+  timeouts: { transaction: number; session: number; request: number; checkpoint: number };
 }
 
 export interface Scenario {
@@ -35,6 +35,14 @@ export interface Scenario {
   description: string;
   /** Roughly how long the round should last, so that its faults fall inside the pipeline's run. */
   seconds: number;
+  /** Needs the networked cluster (each broker and worker in a network namespace: src/localcluster/network.ts). */
+  network?: boolean;
+  /** The workers' timeouts (ms) where the runner's short ones do not fit the scenario, e.g. slow links. */
+  timeouts?: Partial<ScenarioContext['timeouts']>;
+  /** pipeline.faultInjection settings of the round's workers, beside the rate the runner sets. */
+  faultInjection?: { commitDelay?: string; commitDelayTimes?: number };
+  /** Faults in place before the first worker starts (after the input is written), e.g. for the whole round. */
+  setup?(ctx: ScenarioContext): Promise<void>;
   inject(ctx: ScenarioContext): Promise<void>;
 }
 
@@ -140,16 +148,3 @@ export const SCENARIOS: Scenario[] = [
     },
   },
 ];
-
-export function scenarioNames(): string[] {
-  return SCENARIOS.map((s) => s.name);
-}
-
-export function findScenarios(spec: string): Scenario[] {
-  if (spec === 'all') return SCENARIOS;
-  return spec.split(',').map((name) => {
-    const s = SCENARIOS.find((x) => x.name === name.trim());
-    if (!s) throw new Error(`unknown scenario "${name}"; expected one of: ${scenarioNames().join(', ')}, all`);
-    return s;
-  });
-}

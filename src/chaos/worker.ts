@@ -46,13 +46,19 @@ export class WorkerProcess {
   constructor(
     config: Record<string, unknown>,
     readonly name: string,
-    opts: { logFile?: string } = {},
+    opts: {
+      logFile?: string;
+      /** Wraps the command line, e.g. to run the worker in a network namespace (ClusterNetwork.wrap). */
+      command?: (cmd: string, args: string[]) => [string, string[]];
+    } = {},
   ) {
     const dir = (this.dir = mkdtempSync(join(tmpdir(), 'eoswatch-worker-')));
     const file = join(dir, 'eoswatch.yaml');
     writeFileSync(file, stringify(config));
     this.log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
-    this.child = spawn(process.execPath, [...cliCommand(), 'run', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [...cliCommand(), 'run', '--config', file];
+    const [cmd, argv] = opts.command ? opts.command(process.execPath, args) : [process.execPath, args];
+    this.child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     const take = (d: Buffer) => {
       this.output += d;
       if (this.output.length > KEEP_CHARS) this.output = this.output.slice(-KEEP_CHARS / 2);

@@ -2,17 +2,25 @@
 import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
 import { REPORT_FORMATS, choiceOption, parse, positiveIntegerOption, printHelp } from './options.js';
 
-const helpWith = (scenarios: string, kafkaVersion: string) => `Usage: eoswatch chaos [--scenario NAME[,NAME...]|all] [options]
+const helpWith = (scenarios: string, kafkaVersion: string) => `Usage: eoswatch chaos [--scenario NAME[,NAME...]|all|process|network] [options]
 
 Starts a local 3-node Kafka cluster (Java and Maven needed, as for the demo) and, per round, fresh
 topics, N verification records and pipeline workers (eoswatch run, as child processes); injects
 the scenario's faults while the pipeline runs, then reads the sink read_committed and judges it
 (duplicates, loss, order per source partition, values). Exit 3 when a round fails.
 
+Network scenarios (net-*) run on a networked cluster: every broker and worker in a Linux network
+namespace of its own on a bridge, created and removed by eoswatch. They need root, iproute2,
+nftables, iptables and python3; without them eoswatch says what is missing and exits 2
+(--scenario process runs the process faults alone).
+
 Scenarios:
 ${scenarios}
 Options:
-  --scenario LIST        comma-separated scenario names, or all (default: all)
+  --scenario LIST        comma-separated scenario names or groups: all, process (the process
+                         faults), network (the net-* faults) (default: all)
+  --network              run every selected scenario on the networked cluster (implied when a
+                         network scenario is selected)
   --records N            verification records per round (default 10000)
   --rounds N             rounds per scenario (default 1)
   --partitions N         partitions of the round's topics (default 6)
@@ -26,9 +34,21 @@ Options:
 
 /** The help names the scenarios and the default Kafka version, so it is built from their modules. */
 export async function help(): Promise<string> {
-  const { SCENARIOS } = await import('../chaos/scenarios.js');
+  const { ALL_SCENARIOS } = await import('../chaos/catalogue.js');
   const { DEFAULT_KAFKA_VERSION } = await import('../localcluster/kafka-dist.js');
-  return helpWith(SCENARIOS.map((s) => `  ${s.name.padEnd(23)}${s.description}\n`).join(''), DEFAULT_KAFKA_VERSION);
+  return helpWith(ALL_SCENARIOS.map((s) => `  ${s.name}\n${wrap(s.description, 76).map((l) => `      ${l}\n`).join('')}`).join(''), DEFAULT_KAFKA_VERSION);
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return line ? [...lines, line] : lines;
 }
 
 export async function handler(args: string[]): Promise<number> {
@@ -38,17 +58,18 @@ export async function handler(args: string[]): Promise<number> {
     rounds: { type: 'string' },
     partitions: { type: 'string' },
     'full-speed': { type: 'boolean', default: false },
+    network: { type: 'boolean', default: false },
     'kafka-version': { type: 'string' },
     dir: { type: 'string', default: '.eoswatch/chaos' },
     format: { type: 'string', default: 'table' },
     out: { type: 'string' },
   });
   if (values.help) return printHelp(await help());
-  const { findScenarios } = await import('../chaos/scenarios.js');
+  const { selectScenarios } = await import('../chaos/catalogue.js');
   const { DEFAULT_KAFKA_VERSION } = await import('../localcluster/kafka-dist.js');
   let scenarios;
   try {
-    scenarios = findScenarios(values.scenario);
+    scenarios = selectScenarios(values.scenario);
   } catch (err) {
     throw new EosError(ErrorCodes.USAGE, `--scenario: ${errorMessage(err)}`);
   }
@@ -67,22 +88,34 @@ export async function handler(args: string[]): Promise<number> {
   const { fetchKafkaWithProgress } = await import('../localcluster/fetch.js');
   const progress = new ProgressLine();
   const log = (line: string) => progress.log(line);
+  const network = values.network || scenarios.some((s) => s.network);
+  if (network) {
+    const { ClusterNetwork } = await import('../localcluster/network.js');
+    const reason = await ClusterNetwork.probe();
+    if (reason) {
+      const which = scenarios.filter((s) => s.network).map((s) => s.name);
+      throw new EosError(ErrorCodes.USAGE, `${which.length ? `scenarios ${which.join(', ')} need` : '--network needs'} a networked cluster, which cannot run here: ${reason} (--scenario process runs the process faults alone)`);
+    }
+  }
   const clusterDir = resolve(dir, 'cluster');
   await rm(clusterDir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   await fetchKafkaWithProgress(version);
-  log(`starting a local 3-node Kafka ${version} cluster in ${clusterDir}`);
-  const cluster = await LocalCluster.start({ nodes: 3, version, dir: clusterDir });
-  const stop = () => void cluster.down().finally(() => process.exit(ExitCodes.RUNTIME));
+  // Ctrl-C: the cluster's nodes and its network namespaces go with this process (exit hooks), or with cluster.down().
+  let cluster: import('../localcluster/cluster.js').LocalCluster | undefined;
+  const stop = () => void (cluster?.down() ?? Promise.resolve()).finally(() => process.exit(ExitCodes.RUNTIME));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  log(`starting a local 3-node Kafka ${version} cluster in ${clusterDir}${network ? ', each node in a network namespace of its own' : ''}`);
+  const started = await LocalCluster.start({ nodes: 3, version, dir: clusterDir, network });
+  cluster = started;
   try {
     const t0 = Date.now();
     const totalRounds = scenarios.length * rounds;
     const finished: number[] = [];
     let current = '';
     let roundStart = t0;
-    const run = await runScenarios(cluster, scenarios, {
+    const run = await runScenarios(started, scenarios, {
       records,
       rounds,
       partitions,
@@ -116,6 +149,6 @@ export async function handler(args: string[]): Promise<number> {
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    await cluster.down();
+    await started.down();
   }
 }

@@ -9,14 +9,17 @@ import { runCliMain } from './cli-main.js';
 const HELP = `Usage: npm run kafka -- <command> [options]
 
 Commands:
-  up [--nodes 1|3] [--kafka-version V] [--port BASE] [--set key=value ...]
-                   start a cluster (default 3 nodes, Kafka ${DEFAULT_KAFKA_VERSION}) and print its bootstrap servers
+  up [--nodes 1|3] [--kafka-version V] [--port BASE] [--set key=value ...] [--network]
+                   start a cluster (default 3 nodes, Kafka ${DEFAULT_KAFKA_VERSION}) and print its bootstrap servers;
+                   --network: each node in a network namespace of its own on a bridge, with an
+                   address of its own (root, iproute2, nftables, iptables, python3; see README)
   down [--keep]    kill every node of the cluster and remove its data (--keep: keep data and logs)
   status           each node: pid, ports, running | paused | stopped
   kill N           SIGKILL node N          stop N      SIGTERM node N (controlled shutdown)
   pause N          SIGSTOP node N          resume N    SIGCONT node N
   start N          start a stopped node    restart N   stop then start node N
   logs N           tail of node N's log
+  sweep            remove the network namespaces left behind by crashed networked clusters
   topics create [NAME ...] [--config FILE] [--partitions N] [--replication-factor N]
                 [--min-insync-replicas N] [--allow-unsafe] [--dry-run]
                    create topics on this cluster: those NAMEd and those the eoswatch config
@@ -39,6 +42,7 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       port: { type: 'string' },
       set: { type: 'string', multiple: true },
       keep: { type: 'boolean' },
+      network: { type: 'boolean' },
       config: { type: 'string', short: 'c' },
       ...TOPIC_OPTIONS,
       help: { type: 'boolean', short: 'h' },
@@ -75,7 +79,10 @@ export async function kafkaCli(argv: string[]): Promise<number> {
         overrides,
         basePort: values.port ? Number(values.port) : undefined,
         killOnExit: false,
+        network: values.network,
       });
+      // The nodes outlive this process: so does their network, until `down`.
+      await c.network?.detach(c.dir);
       process.stdout.write(`Kafka ${c.version} cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${nodes} node${nodes > 1 ? 's' : ''}, dir ${c.dir})\n`);
       process.stdout.write(`bootstrap servers: ${c.bootstrapServers}\n`);
       return 0;
@@ -89,8 +96,10 @@ export async function kafkaCli(argv: string[]): Promise<number> {
     case 'status': {
       const c = await LocalCluster.load(dir);
       process.stdout.write(`Kafka ${c.version}, bootstrap servers ${c.bootstrapServers}\n`);
+      if (c.network) process.stdout.write(`network ${c.network.id}: namespaces ${c.network.state.endpoints.map((e) => e.ns).join(', ')} on bridge ${c.network.state.bridgeNs}\n`);
       for (const n of c.nodes) {
-        process.stdout.write(`node ${n.id}: ${c.status(n.id).padEnd(7)} pid ${n.pid ?? '-'}  broker 127.0.0.1:${n.brokerPort}  controller 127.0.0.1:${n.controllerPort}  log ${n.logFile}\n`);
+        const host = n.host ?? '127.0.0.1';
+        process.stdout.write(`node ${n.id}: ${c.status(n.id).padEnd(7)} pid ${n.pid ?? '-'}  broker ${host}:${n.brokerPort}  controller ${host}:${n.controllerPort}  log ${n.logFile}\n`);
       }
       return 0;
     }
@@ -114,6 +123,12 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       if (cmd === 'pause') await c.pause(id);
       else await c.resume(id);
       process.stdout.write(`node ${id}: ${c.status(id)}\n`);
+      return 0;
+    }
+    case 'sweep': {
+      const { ClusterNetwork } = await import('./network.js');
+      const removed = ClusterNetwork.sweep();
+      process.stdout.write(removed.length ? `removed the leftovers of networks ${removed.join(', ')}\n` : 'no leftover network\n');
       return 0;
     }
     case 'logs': {

@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { DEFAULT_KAFKA_VERSION, ensureKafka, isKafka4 } from './kafka-dist.js';
+import { ClusterNetwork, type NetworkState } from './network.js';
 
 const execFileP = promisify(execFile);
 
@@ -30,6 +31,12 @@ export interface ClusterOptions {
   startTimeoutMs?: number;
   /** Kill the nodes when this process exits (tests). The CLI's `up` turns it off. */
   killOnExit?: boolean;
+  /**
+   * Each node in a network namespace of its own on a bridge (./network.ts), reachable from this
+   * process only through the network's own interface, so that chaos can cut and slow its links.
+   * Needs root; refused with the reason where that is missing.
+   */
+  network?: boolean;
 }
 
 export interface NodeState {
@@ -40,6 +47,8 @@ export interface NodeState {
   propsFile: string;
   logFile: string;
   pid: number | null;
+  /** The node's address: 127.0.0.1, or its own in a networked cluster. */
+  host?: string;
 }
 
 export interface ClusterState {
@@ -50,6 +59,7 @@ export interface ClusterState {
   heap: string;
   overrides: Record<string, string>;
   nodes: NodeState[];
+  network?: NetworkState;
 }
 
 export type NodeStatus = 'running' | 'paused' | 'stopped';
@@ -78,13 +88,14 @@ export function brokerDefaults(nodes: number): Record<string, string> {
 }
 
 export function nodeProperties(state: ClusterState, node: NodeState): string {
-  const voters = state.nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
+  const host = (n: NodeState) => n.host ?? '127.0.0.1';
+  const voters = state.nodes.map((n) => `${n.id}@${host(n)}:${n.controllerPort}`).join(',');
   const props: Record<string, string> = {
     'process.roles': 'broker,controller',
     'node.id': String(node.id),
     'controller.quorum.voters': voters,
-    listeners: `PLAINTEXT://127.0.0.1:${node.brokerPort},CONTROLLER://127.0.0.1:${node.controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${node.brokerPort}`,
+    listeners: `PLAINTEXT://${host(node)}:${node.brokerPort},CONTROLLER://${host(node)}:${node.controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://${host(node)}:${node.brokerPort}`,
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
     'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
@@ -216,10 +227,16 @@ function installExitHook(): void {
 }
 
 export class LocalCluster {
+  /** The namespaces of a networked cluster (ClusterOptions.network). */
+  readonly network: ClusterNetwork | undefined;
+
   private constructor(
     readonly state: ClusterState,
     private readonly killOnExit: boolean,
-  ) {}
+    network?: ClusterNetwork,
+  ) {
+    this.network = network ?? (state.network ? ClusterNetwork.attach(state.network) : undefined);
+  }
 
   get dir(): string {
     return this.state.dir;
@@ -234,7 +251,7 @@ export class LocalCluster {
   }
 
   get brokers(): string[] {
-    return this.state.nodes.map((n) => `127.0.0.1:${n.brokerPort}`);
+    return this.state.nodes.map((n) => `${n.host ?? '127.0.0.1'}:${n.brokerPort}`);
   }
 
   get bootstrapServers(): string {
@@ -260,19 +277,23 @@ export class LocalCluster {
     }
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
+    const network = opts.network ? await ClusterNetwork.create() : undefined;
     const nodes: NodeState[] = [];
     for (let i = 0; i < count; i++) {
       const id = i + 1;
       const ndir = join(dir, `node-${id}`);
       await mkdir(ndir, { recursive: true });
+      // A node of a networked cluster has an address of its own: the usual ports are free there.
+      const host = network ? (await network.endpoint(`n${id}`)).addr : undefined;
       nodes.push({
         id,
-        brokerPort: opts.basePort ? opts.basePort + 2 * i : await freePort(),
-        controllerPort: opts.basePort ? opts.basePort + 2 * i + 1 : await freePort(),
+        brokerPort: host ? 9092 : opts.basePort ? opts.basePort + 2 * i : await freePort(),
+        controllerPort: host ? 9093 : opts.basePort ? opts.basePort + 2 * i + 1 : await freePort(),
         dir: ndir,
         propsFile: join(ndir, 'server.properties'),
         logFile: join(ndir, 'server.log'),
         pid: null,
+        ...(host ? { host } : {}),
       });
     }
     const state: ClusterState = {
@@ -283,8 +304,9 @@ export class LocalCluster {
       heap: opts.heap ?? '512m',
       overrides: opts.overrides ?? {},
       nodes,
+      ...(network ? { network: network.state } : {}),
     };
-    const cluster = new LocalCluster(state, opts.killOnExit ?? true);
+    const cluster = new LocalCluster(state, opts.killOnExit ?? true, network);
     try {
       const log = loggingConfig(version);
       await writeFile(join(dir, log.file), log.text);
@@ -353,7 +375,9 @@ export class LocalCluster {
 
   private spawnNode(n: NodeState): void {
     const fd = openSync(n.logFile, 'a');
-    const child = spawn('java', [...this.javaArgs(n), 'kafka.Kafka', n.propsFile], {
+    const args = [...this.javaArgs(n), 'kafka.Kafka', n.propsFile];
+    const [cmd, argv] = this.network ? this.network.wrap(`n${n.id}`, 'java', args) : ['java', args];
+    const child = spawn(cmd, argv, {
       detached: true,
       stdio: ['ignore', fd, fd],
     });
@@ -522,6 +546,7 @@ export class LocalCluster {
     if (alive.length) throw new Error(`nodes ${alive.map((n) => n.id).join(', ')} did not exit after SIGKILL`);
     for (const n of this.state.nodes) n.pid = null;
     liveClusters.delete(this);
+    await this.network?.remove();
     if (opts.keepData) await this.save();
     else await rm(this.state.dir, { recursive: true, force: true });
   }

@@ -305,7 +305,8 @@ export class PipelineService implements Service {
    * kafkajs heartbeats only between batches. At default fetch sizes a batch can wait for a
    * checkpoint (its barrier, then preCommit and commit of large transactions) longer than the
    * session timeout; without a heartbeat meanwhile the group evicts this member mid-checkpoint and
-   * hands its partitions on, and their next owner fences the checkpoint (found by full-speed chaos).
+   * hands its partitions on, and their next owner fences the checkpoint (found by full-speed chaos;
+   * slow links in net-slow-links chaos gave the same eviction, again and again).
    * A rebalance is still noticed: kafkajs' own heartbeat after the batch reports it.
    */
   private async heartbeating(payload: EachBatchPayload, fn: () => Promise<void>): Promise<void> {

@@ -6,7 +6,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { kafkaFor, useCluster } from '../harness/index.js';
 import { transactionCoordinator } from '../../src/chaos/runner.js';
-import { assertExactlyOnce, checkSink, sourceRecords } from '../harness/seed.js';
+import { assertExactlyOnce, checkSink, produceSeed, sourceRecords } from '../harness/seed.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, seedStream, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
 
 const P = 6;
@@ -107,6 +107,33 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     assert.equal(owned, P, 'b and c split all partitions');
     await b.kill();
     await c.kill();
+  });
+
+  test('a checkpoint longer than the session timeout keeps the member in its group: batches waiting for the barrier heartbeat', async () => {
+    const s = await setup('longcp');
+    // All the input is there from the start: every fetch returns records, so every batch waits for
+    // the barrier while the commit is held back, and kafkajs, which heartbeats between batches
+    // (or after an empty fetch), would not heartbeat at all.
+    await produceSeed(s.brokers, s.source, P, 30_000);
+    const sent = await sourceRecords(s.brokers, s.source);
+    // The timeout leaves the held-back checkpoints room on a loaded machine.
+    const cfg = pipelineConfig(s, {
+      sessionTimeout: '6s',
+      heartbeatInterval: '1s',
+      checkpoint: { interval: '500ms', timeout: '40s', tolerableFailedCheckpoints: 3 },
+      faultInjection: { commitDelay: '9s', commitDelayTimes: 2 },
+    });
+    const p = new PipelineProcess(cfg);
+    await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000).catch((err: Error) => {
+      throw new Error(`${err.message}\npipeline output:\n${p.output.split('\n').filter((l) => !l.includes('"namespace":"Connection"')).slice(-60).join('\n')}`);
+    });
+    assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(p));
+    const lines = p.output.split('\n');
+    assert.equal(lines.filter((l) => l.includes('fault injection: pre-committed, waiting before commit')).length, 2, tails(p));
+    // An evicted member hears "not aware of this member", rejoins and is assigned its partitions again.
+    assert.equal(lines.filter((l) => l.includes('"msg":"partitions assigned"')).length, 1, `one assignment, no rebalance\n${tails(p)}`);
+    assert.ok(!lines.some((l) => l.includes('not aware of this member')), tails(p));
+    await p.kill();
   });
 
   test('zombie: an instance paused past its session timeout is fenced when it resumes, and none of its later writes is visible', async () => {
