@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useCluster } from '../harness/index.js';
-import { SCENARIOS } from '../../src/chaos/scenarios.js';
-import { runRound } from '../../src/chaos/runner.js';
+import { SCENARIOS, type Scenario } from '../../src/chaos/scenarios.js';
+import { runRound, type RoundResult } from '../../src/chaos/runner.js';
 import { formatChaosTable } from '../../src/chaos/report.js';
 
 const RECORDS = 10_000;
@@ -25,17 +25,23 @@ describe('chaos scenarios, short form (3-node cluster)', () => {
   // Worker logs are quoted in a failing test's message; the directory itself goes with the file.
   after(() => rmSync(workDir, { recursive: true, force: true }));
 
+  /** One round; it must end with every record in the sink exactly once, in order, with value + 1. */
+  async function exactRound(scenario: Scenario, records: number, fullSpeed = false): Promise<{ r: RoundResult; context: string }> {
+    const lines: string[] = [];
+    const r = await runRound(h.cluster, scenario, 1, { records, rounds: 1, partitions: 6, fullSpeed, workDir, log: (l) => lines.push(l) });
+    const context = `${formatChaosTable({ startedAt: '', kafkaVersion: '', records, rounds: 1, partitions: 6, results: [r], passed: r.passed })}\n${lines.join('\n')}\n${r.error ?? ''}`;
+    assert.equal(r.error, undefined, context);
+    assert.deepEqual(
+      { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations },
+      { received: records, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 },
+      context,
+    );
+    return { r, context };
+  }
+
   for (const scenario of scenarios) {
     test(`${scenario.name}: ${scenario.description}`, async () => {
-      const lines: string[] = [];
-      const r = await runRound(h.cluster, scenario, 1, { records: RECORDS, rounds: 1, partitions: 6, workDir, log: (l) => lines.push(l) });
-      const context = `${formatChaosTable({ startedAt: '', kafkaVersion: '', records: RECORDS, rounds: 1, partitions: 6, results: [r], passed: r.passed })}\n${lines.join('\n')}\n${r.error ?? ''}`;
-      assert.equal(r.error, undefined, context);
-      assert.deepEqual(
-        { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations },
-        { received: RECORDS, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 },
-        context,
-      );
+      const { r, context } = await exactRound(scenario, RECORDS);
       assert.ok(r.faults.length >= 1, `faults were injected\n${context}`);
       // Every fault landed while the pipeline still had work to do.
       assert.ok(!r.faults[0]!.endsWith('at 100 %'), `the first fault came after the pipeline had finished\n${context}`);
@@ -51,16 +57,7 @@ describe('chaos scenarios, short form (3-node cluster)', () => {
   // of never-committed partitions (docs/chaos-results.md); the full-speed matrix is in that file.
   const FULL_SPEED_RECORDS = 100_000;
   test('worker-kill at full speed (default fetch sizes), 100,000 records', async () => {
-    const scenario = SCENARIOS.find((s) => s.name === 'worker-kill')!;
-    const lines: string[] = [];
-    const r = await runRound(h.cluster, scenario, 1, { records: FULL_SPEED_RECORDS, rounds: 1, partitions: 6, fullSpeed: true, workDir, log: (l) => lines.push(l) });
-    const context = `${formatChaosTable({ startedAt: '', kafkaVersion: '', records: FULL_SPEED_RECORDS, rounds: 1, partitions: 6, results: [r], passed: r.passed })}\n${lines.join('\n')}\n${r.error ?? ''}`;
-    assert.equal(r.error, undefined, context);
-    assert.deepEqual(
-      { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations },
-      { received: FULL_SPEED_RECORDS, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 },
-      context,
-    );
+    const { r, context } = await exactRound(SCENARIOS.find((s) => s.name === 'worker-kill')!, FULL_SPEED_RECORDS, true);
     assert.equal(r.faults.filter((f) => f.startsWith('SIGKILL worker') && !f.endsWith('at 100 %')).length, 3, `three kills inside the run\n${context}`);
     // Large transactions were in flight: the worst LSO lag is far above a throttled round's few hundred.
     assert.ok(r.worstLsoLagRecords >= 2000, `transactions of default size (worst LSO lag ${r.worstLsoLagRecords})\n${context}`);
