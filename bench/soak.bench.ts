@@ -164,7 +164,9 @@ async function main(): Promise<void> {
         await cluster.start(node);
         bounce.startAt = (Date.now() - t0) / 1000;
         log(`node ${node} back`);
-        nextBounce += everyMin * 60_000;
+        // On a loaded machine a stop and a start can take minutes: the broker always gets at least
+        // --every minus --down of uptime before the next stop, or the outages would run together.
+        nextBounce = Math.max(nextBounce + everyMin * 60_000, Date.now() + Math.max(60_000, everyMin * 60_000 - downS * 1000));
         continue;
       }
       await new Promise((r) => setTimeout(r, 5000));
