@@ -25,7 +25,7 @@
 // the hand-written CHECKER NOTES block inside the section is kept too. Every process started here is
 // stopped by pid, also on failure; the cluster with cluster.down().
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,7 +33,7 @@ import type { LocalCluster } from '../src/localcluster/cluster.js';
 import { produceVerifyRecords } from '../src/verify/verify.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { fuzzCheckerScan } from './checker-scan-fuzz.js';
-import { BENCH_DIR, ROOT, between, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, runMain, sumHighWatermarks, summariseProfile, withCluster, writeLog4j, writeSection } from './common.js';
+import { BENCH_DIR, ROOT, buildCompiled, keptBlock, profileTables, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, runMain, sumHighWatermarks, summariseProfile, withCluster, writeLog4j, writeSection } from './common.js';
 
 const PARTITIONS = 6;
 const GNU_TIME = '/usr/bin/time';
@@ -519,45 +519,16 @@ function section(r: Report): string {
     line();
     line(`The whole \`verify check\` process, start-up included: ${fmt(s.totalMs / 1000, 2)} s of main-thread samples; ${fmt((r.prof.run.records / r.prof.run.readMs) * 1000)} read records/s in this run.`);
     line();
-    line(mdTable(['where the main thread was', '% of samples'], s.categories.map(([k, v]) => [k, v.toFixed(1)])));
-    line();
-    line(mdTable(['function (self time, idle excluded)', 'where', 'ms', '%'], s.top.map((f) => [`\`${f.name}\``, f.where, fmt(f.ms), f.pct.toFixed(1)])));
+    line(profileTables(s));
     line();
   }
   line(`Raw outputs, GNU time files and the profile: \`${fromRoot(OUT_DIR)}/\` (git-ignored).`);
   line();
   line('### Notes');
   line();
-  const old = existsSync(argv.out!) ? between(readFileSync(argv.out!, 'utf8'), CHECKER_NOTES_BEGIN, CHECKER_NOTES_END) : undefined;
-  line(old ?? `${CHECKER_NOTES_BEGIN}\n${CHECKER_NOTES_END}`);
+  line(keptBlock(argv.out!, CHECKER_NOTES_BEGIN, CHECKER_NOTES_END));
   line(SECTION_END);
   return L.join('\n');
-}
-
-// ---------------------------------------------------------------- the compiled checker
-
-/**
- * The checker as the installed CLI runs it: this checkout's src/ compiled by tsc into
- * <out>/compiled/dist, next to a copy of package.json and a link to config/ (dist/ finds both one
- * level up, as it does in the package), inside the repository so that node_modules resolves.
- * undefined when the build fails (the run is then left out and the failure logged).
- */
-async function buildCompiled(): Promise<string | undefined> {
-  const dir = join(OUT_DIR, 'compiled');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), readFileSync(join(ROOT, 'package.json')));
-  symlinkSync(join(ROOT, 'config'), join(dir, 'config'));
-  try {
-    await execFileP(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-  } catch (err) {
-    const e = err as { stdout?: string; message: string };
-    log(`tsc build for the compiled checker failed, leaving that run out: ${(e.stdout ?? e.message).slice(0, 2000)}`);
-    return undefined;
-  }
-  const entry = join(dir, 'eoswatch.mjs');
-  // bin/eoswatch.js, pointed at this build.
-  writeFileSync(entry, "const { main } = await import('./dist/cli.js');\nprocess.exit(await main(process.argv.slice(2)));\n");
-  return entry;
 }
 
 // ---------------------------------------------------------------- main
@@ -579,7 +550,7 @@ async function main(): Promise<void> {
   const log4j = writeLog4j(OUT_DIR);
   const consumerConfig = join(OUT_DIR, 'consumer.properties');
   writeFileSync(consumerConfig, 'isolation.level=read_committed\n');
-  const compiled = SKIP.has('dist') ? undefined : await buildCompiled();
+  const compiled = SKIP.has('dist') ? undefined : await buildCompiled(ROOT, join(OUT_DIR, 'compiled'));
   const measured = await withCluster({ nodes: NODES as 1 | 3, version }, async (cluster) => {
     const ctx: Ctx = { cluster, libs, log4j, consumerConfig, ...(compiled ? { compiled } : {}) };
     const rounds: Run[][] = [];

@@ -5,7 +5,7 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import { MetricsRenderer, rendererFor } from '../../src/metrics/render.js';
-import { createRegistry } from '../../src/metrics/registry.js';
+import { createRegistry, throttleCollect } from '../../src/metrics/registry.js';
 import { lsoMetrics } from '../../src/metrics/lso.js';
 import { parsePrometheusText } from '../../src/metrics/text-format.js';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
@@ -158,6 +158,45 @@ describe('MetricsRenderer', () => {
     await assert.rejects(Promise.all([r.render(), r.render()]), /collect failed/);
     fail = false;
     assert.match(await r.render(), /^flaky 1$/m);
+  });
+});
+
+describe('process metrics collected at most once a second', () => {
+  test('throttleCollect: a collect within the interval of the last one does nothing; the values stay', async () => {
+    const registry = new Registry();
+    let t = 0;
+    let runs = 0;
+    const g = new Gauge({
+      name: 'g_throttled',
+      help: 'collected',
+      registers: [registry],
+      collect() {
+        runs++;
+        this.set(runs);
+      },
+    });
+    throttleCollect(g, 1000, () => t);
+    const r = new MetricsRenderer(registry);
+    assert.match(await r.render(), /^g_throttled 1$/m);
+    t = 999;
+    assert.match(await r.render(), /^g_throttled 1$/m, 'the last values, not collected again');
+    t = 1000;
+    assert.match(await r.render(), /^g_throttled 2$/m);
+    assert.equal(runs, 2);
+    throttleCollect(new Gauge({ name: 'g_plain2', help: 'no collect', registers: [registry] }), 1000, () => t);
+    assert.match(await r.render(), /^g_plain2 0$/m, 'a metric without collect() is left alone');
+  });
+
+  test('the registry still has every process metric, with values, on back-to-back renders', async () => {
+    const registry = createRegistry();
+    const r = rendererFor(registry);
+    for (let i = 0; i < 2; i++) {
+      const p = parsePrometheusText(await r.render());
+      for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes', 'eos_build_info']) {
+        const v = p.samples.find((s) => s.name === name)?.value;
+        assert.ok(v !== undefined && Number.isFinite(v), `${name} in render ${i + 1}`);
+      }
+    }
   });
 });
 
