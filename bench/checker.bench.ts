@@ -33,7 +33,7 @@ import type { LocalCluster } from '../src/localcluster/cluster.js';
 import { produceVerifyRecords } from '../src/verify/verify.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { fuzzCheckerScan } from './checker-scan-fuzz.js';
-import { BENCH_DIR, ROOT, buildCompiled, keptBlock, profileTables, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, runMain, sumHighWatermarks, summariseProfile, withCluster, writeLog4j, writeSection } from './common.js';
+import { BENCH_DIR, ROOT, buildCompiled, keptBlock, profileTables, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, procStatusKb, runMain, sumHighWatermarks, summariseProfile, withCluster, writeLog4j, writeSection } from './common.js';
 
 const PARTITIONS = 6;
 const GNU_TIME = '/usr/bin/time';
@@ -72,15 +72,6 @@ const OUT_DIR = makeOutDir('checker-');
 installEmergencyStop();
 
 // ---------------------------------------------------------------- measured runs (tracked by pid, in common.ts's live)
-
-function vmHwmKb(pid: number): number {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
 
 interface Measured {
   code: number | null;
@@ -131,7 +122,7 @@ async function measure(
   else child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   let hwm = 0;
-  const poller = HAVE_GNU_TIME ? undefined : setInterval(() => (hwm = Math.max(hwm, child.pid ? vmHwmKb(child.pid) : 0)), 20);
+  const poller = HAVE_GNU_TIME ? undefined : setInterval(() => (hwm = Math.max(hwm, child.pid ? procStatusKb(child.pid, 'VmHWM') : 0)), 20);
   const timer = setTimeout(() => killByPid(child), opts.timeoutMs);
   try {
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((res) => {

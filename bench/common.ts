@@ -193,6 +193,16 @@ export function procCpu(pid: number | 'self'): [number, number] {
   }
 }
 
+/** A kB field of /proc/<pid>/status (VmRSS, VmHWM, ...); 0 when the process is gone. */
+export function procStatusKb(pid: number, field: string): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** CPU seconds the cluster's brokers have used so far. */
 function brokersCpu(cluster: LocalCluster): number {
   return Object.values(cluster.pids()).reduce<number>((a, pid) => a + (pid ? procCpu(pid)[0] : 0), 0);

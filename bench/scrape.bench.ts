@@ -58,6 +58,7 @@ import {
   median,
   printUsageAndExit,
   procCpu,
+  procStatusKb,
   quantile,
   runMain,
   summariseProfile,
@@ -105,14 +106,7 @@ const NOTES_END = '<!-- END SCRAPE NOTES -->';
 type Variant = 'current' | 'baseline';
 type Shape = 'idle' | 'watch' | 'lag';
 
-function rssKb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
+const rssKb = (pid: number) => procStatusKb(pid, 'VmRSS');
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
