@@ -66,7 +66,7 @@ export function decodeFetchResponse(b: Buffer): { throttleTimeMs: number; errorC
       const size = b.readInt32BE(i);
       i += 4;
       const records = size > 0 ? b.subarray(i, i + size) : null;
-      if (size > 0) i += size;
+      i += Math.max(size, 0);
       aborted.sort((x, y) => x.firstOffset - y.firstOffset);
       partitions.push({ topic, partition, errorCode: pErr, highWatermark, lastStableOffset, logStartOffset, aborted, records });
     }
@@ -88,7 +88,8 @@ const ATTR_COMPRESSION = 0x07;
 const ATTR_LOG_APPEND_TIME = 0x08;
 const ATTR_TRANSACTIONAL = 0x10;
 const ATTR_CONTROL = 0x20;
-const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+/** The codecs the verifier does not read, by attribute value (0 none and 1 gzip are read). */
+const UNREAD_CODECS: Record<number, string> = { 2: 'snappy', 3: 'lz4', 4: 'zstd' };
 
 /** A cursor over varint-encoded fields. */
 class Cursor {
@@ -143,20 +144,15 @@ export function scanRecordSet(records: Buffer, fetchOffset: number, endOffset: n
     const attributes = records.readInt16BE(pos + OFF_ATTRIBUTES);
     const lastOffset = baseOffset + records.readInt32BE(pos + OFF_LAST_OFFSET_DELTA);
     const producerId = records.readBigInt64BE(pos + OFF_PRODUCER_ID);
-    const control = (attributes & ATTR_CONTROL) !== 0;
-    const transactional = (attributes & ATTR_TRANSACTIONAL) !== 0;
     batches++;
-    let skip = false;
-    if (producerId >= 0n) {
-      // The aborted transactions that have begun by the end of this batch.
-      while (nextAborted < aborted.length && aborted[nextAborted]!.firstOffset <= lastOffset) abortedProducers.add(aborted[nextAborted++]!.producerId);
-      if (control) {
-        // An ABORT marker (control record key: version int16, type int16 = 0) ends the producer's aborted transaction.
-        if (abortMarker(records, pos, batchEnd, attributes)) abortedProducers.delete(producerId);
-        skip = true;
-      } else if (transactional && abortedProducers.has(producerId)) skip = true;
-    } else if (control) skip = true;
-    if (!skip && lastOffset >= fetchOffset && baseOffset < endOffset) {
+    // The aborted transactions that have begun by the end of this batch.
+    while (nextAborted < aborted.length && aborted[nextAborted]!.firstOffset <= lastOffset) abortedProducers.add(aborted[nextAborted++]!.producerId);
+    if ((attributes & ATTR_CONTROL) !== 0) {
+      // A marker ends its producer's transaction. The Java consumer looks for an ABORT marker here;
+      // in a valid log a producer in an aborted transaction writes no other marker before it.
+      abortedProducers.delete(producerId);
+    } else if ((attributes & ATTR_TRANSACTIONAL) === 0 || !abortedProducers.has(producerId)) {
+      // Records below the fetch offset or at the end offset are dropped one by one in readRecords.
       readRecords(records, pos, batchEnd, attributes, baseOffset, fetchOffset, endOffset, onRecord);
     }
     nextOffset = Math.max(nextOffset, lastOffset + 1);
@@ -173,17 +169,7 @@ function recordsOf(records: Buffer, pos: number, batchEnd: number, attributes: n
     const body = gunzipSync(records.subarray(pos + BATCH_HEADER, batchEnd));
     return new Cursor(body, 0);
   }
-  throw new Error(`record batch at offset ${baseOffset} is compressed with ${CODECS[codec] ?? `codec ${codec}`}; the verifier reads uncompressed and gzip batches`);
-}
-
-function abortMarker(records: Buffer, pos: number, batchEnd: number, attributes: number): boolean {
-  const c = recordsOf(records, pos, batchEnd, attributes, 0);
-  c.varint(); // length
-  c.i += 1; // attributes
-  c.varint(); // timestamp delta
-  c.varint(); // offset delta
-  const keyLen = c.varint();
-  return keyLen >= 4 && c.b.readInt16BE(c.i + 2) === 0;
+  throw new Error(`record batch at offset ${baseOffset} is compressed with ${UNREAD_CODECS[codec] ?? `codec ${codec}`}; the verifier reads uncompressed and gzip batches`);
 }
 
 function readRecords(records: Buffer, pos: number, batchEnd: number, attributes: number, baseOffset: number, fetchOffset: number, endOffset: number, onRecord: OnRecord): void {
@@ -201,7 +187,7 @@ function readRecords(records: Buffer, pos: number, batchEnd: number, attributes:
     const timestampDelta = c.varint();
     const offset = baseOffset + c.varint();
     const keyLen = c.varint();
-    if (keyLen > 0) c.i += keyLen;
+    c.i += Math.max(keyLen, 0);
     const valueLen = c.varint();
     const value = valueLen < 0 ? null : b.subarray(c.i, c.i + valueLen);
     c.i = next; // headers are not read

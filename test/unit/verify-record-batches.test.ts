@@ -47,7 +47,7 @@ function record(r: Rec): Buffer {
   return Buffer.from([...zigzag(body.length), ...body]);
 }
 
-function batch(o: { base: number; records: Rec[]; producerId?: bigint; transactional?: boolean; control?: boolean; logAppendTime?: boolean; gzip?: boolean; baseTs?: number; maxTs?: number }): Buffer {
+function batch(o: { base: number; records: Rec[]; lastOffsetDelta?: number; producerId?: bigint; transactional?: boolean; control?: boolean; logAppendTime?: boolean; gzip?: boolean; baseTs?: number; maxTs?: number }): Buffer {
   const recs = Buffer.concat(o.records.map(record));
   const body = o.gzip ? gzipSync(recs) : recs;
   const attributes = (o.gzip ? 1 : 0) | (o.logAppendTime ? 0x08 : 0) | (o.transactional ? 0x10 : 0) | (o.control ? 0x20 : 0);
@@ -58,7 +58,7 @@ function batch(o: { base: number; records: Rec[]; producerId?: bigint; transacti
   h.writeInt8(2, 16); // magic
   h.writeUInt32BE(0, 17); // crc (neither decoder checks it)
   h.writeInt16BE(attributes, 21);
-  h.writeInt32BE(Math.max(...o.records.map((r) => r.offsetDelta)), 23);
+  h.writeInt32BE(o.lastOffsetDelta ?? Math.max(...o.records.map((r) => r.offsetDelta)), 23);
   h.writeBigInt64BE(BigInt(o.baseTs ?? 1_700_000_000_000), 27);
   h.writeBigInt64BE(BigInt(o.maxTs ?? o.baseTs ?? 1_700_000_000_000), 35);
   h.writeBigInt64BE(o.producerId ?? -1n, 43);
@@ -147,10 +147,125 @@ describe('verifier record batches', () => {
     assert.deepEqual(got, [0, 1, 2, 3, 4, 6, 7, 9, 10, 11]);
   });
 
+  test('edge values: an empty value is not null, producer id 0 is a producer, a control batch without a producer id is skipped', () => {
+    const set = Buffer.concat([
+      batch({ base: 0, records: [{ offsetDelta: 0, value: Buffer.alloc(0) }, { offsetDelta: 1, key: Buffer.alloc(0), value: v('k-empty') }] }),
+      batch({ base: 2, producerId: 0n, transactional: true, records: [{ offsetDelta: 0, value: v('aborted-by-0') }] }),
+      batch({ base: 3, producerId: 0n, transactional: true, control: true, records: [marker(0)] }),
+      batch({ base: 4, control: true, records: [marker(1)] }),
+      batch({ base: 5, producerId: 0n, records: [{ offsetDelta: 0, value: v('idempotent-0') }] }),
+    ]);
+    const got: [number, string | null][] = [];
+    const r = scanRecordSet(set, 0, 100, [{ producerId: 0n, firstOffset: 2 }], (value, _t, o) => got.push([o, value && value.toString()]));
+    assert.deepEqual(got, [
+      [0, ''],
+      [1, 'k-empty'],
+      [5, 'idempotent-0'],
+    ]);
+    assert.deepEqual(r, { nextOffset: 6, batches: 5 });
+  });
+
+  test('a record set shorter than a batch header, or ending exactly after one, reads what is whole', () => {
+    const one = batch({ base: 40, records: [{ offsetDelta: 0, value: v('x') }] });
+    assert.deepEqual(scanRecordSet(one.subarray(0, 60), 40, 100, [], () => assert.fail('no record')), { nextOffset: 40, batches: 0 });
+    const got: number[] = [];
+    assert.deepEqual(scanRecordSet(one, 40, 100, [], (_v, _t, o) => got.push(o)), { nextOffset: 41, batches: 1 });
+    assert.deepEqual(got, [40]);
+    assert.deepEqual(scanRecordSet(Buffer.alloc(0), 7, 100, [], () => undefined), { nextOffset: 7, batches: 0 });
+  });
+
+  test('a batch wholly below the fetch offset or at the end offset moves the position without records', () => {
+    const set = Buffer.concat([batch({ base: 0, records: [{ offsetDelta: 0, value: v('a') }, { offsetDelta: 1, value: v('b') }] }), batch({ base: 2, records: [{ offsetDelta: 0, value: v('c') }] })]);
+    const got: number[] = [];
+    assert.equal(scanRecordSet(set, 2, 100, [], (_v, _t, o) => got.push(o)).nextOffset, 3);
+    assert.deepEqual(got, [2]);
+    got.length = 0;
+    assert.equal(scanRecordSet(set, 0, 2, [], (_v, _t, o) => got.push(o)).nextOffset, 3);
+    assert.deepEqual(got, [0, 1]);
+  });
+
+  test('broken bytes are errors, not silently short reads', () => {
+    const b = batch({ base: 0, records: [{ offsetDelta: 0, value: v('abc') }] });
+    // The record's length varint says 100 bytes.
+    const longRecord = Buffer.from(b);
+    longRecord[61] = 100 * 2;
+    assert.throws(() => scanRecordSet(longRecord, 0, 10, [], () => undefined), /runs past the batch/);
+    // A varint whose last byte has the continuation bit, at the end of the batch.
+    const h = Buffer.from(b.subarray(0, 61));
+    h.writeInt32BE(61 - 12 + 1, 8);
+    assert.throws(() => scanRecordSet(Buffer.concat([h, Buffer.from([0x80])]), 0, 10, [], () => undefined), /varint runs past the end/);
+    const tooLong = Buffer.concat([h.subarray(0, 61), Buffer.alloc(11, 0x80)]);
+    tooLong.writeInt32BE(61 - 12 + 11, 8);
+    assert.throws(() => scanRecordSet(tooLong, 0, 10, [], () => undefined), /longer than 10 bytes/);
+    const huge = Buffer.from(b);
+    huge.writeBigInt64BE(2n ** 60n, 0);
+    assert.throws(() => scanRecordSet(huge, 0, 10, [], () => undefined), /beyond 2\^53/);
+    const odd = batch({ base: 0, records: [{ offsetDelta: 0, value: v('x') }] });
+    odd.writeInt16BE(6, 21);
+    assert.throws(() => scanRecordSet(odd, 0, 10, [], () => undefined), /compressed with codec 6/);
+  });
+
+  test('varints: zigzag signs and multi-byte values (timestamp deltas and lengths)', () => {
+    const deltas = [0, -1, 1, 63, -64, 64, 8191, -8192, 1_000_000, -1_000_000, 2 ** 35];
+    const set = batch({ base: 0, baseTs: 2_000_000_000_000, records: deltas.map((d, k) => ({ offsetDelta: k, timestampDelta: d, value: v('y'.repeat(k * 40)) })) });
+    const got: [number, number][] = [];
+    scanRecordSet(set, 0, 100, [], (value, t, o) => got.push([t - 2_000_000_000_000, value!.length]));
+    assert.deepEqual(
+      got,
+      deltas.map((d, k) => [d, k * 40]),
+    );
+  });
+
+  test('aborted ranges: by first offset (a one-record batch at it too), per producer, only transactional batches', () => {
+    const set = Buffer.concat([
+      batch({ base: 0, producerId: 7n, transactional: true, records: [{ offsetDelta: 0, value: v('committed-0') }] }),
+      batch({ base: 1, producerId: 7n, transactional: true, control: true, records: [marker(1)] }),
+      batch({ base: 2, producerId: 9n, transactional: true, records: [{ offsetDelta: 0, value: v('aborted-2') }] }),
+      batch({ base: 3, producerId: 9n, records: [{ offsetDelta: 0, value: v('idempotent-3') }] }),
+      batch({ base: 4, producerId: 9n, transactional: true, control: true, records: [marker(0)] }),
+      batch({ base: 5, producerId: 7n, transactional: true, records: [{ offsetDelta: 0, value: v('aborted-5') }, { offsetDelta: 1, value: v('aborted-6') }] }),
+      batch({ base: 7, producerId: 7n, transactional: true, control: true, records: [marker(0)] }),
+    ]);
+    const got: number[] = [];
+    scanRecordSet(
+      set,
+      0,
+      100,
+      [
+        { producerId: 9n, firstOffset: 2 },
+        { producerId: 7n, firstOffset: 5 },
+      ],
+      (_v, _t, o) => got.push(o),
+    );
+    assert.deepEqual(got, [0, 3], 'producer 7\'s later abort does not hide its earlier commit; 9\'s non-transactional record is read');
+  });
+
+  test('an empty batch (all its records compacted away) at the end still moves the position', () => {
+    const set = Buffer.concat([batch({ base: 0, records: [{ offsetDelta: 0, value: v('a') }] }), batch({ base: 1, lastOffsetDelta: 4, records: [] })]);
+    assert.equal(set.length - batch({ base: 0, records: [{ offsetDelta: 0, value: v('a') }] }).length, 61);
+    assert.deepEqual(scanRecordSet(set, 0, 100, [], () => undefined), { nextOffset: 6, batches: 2 });
+  });
+
+  test('a ten-byte varint (the longest) is read', () => {
+    const b = batch({ base: 0, records: [{ offsetDelta: 0, value: v('z') }] });
+    // The record with its timestamp delta 0 written in ten bytes instead of one.
+    const rec = b.subarray(61);
+    const body = Buffer.concat([rec.subarray(1, 2), Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]), rec.subarray(3)]);
+    const h = Buffer.from(b.subarray(0, 61));
+    h.writeInt32BE(61 - 12 + 1 + body.length, 8);
+    const got: [number, string][] = [];
+    scanRecordSet(Buffer.concat([h, Buffer.from(zigzag(body.length)), body]), 0, 10, [], (value, t) => got.push([t, value!.toString()]));
+    assert.deepEqual(got, [[1_700_000_000_000, 'z']]);
+  });
+
   test('unsupported batches say what they are', () => {
     const snappy = batch({ base: 0, records: [{ offsetDelta: 0, value: v('x') }] });
     snappy.writeInt16BE(2, 21);
     assert.throws(() => scanRecordSet(snappy, 0, 10, [], () => undefined), /compressed with snappy/);
+    snappy.writeInt16BE(3, 21);
+    assert.throws(() => scanRecordSet(snappy, 0, 10, [], () => undefined), /compressed with lz4/);
+    snappy.writeInt16BE(4, 21);
+    assert.throws(() => scanRecordSet(snappy, 0, 10, [], () => undefined), /compressed with zstd; the verifier reads uncompressed and gzip batches/);
     const old = batch({ base: 0, records: [{ offsetDelta: 0, value: v('x') }] });
     old.writeInt8(1, 16);
     assert.throws(() => scanRecordSet(old, 0, 10, [], () => undefined), /magic 1/);
@@ -170,14 +285,18 @@ describe('verifier record batches', () => {
       b.writeBigInt64BE(n);
       return b;
     };
-    parts.push(int(0, 4), int(0, 2), int(0, 4)); // throttle, error, session
-    parts.push(int(1, 4), int(5, 2), Buffer.from('sink1'), int(2, 4)); // one topic, two partitions
-    parts.push(int(3, 4), int(0, 2), long(20n), long(12n), long(0n), int(2, 4), long(9n), long(8n), long(7n), long(3n), int(-1, 4), int(records.length, 4), records);
+    parts.push(int(250, 4), int(0, 2), int(99, 4)); // throttle, error, session
+    parts.push(int(1, 4), int(5, 2), Buffer.from('sink1'), int(3, 4)); // one topic, three partitions
     parts.push(int(4, 4), int(6, 2), long(-1n), long(-1n), long(-1n), int(0, 4), int(-1, 4), int(-1, 4));
+    parts.push(int(5, 4), int(0, 2), long(0n), long(0n), long(0n), int(0, 4), int(-1, 4), int(0, 4));
+    parts.push(int(3, 4), int(0, 2), long(20n), long(12n), long(0n), int(2, 4), long(9n), long(8n), long(7n), long(3n), int(-1, 4), int(records.length, 4), records);
     const res = decodeFetchResponse(Buffer.concat(parts));
+    assert.equal(res.throttleTimeMs, 250);
     assert.equal(res.errorCode, 0);
-    assert.equal(res.partitions.length, 2);
-    const [a, b] = res.partitions;
+    assert.equal(res.partitions.length, 3);
+    const [b, empty, a] = res.partitions;
+    assert.equal(empty!.records, null, 'an empty record set');
+    assert.equal(empty!.partition, 5);
     assert.deepEqual({ ...a!, records: a!.records!.length }, { topic: 'sink1', partition: 3, errorCode: 0, highWatermark: 20, lastStableOffset: 12, logStartOffset: 0, aborted: [{ producerId: 7n, firstOffset: 3 }, { producerId: 9n, firstOffset: 8 }], records: records.length });
     assert.deepEqual({ ...b!, records: b!.records }, { topic: 'sink1', partition: 4, errorCode: 6, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, aborted: [], records: null });
   });
