@@ -4,7 +4,7 @@
 // of bench/RESULTS.md (bench/pipeline.bench.ts rewrites the file but keeps its notes block; the
 // other benchmarks write their own sections inside that block).
 import { execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -155,6 +155,32 @@ export async function sumHighWatermarks(brokers: string[], topic: string): Promi
   }
 }
 
+// ---------------------------------------------------------------- the compiled CLI
+
+/**
+ * eoswatch as the installed CLI runs it (bin/eoswatch.js → dist/, no tsx): the src/ of the checkout
+ * in `srcRoot` compiled by tsc into <dir>/dist, next to a copy of its package.json and a link to its
+ * config/ (dist/ finds both one level up, as it does in the package). `dir` must lie inside this
+ * repository so that node_modules resolves. The entry to run with `node`, or undefined when the
+ * build fails (the failure is logged).
+ */
+export async function buildCompiled(srcRoot: string, dir: string): Promise<string | undefined> {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), readFileSync(join(srcRoot, 'package.json')));
+  symlinkSync(join(srcRoot, 'config'), join(dir, 'config'));
+  try {
+    await execFileP(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(srcRoot, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { cwd: srcRoot, maxBuffer: 16 * 1024 * 1024 });
+  } catch (err) {
+    const e = err as { stdout?: string; message: string };
+    log(`tsc build of ${fromRoot(srcRoot) || '.'} failed: ${(e.stdout ?? e.message).slice(0, 2000)}`);
+    return undefined;
+  }
+  const entry = join(dir, 'eoswatch.mjs');
+  // bin/eoswatch.js, pointed at this build.
+  writeFileSync(entry, "const { main } = await import('./dist/cli.js');\nprocess.exit(await main(process.argv.slice(2)));\n");
+  return entry;
+}
+
 // ---------------------------------------------------------------- CPU accounting (/proc)
 
 const CLK_TCK = 100; // getconf CLK_TCK on Linux
@@ -168,6 +194,16 @@ export function procCpu(pid: number | 'self'): [number, number] {
     return [(Number(f[11]) + Number(f[12])) / CLK_TCK, (Number(f[13]) + Number(f[14])) / CLK_TCK];
   } catch {
     return [0, 0];
+  }
+}
+
+/** A kB field of /proc/<pid>/status (VmRSS, VmHWM, ...); 0 when the process is gone. */
+export function procStatusKb(pid: number, field: string): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
   }
 }
 
@@ -311,6 +347,21 @@ export function summariseProfile(
 }
 
 // ---------------------------------------------------------------- RESULTS.md
+
+/** A profile summary as two tables: categories, then the top functions by self time. */
+export function profileTables(s: ProfileSummary): string {
+  return [
+    mdTable(['where the main thread was', '% of samples'], s.categories.map(([k, v]) => [k, v.toFixed(1)])),
+    '',
+    mdTable(['function (self time, idle excluded)', 'where', 'ms', '%'], s.top.map((f) => [`\`${f.name}\``, f.where, fmt(f.ms), f.pct.toFixed(1)])),
+  ].join('\n');
+}
+
+/** The hand-written block between `begin` and `end` in `file` (markers included), or an empty one. */
+export function keptBlock(file: string, begin: string, end: string): string {
+  const old = existsSync(file) ? between(readFileSync(file, 'utf8'), begin, end) : undefined;
+  return old ?? `${begin}\n${end}`;
+}
 
 /** The first sentence of a results section: the command, when it ran and how long it took. */
 export function generatedBy(command: string, script: string, startedAt: Date, totalS: number): string {

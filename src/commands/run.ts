@@ -28,6 +28,9 @@ Options:
   -h, --help               show this help
 `;
 
+/** When the daemon gives back the memory it grew while starting (src/memory.ts). */
+const STARTUP_TRIM_AFTER_MS = 30_000;
+
 /** `run --start-from`: a one-run bootstrap position; the configured startFrom stays what the audit judges. */
 export function withStartFrom(config: Config, flag: string | undefined): Config {
   if (flag === undefined) return config;
@@ -57,6 +60,15 @@ export async function handler(args: string[]): Promise<number> {
     await checkTransform(config.pipeline, values.config);
     const { daemon, fatal } = createDaemon(config, logger, web);
     await daemon.start();
-    return { stop: () => daemon.stop(), fatal };
+    // Start-up grew V8's young generation; give it back once the first readings are done (src/memory.ts).
+    const { trimAfterStartup } = await import('../memory.js');
+    const trim = trimAfterStartup(STARTUP_TRIM_AFTER_MS);
+    return {
+      stop: () => {
+        clearTimeout(trim);
+        return daemon.stop();
+      },
+      fatal,
+    };
   }, logger);
 }

@@ -14,6 +14,7 @@ import type { Registry } from 'prom-client';
 import type { ServiceHealth } from '../service.js';
 import type { HttpConfig } from '../config/types.js';
 import { EosError, ErrorCodes } from '../errors.js';
+import { rendererFor } from '../metrics/render.js';
 import { redactText } from '../redact.js';
 import { VERSION } from '../version.js';
 import { authMiddleware, isAuthenticated } from './auth.js';
@@ -55,13 +56,16 @@ export function createApp(deps: HttpDeps): Express {
     ...(deps.routes ?? []).map(({ path, description }) => ({ path, description })),
   ];
   if (deps.web) app.use(authMiddleware(deps.web));
+  const renderer = rendererFor(deps.registry);
 
   app
     .route('/metrics')
     .get(async (_req, res) => {
       try {
-        const body = await deps.registry.metrics();
-        res.set('Content-Type', deps.registry.contentType).send(body);
+        // Scrapes that arrive during a render share it (src/metrics/render.ts); the body is sent as
+        // it is, without an ETag (express would hash every body, and every scrape differs anyway).
+        const body = await renderer.renderBytes();
+        res.set('Content-Type', renderer.contentType).set('Content-Length', String(body.length)).end(body);
       } catch (err) {
         res.status(500).type('text/plain').send(`# metrics collection failed: ${redactText((err as Error).message)}\n`);
       }

@@ -6,6 +6,7 @@ import { Router } from 'express';
 import type { Registry } from 'prom-client';
 import { sortFindings } from '../audit/report.js';
 import type { AuditReport } from '../audit/runner.js';
+import { rendererFor } from '../metrics/render.js';
 import { parsePrometheusText } from '../metrics/text-format.js';
 import { summarize, type Reading } from '../status/summary.js';
 import { VERSION } from '../version.js';
@@ -165,7 +166,7 @@ export function statusPageRouter(deps: StatusPageDeps): Router {
   r.get('/status/page.css', (_req, res) => void res.type('text/css').send(CSS));
   r.get('/status.json', async (_req, res) => {
     try {
-      const current: Reading = { atMs: Date.now(), metrics: parsePrometheusText(await deps.registry.metrics()) };
+      const current: Reading = { atMs: Date.now(), metrics: parsePrometheusText(await rendererFor(deps.registry).render()) };
       const previous = [...readings].reverse().find((x) => current.atMs - x.atMs >= MIN_WINDOW_MS);
       if (!readings.length || current.atMs - readings[readings.length - 1]!.atMs >= MIN_WINDOW_MS / 2) readings.push(current);
       if (readings.length > 10) readings.shift();

@@ -7,10 +7,13 @@ import type { ConnectionOptions } from 'node:tls';
 import type { KafkaConfig } from '../config/types.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import type { Logger } from '../log.js';
+import { patchKafkajs } from './kafkajs-patches.js';
 import { classifyKafkaNoise, SettlingNoise } from './log-noise.js';
 
 // kafkajs prints a partitioner migration notice on every producer; eoswatch picks its partitioner explicitly.
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
+// Without it every open kafkajs connection wakes the process every millisecond (src/kafka/kafkajs-patches.ts).
+patchKafkajs();
 
 function readPem(file: string, key: string): Buffer {
   try {

@@ -18,6 +18,12 @@ export interface LsoMonitorOptions {
   hangingAfterMs: number;
 }
 
+interface PartitionLabels {
+  pipeline: string;
+  topic: string;
+  partition: string;
+}
+
 export class LsoMonitorService implements Service {
   readonly name = 'lso-monitor';
   private readonly logger: Logger;
@@ -28,8 +34,12 @@ export class LsoMonitorService implements Service {
   private running: Promise<void> | undefined;
   private polled = false;
   private stopped = false;
-  /** Partitions with series, per topic, to remove those that disappear. */
-  private readonly partitions = new Map<string, Set<number>>();
+  /**
+   * Partitions with series, per topic, to remove those that disappear, with the label object of
+   * each: the same object is passed on every reading, so /metrics formats its labels once
+   * (src/metrics/render.ts).
+   */
+  private readonly partitions = new Map<string, Map<number, PartitionLabels>>();
   private readonly failing = new Map<string, string>();
 
   constructor(
@@ -66,11 +76,12 @@ export class LsoMonitorService implements Service {
       try {
         const ends = await this.reader.read(topic);
         const states = this.tracker.update(topic, ends, Date.now());
-        const now = new Set<number>();
+        const before = this.partitions.get(topic);
+        const now = new Map<number, PartitionLabels>();
         let hanging = 0;
         for (const s of states) {
-          now.add(s.partition);
-          const pl = { ...labels, partition: String(s.partition) };
+          const pl = before?.get(s.partition) ?? { ...labels, partition: String(s.partition) };
+          now.set(s.partition, pl);
           this.metrics.lag.set(pl, s.lag);
           this.metrics.stuck.set(pl, s.stuckMs / 1000);
           this.metrics.openAge.set(pl, s.openAgeMs / 1000);
@@ -83,7 +94,7 @@ export class LsoMonitorService implements Service {
       } catch (err) {
         this.metrics.readErrors.inc(labels);
         this.tracker.forget(topic);
-        this.dropSeries(topic, new Set());
+        this.dropSeries(topic, new Map());
         this.metrics.hanging.remove(labels);
         const msg = errorMessage(err);
         if (this.failing.get(topic) !== msg) this.logger.warn({ topic, err: msg }, 'cannot read high watermarks and last stable offsets');
@@ -109,10 +120,9 @@ export class LsoMonitorService implements Service {
     }
   }
 
-  private dropSeries(topic: string, now: Set<number>): void {
-    for (const p of this.partitions.get(topic) ?? []) {
+  private dropSeries(topic: string, now: Map<number, PartitionLabels>): void {
+    for (const [p, pl] of this.partitions.get(topic) ?? []) {
       if (now.has(p)) continue;
-      const pl = { pipeline: this.opts.pipeline, topic, partition: String(p) };
       this.metrics.lag.remove(pl);
       this.metrics.stuck.remove(pl);
       this.metrics.openAge.remove(pl);

@@ -84,11 +84,11 @@ const READ_COMMITTED = 1;
  * offset reader uses that factory directly. kafkajs 2.2.4 is in maintenance, so this inner
  * API does not move; test/integration/lag.test.ts checks LSO and high-watermark answers against real Kafka.
  */
-function createCluster(kafka: Kafka, isolationLevel: number): OffsetCluster {
+export function createCluster<C = OffsetCluster>(kafka: Kafka, isolationLevel: number): C {
   const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
   const factory = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
   if (typeof factory !== 'function') throw new Error('this kafkajs version has no cluster factory; LSO reading needs kafkajs 2.x');
-  return (factory as (o: { isolationLevel: number }) => OffsetCluster)({ isolationLevel });
+  return (factory as (o: { isolationLevel: number }) => C)({ isolationLevel });
 }
 
 /** Reads high watermark and LSO of every partition of the given topics, one connection pair per call site. */

@@ -200,8 +200,10 @@ export class LagService implements Service {
     const m = this.metrics;
     const series = new Map<string, { group: string; topic: string; partition: string }>();
     for (const l of lags) {
-      const labels = { group: l.group, topic: l.topic, partition: String(l.partition) };
-      series.set(`${l.group}\u0000${l.topic}\u0000${l.partition}`, labels);
+      const key = `${l.group}\u0000${l.topic}\u0000${l.partition}`;
+      // The same label object on every reading: /metrics formats its labels once (src/metrics/render.ts).
+      const labels = this.partitionSeries.get(key) ?? { group: l.group, topic: l.topic, partition: String(l.partition) };
+      series.set(key, labels);
       m.committed.set(labels, Number(l.committed));
       m.lagRecords.set(labels, l.lsoLag);
       m.hwLagRecords.set(labels, l.hwLag);

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners, type Kafka } from 'kafkajs';
 import { ExactlyOnceChecker, type CheckResult } from './checker.js';
 import { expectedCounts, makeRecord } from './record.js';
-import { readTopic } from './reader.js';
+import { readTopicRecords } from './reader.js';
 import { sendPerPartition } from '../kafka/send.js';
 import { EndOffsetReader } from '../kafka/offsets.js';
 
@@ -93,14 +93,14 @@ export async function checkSinkTopic(
   // read_uncommitted minus read_committed is exactly the aborted records. Above it transactions
   // may still have been open, so those records are counted apart, not called aborted.
   const stable = opts.uncommittedPass ? await lastStableOffsets(kafka, topic) : undefined;
-  const below = (p: number, offset: string) => BigInt(offset) < (stable?.get(p) ?? 0n);
+  const below = (p: number, offset: number) => offset < (stable?.get(p) ?? 0);
   let committedBelow = 0;
-  await readTopic(kafka, topic, {
+  await readTopicRecords(kafka, topic, {
     timeoutMs: opts.timeoutMs,
     onProgress: opts.onProgress && ((read, total) => opts.onProgress!('read_committed', read, total)),
-    onRecord: (p, m) => {
-      checker.add(m.value, Number(m.timestamp));
-      if (stable && below(p, m.offset)) committedBelow++;
+    onRecord: (p, value, timestamp, offset) => {
+      checker.add(value, timestamp);
+      if (stable && below(p, offset)) committedBelow++;
     },
   });
   const result = checker.result();
@@ -108,11 +108,12 @@ export async function checkSinkTopic(
   if (stable) {
     let uncommittedBelow = 0;
     let above = 0;
-    await readTopic(kafka, topic, {
+    await readTopicRecords(kafka, topic, {
       readUncommitted: true,
       timeoutMs: opts.timeoutMs,
       onProgress: opts.onProgress && ((read, total) => opts.onProgress!('read_uncommitted', read, total)),
-      onRecord: (p, m) => (below(p, m.offset) ? uncommittedBelow++ : above++) });
+      onRecord: (p, _value, _timestamp, offset) => (below(p, offset) ? uncommittedBelow++ : above++),
+    });
     uncommitted = { abortedRecords: uncommittedBelow - committedBelow, openRecords: above };
   }
   const t = opts.thresholds;
@@ -125,10 +126,10 @@ export async function checkSinkTopic(
   return { ...result, topic, ...(uncommitted ?? {}), ms: Date.now() - t0, thresholds: t, violations };
 }
 
-async function lastStableOffsets(kafka: Kafka, topic: string): Promise<Map<number, bigint>> {
+async function lastStableOffsets(kafka: Kafka, topic: string): Promise<Map<number, number>> {
   const reader = new EndOffsetReader(kafka);
   try {
-    return new Map((await reader.read(topic)).map((e) => [e.partition, e.lso]));
+    return new Map((await reader.read(topic)).map((e) => [e.partition, Number(e.lso)]));
   } finally {
     await reader.close();
   }
