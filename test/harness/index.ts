@@ -78,8 +78,8 @@ export function spawnTracked(cmd: string, args: string[], opts: Parameters<typeo
   return child;
 }
 
-/** Collects a child's stdout and resolves when a line matches. */
-export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+/** Collects a child's stdout and resolves when a line matches (bounded generously: a daemon started through tsx on a loaded machine can take tens of seconds to print its first line). */
+export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 90_000): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; output:\n${buf.slice(-4000)}`)), timeoutMs);
