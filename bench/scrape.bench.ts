@@ -391,7 +391,9 @@ function section(r: Report): string {
   const add = (what: string, f: (x: VariantRun) => number, d: number, unit: string, max?: number) => {
     const c = med(cur, f);
     const b = base.length ? med(base, f) : NaN;
-    rows.push([what, base.length ? `${fmt(b, d)} ${unit}` : '', `**${fmt(c, d)} ${unit}**`, base.length ? (c / b).toFixed(2) : '', max === undefined ? '' : `≤ ${max} ${unit}`, max === undefined ? '' : target(c, max)]);
+    // A ratio only of two positive figures (not of error counts or RSS differences).
+    const ratio = b > 0 && c >= 0 ? (c / b).toFixed(2) : '';
+    rows.push([what, base.length ? `${fmt(b, d)} ${unit}` : '', `**${fmt(c, d)} ${unit}**`, ratio, max === undefined ? '' : `≤ ${max} ${unit}`, max === undefined ? '' : target(c, max)]);
   };
   add('idle daemon: RSS (median of the window)', (x) => x.idle.rssMedianMiB, 1, 'MiB', 80);
   add('idle daemon: CPU', (x) => x.idle.cpuPct, 2, '% of a core', 1);
@@ -473,6 +475,8 @@ async function buildBaseline(rev: string): Promise<string> {
 async function main(): Promise<void> {
   const startedAt = new Date();
   const load0 = loadavg();
+  // The commit whose src/ is compiled now (src/ may change while the rounds run).
+  const currentRev = await gitState(ROOT, 'src');
   const current = await buildCompiled(ROOT, join(OUT_DIR, 'current'));
   if (!current) throw new Error('this checkout does not build');
   const baseline = argv.baseline ? await buildBaseline(argv.baseline) : undefined;
@@ -530,7 +534,7 @@ async function main(): Promise<void> {
     load1: loadavg(),
     kafka: out.kafka,
     ...(argv.baseline ? { baseline: argv.baseline } : {}),
-    current: await gitState(ROOT, 'src'),
+    current: currentRev,
     runs: out.runs,
     ...(out.profile ? { profile: out.profile } : {}),
     smallYoung: out.smallYoung,
