@@ -52,7 +52,7 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
 
     const registry = createRegistry();
     const service = new FlinkService(
-      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['eos-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true } },
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['eos-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true }, sinks: [] },
       { logger: silent, registry, fatal: () => undefined },
     );
     await service.start();
@@ -140,7 +140,7 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
       unaligned: true,
       retention: 'DELETE_ON_CANCELLATION',
     });
-    const source = flinkJobsSource({ enabled: true, restUrls: [f.restUrl], jobs: { names: ['audit-(safe|unsafe)-.*'], ids: [] }, pollInterval: 5000, requestTimeout: 5000, tls: { rejectUnauthorized: true } });
+    const source = flinkJobsSource({ enabled: true, restUrls: [f.restUrl], jobs: { names: ['audit-(safe|unsafe)-.*'], ids: [] }, pollInterval: 5000, requestTimeout: 5000, tls: { rejectUnauthorized: true }, sinks: [] });
     const report = await runAudit([source], checkpointChecks);
     assert.deepEqual(report.sources.map((s) => [s.ok, s.error]), [[true, undefined]]);
     const verdicts = (target: string) => Object.fromEntries(report.findings.filter((x) => x.target === target).map((x) => [x.check, x.passed]));
@@ -169,7 +169,7 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     await f.waitJobRunning(oldId, 300_000);
     const registry = createRegistry();
     const service = new FlinkService(
-      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['jm-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true } },
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['jm-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true }, sinks: [] },
       { logger: silent, registry, fatal: () => undefined },
     );
     await service.start();
