@@ -10,8 +10,9 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
 import { EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
-import { checkSinkTopic, produceVerifyRecords, type VerifyReport } from '../verify/verify.js';
+import { produceVerifyRecords } from '../verify/verify.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
+import { committedProgress, restoreBrokers, sinkFigures, verifyRound, waitReplicated, type SinkFigures } from './round-kafka.js';
 import { WorkerProcess } from './worker.js';
 
 export interface ChaosOptions {
@@ -40,19 +41,10 @@ export interface ChaosProgress {
   lastFault?: string;
 }
 
-export interface RoundResult {
+export interface RoundResult extends SinkFigures {
   scenario: string;
   round: number;
   records: number;
-  /** Records of the round found in the sink (first copies). */
-  received: number;
-  duplicates: number;
-  lost: number;
-  unexpected: number;
-  wrongValue: number;
-  orderViolations: number;
-  /** Records of aborted transactions, visible only to read_uncommitted (never counted above). */
-  abortedRecords: number;
   /** From the end of the last fault until the pipeline committed progress again. */
   recoverySeconds: number | null;
   worstLsoLagRecords: number;
@@ -146,18 +138,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     return w;
   };
 
-  const readProgress = async (): Promise<{ committed: bigint; total: bigint }> => {
-    const ends = await admin.fetchTopicOffsets(source);
-    const committed = (await admin.fetchOffsets({ groupId, topics: [source] }))[0]?.partitions ?? [];
-    let c = 0n;
-    let t = 0n;
-    for (const e of ends) {
-      t += BigInt(e.high);
-      const o = committed.find((p) => p.partition === e.partition)?.offset;
-      if (o !== undefined && o !== '-1') c += BigInt(o);
-    }
-    return { committed: c, total: t };
-  };
+  const readProgress = () => committedProgress(admin, groupId, source);
 
   const pct = () => {
     const last = progressLog[progressLog.length - 1];
@@ -195,18 +176,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     pauseBroker: (n) => cluster.pause(n),
     resumeBroker: (n) => cluster.resume(n).then(() => void (lastFaultAt = Date.now())),
     async waitReplicated() {
-      const deadline = Date.now() + 180_000;
-      for (;;) {
-        try {
-          const meta = await admin.fetchTopicMetadata({ topics: [source, sink, '__transaction_state', '__consumer_offsets'] });
-          const short = meta.topics.flatMap((t) => t.partitions.filter((p) => p.isr.length < p.replicas.length || p.leader < 0).map((p) => `${t.name}-${p.partitionId}`));
-          if (!short.length) break;
-          if (Date.now() > deadline) throw new Error(`partitions still under-replicated after 180 s: ${short.slice(0, 5).join(', ')}`);
-        } catch (err) {
-          if (Date.now() > deadline) throw err;
-        }
-        await sleep(500);
-      }
+      await waitReplicated(admin, [source, sink, '__transaction_state', '__consumer_offsets']);
       lastFaultAt = Date.now();
     },
     transactionCoordinatorOf: (p) => transactionCoordinator(admin, `${id}-${source}-${p}`),
@@ -259,26 +229,12 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     finished = true;
     opts.log(`  every input record committed; stopping the workers and reading the sink (read_committed, then read_uncommitted)`);
     await Promise.all([...workers.values()].map((w) => w.stop()));
-    const report: VerifyReport = await checkSinkTopic(kafka, sink, {
-      run: id,
-      records: opts.records,
-      partitions: opts.partitions,
-      valueDelta: 1,
-      thresholds: { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0 },
-      uncommittedPass: true,
-      timeoutMs: 180_000,
-    });
+    const report = await verifyRound(kafka, sink, id, opts.records, opts.partitions);
     return {
       scenario: scenario.name,
       round,
       records: opts.records,
-      received: report.received,
-      duplicates: report.duplicates,
-      lost: report.lost,
-      unexpected: report.unexpected,
-      wrongValue: report.wrongValue,
-      orderViolations: report.orderViolations,
-      abortedRecords: report.abortedRecords ?? 0,
+      ...sinkFigures(report),
       recoverySeconds,
       worstLsoLagRecords: Number(worstLag),
       durationSeconds: (Date.now() - t0) / 1000,
@@ -292,13 +248,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       scenario: scenario.name,
       round,
       records: opts.records,
-      received: 0,
-      duplicates: 0,
-      lost: 0,
-      unexpected: 0,
-      wrongValue: 0,
-      orderViolations: 0,
-      abortedRecords: 0,
+      ...sinkFigures(),
       recoverySeconds: null,
       worstLsoLagRecords: Number(worstLag),
       durationSeconds: (Date.now() - t0) / 1000,
@@ -312,10 +262,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     await Promise.all([...workers.values()].map((w) => w.kill()));
     await monitor;
     // Leave the cluster whole for the next round.
-    for (const n of ctx.brokers) {
-      if (cluster.status(n) === 'paused') await cluster.resume(n).catch(() => undefined);
-      if (cluster.status(n) === 'stopped') await cluster.start(n).catch(() => undefined);
-    }
+    await restoreBrokers(cluster, ctx.brokers);
     await offsets.close();
     await admin.disconnect().catch(() => undefined);
   }

@@ -38,8 +38,11 @@ export interface Scenario {
   inject(ctx: ScenarioContext): Promise<void>;
 }
 
+/** What bounceBroker needs of a round (the Flink rounds of src/chaos/flink-runner.ts have it too). */
+export type BrokerFaults = Pick<ScenarioContext, 'fault' | 'killBroker' | 'stopBroker' | 'startBroker' | 'sleep' | 'waitReplicated'>;
+
 /** A broker taken down (SIGKILL, or SIGTERM for a clean stop), started again after `downMs`, and back in sync. */
-async function bounceBroker(ctx: ScenarioContext, id: number, how: 'SIGKILL' | 'SIGTERM', downMs: number, label = `${how} broker ${id}`): Promise<void> {
+export async function bounceBroker(ctx: BrokerFaults, id: number, how: 'SIGKILL' | 'SIGTERM', downMs: number, label = `${how} broker ${id}`): Promise<void> {
   ctx.fault(label);
   if (how === 'SIGKILL') await ctx.killBroker(id);
   else await ctx.stopBroker(id);
@@ -146,10 +149,15 @@ export function scenarioNames(): string[] {
 }
 
 export function findScenarios(spec: string): Scenario[] {
-  if (spec === 'all') return SCENARIOS;
+  return pickScenarios(SCENARIOS, spec);
+}
+
+/** The scenarios of a list named in a comma-separated spec, or all of them for "all". */
+export function pickScenarios<T extends { name: string }>(list: T[], spec: string): T[] {
+  if (spec === 'all') return list;
   return spec.split(',').map((name) => {
-    const s = SCENARIOS.find((x) => x.name === name.trim());
-    if (!s) throw new Error(`unknown scenario "${name}"; expected one of: ${scenarioNames().join(', ')}, all`);
+    const s = list.find((x) => x.name === name.trim());
+    if (!s) throw new Error(`unknown scenario "${name}"; expected one of: ${list.map((x) => x.name).join(', ')}, all`);
     return s;
   });
 }
