@@ -175,7 +175,8 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     },
     killBroker: (n) => cluster.kill(n).then(() => void (lastFaultAt = Date.now())),
     stopBroker: (n) => cluster.stop(n).then(() => void (lastFaultAt = Date.now())),
-    startBroker: (n) => cluster.start(n).then(() => void (lastFaultAt = Date.now())),
+    // A restarted broker may take minutes to be ready on a loaded machine (the harness' default wait is 2 minutes).
+    startBroker: (n) => cluster.start(n, 600_000).then(() => void (lastFaultAt = Date.now())),
     async waitReplicated() {
       await waitReplicated(admin, [source, sink, '__transaction_state', '__consumer_offsets']);
       lastFaultAt = Date.now();
