@@ -25,6 +25,12 @@ export interface FlinkObservations {
   alertsPending: string[];
   /** A live Prometheus evaluated the rules during the round. */
   prometheus: boolean;
+  /**
+   * Prometheus found the first clause of EosCheckpointFailing true for the job (consecutive
+   * failures > 0): the alert fired because of failing checkpoints, not only because of the
+   * trigger failures its second clause counts while a new job's tasks deploy.
+   */
+  consecutiveFailuresClauseSeen: boolean;
 }
 
 /** What one scrape of the round's daemon adds to the observations (pure, so the rules can be tested). */
@@ -53,6 +59,7 @@ export class ObservationTracker {
       alertsFired: [],
       alertsPending: [],
       prometheus,
+      consecutiveFailuresClauseSeen: false,
     };
   }
 
@@ -119,6 +126,16 @@ export class ObservationTracker {
     }
     this.o.alertsFired = [...fired].sort();
     this.o.alertsPending = [...pending].filter((n) => !fired.has(n)).sort();
+  }
+
+  /** The expression Prometheus is asked each time alerts are read: EosCheckpointFailing's first clause for this job. */
+  get consecutiveFailuresClause(): string {
+    return `max by (job, instance, pipeline) (eos_checkpoint_consecutive_failures{pipeline="${this.pipeline}"}) > 0`;
+  }
+
+  /** The answer to consecutiveFailuresClause: any series means the clause held. */
+  clauseResult(series: unknown[]): void {
+    if (series.length > 0) this.o.consecutiveFailuresClauseSeen = true;
   }
 
   private syncLingering(): void {

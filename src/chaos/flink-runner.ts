@@ -198,6 +198,9 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
 
   try {
     await waitSlots(flink, opts.parallelism);
+    // The previous round may have restarted a broker: leaders of the internal topics elected again first.
+    const internal = (await admin.listTopics()).filter((t) => t === '__consumer_offsets' || t === '__transaction_state');
+    await waitReplicated(admin, internal, 600_000);
     await ensureTopics(admin, [source, sink].map((topic) => ({ topic, numPartitions: opts.partitions, replicationFactor: Math.min(3, brokerIds.length) })));
     daemon = new WorkerProcess(daemonConfig(brokers, flink.restUrl, id, sink, opts.daemonPort), 'eoswatch', { logFile: join(opts.workDir, `${id}-eoswatch.log`) });
     await daemon.url;
@@ -232,7 +235,10 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
         for (let i = 0; !finished; i++) {
           const now = Date.now();
           await daemon!.metricsText().then((text) => tracker.scrape(text, jobId, now), () => undefined);
-          if (opts.prometheus && i % 2 === 0) await opts.prometheus.alerts().then((a) => tracker.alerts(a), () => undefined);
+          if (opts.prometheus && i % 2 === 0) {
+            await opts.prometheus.alerts().then((a) => tracker.alerts(a), () => undefined);
+            await opts.prometheus.query(tracker.consecutiveFailuresClause).then((r) => tracker.clauseResult(r), () => undefined);
+          }
           await sleep(1000);
         }
       })(),

@@ -120,7 +120,11 @@ export const FLINK_SCENARIOS: FlinkScenario[] = [
       const out: string[] = [];
       if (o.consecutiveFailuresMax < 3) out.push(`eos_checkpoint_consecutive_failures reached ${o.consecutiveFailuresMax}, expected at least 3`);
       if (!o.prometheus) out.push('no live Prometheus: EosCheckpointFailing could not be checked (install the Debian package prometheus, or set PROMETHEUS)');
-      else if (!o.alertsFired.includes('EosCheckpointFailing')) out.push('EosCheckpointFailing did not fire in Prometheus');
+      else {
+        if (!o.alertsFired.includes('EosCheckpointFailing')) out.push('EosCheckpointFailing did not fire in Prometheus');
+        // Its second clause also fires for the trigger failures of a job's first seconds: the first must have held.
+        if (!o.consecutiveFailuresClauseSeen) out.push('Prometheus never saw eos_checkpoint_consecutive_failures > 0 (the first clause of EosCheckpointFailing)');
+      }
       return out;
     },
   },

@@ -94,7 +94,11 @@ function flinkObserved(r: FlinkRoundResult): string {
   if (o.jobDownSeen) parts.push('eos_pipeline_up 0 seen');
   if (o.restUnreachableSeen) parts.push('eos_flink_rest_up 0 seen');
   if (o.restoredFromId !== null) parts.push(`restored from checkpoint ${o.restoredFromId}`);
-  parts.push(o.prometheus ? `alerts fired: ${o.alertsFired.join(', ') || 'none'}${o.alertsPending.length ? `; pending only: ${o.alertsPending.join(', ')}` : ''}` : 'no live Prometheus');
+  parts.push(
+    o.prometheus
+      ? `alerts fired: ${o.alertsFired.join(', ') || 'none'}${o.alertsPending.length ? `; pending only: ${o.alertsPending.join(', ')}` : ''}${o.consecutiveFailuresClauseSeen ? ' (EosCheckpointFailing with consecutive failures > 0)' : ''}`
+      : 'no live Prometheus',
+  );
   if (r.missed.length) parts.push(`MISSED: ${r.missed.join('; ')}`);
   return parts.join('; ');
 }

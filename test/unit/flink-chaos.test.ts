@@ -77,6 +77,16 @@ test('visibility: mean and the bucket bounding the 99th percentile, summed over 
   assert.deepEqual([slow.o.visibility.count, slow.o.visibility.p99AtMostSeconds], [3, null], 'beyond the last bucket: no bound');
 });
 
+test("EosCheckpointFailing's consecutive-failures clause, asked of Prometheus for the round's job", () => {
+  const t = new ObservationTracker(JOB, SINK, true);
+  assert.equal(t.consecutiveFailuresClause, `max by (job, instance, pipeline) (eos_checkpoint_consecutive_failures{pipeline="${JOB}"}) > 0`);
+  t.clauseResult([]);
+  assert.equal(t.o.consecutiveFailuresClauseSeen, false);
+  t.clauseResult([{ metric: {}, value: [0, '4'] }]);
+  t.clauseResult([]);
+  assert.equal(t.o.consecutiveFailuresClauseSeen, true, 'once seen, it stays seen');
+});
+
 test("alerts: this job's, and firing ones without a pipeline label; EosExporterDown between rounds is not the round's", () => {
   const t = new ObservationTracker(JOB, SINK, true);
   t.alerts([
@@ -122,8 +132,9 @@ test('each Flink scenario fails a round whose faults left no trace in eoswatch',
 
   assert.deepEqual([broker!.expect(observed({})), coordinator!.expect(observed({}))], [[], []]);
 
-  assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'] })), []);
-  assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 2, alertsFired: [] })).join('\n'), /reached 2, expected at least 3[\s\S]*EosCheckpointFailing did not fire/);
+  assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'], consecutiveFailuresClauseSeen: true })), []);
+  assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 2, alertsFired: [] })).join('\n'), /reached 2, expected at least 3[\s\S]*EosCheckpointFailing did not fire[\s\S]*never saw eos_checkpoint_consecutive_failures > 0/);
+  assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'] })), ['Prometheus never saw eos_checkpoint_consecutive_failures > 0 (the first clause of EosCheckpointFailing)'], 'fired only by the trigger failures of the start');
   assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 9, prometheus: false })).join('\n'), /no live Prometheus/);
   assert.deepEqual(FLINK_SCENARIOS.map((s) => s.name), ['tm-kill', 'jm-kill', 'broker-kill', 'coordinator-kill', 'checkpoint-failure']);
   assert.throws(() => findFlinkScenarios('tm-kill,nope'), /unknown scenario "nope"; expected one of: tm-kill, jm-kill, broker-kill, coordinator-kill, checkpoint-failure, all/);
