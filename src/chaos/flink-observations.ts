@@ -10,6 +10,7 @@ export interface FlinkObservations {
   openTransactionAgeMaxSeconds: number;
   /** Per process kill: how long the killed process's open transaction held the sink's LSO, and when it was aborted. */
   lingering: { fault: string; stuckMaxSeconds: number; clearedAfterSeconds: number | null }[];
+  /** Highest eos_checkpoint_consecutive_failures after the round's first fault (a new job's first triggers fail while its tasks deploy). */
   consecutiveFailuresMax: number;
   /** Failovers counted (eos_pipeline_restarts_total, summed over the round's job ids). */
   restarts: number;
@@ -26,9 +27,9 @@ export interface FlinkObservations {
   /** A live Prometheus evaluated the rules during the round. */
   prometheus: boolean;
   /**
-   * Prometheus found the first clause of EosCheckpointFailing true for the job (consecutive
-   * failures > 0): the alert fired because of failing checkpoints, not only because of the
-   * trigger failures its second clause counts while a new job's tasks deploy.
+   * After the round's first fault, Prometheus found the first clause of EosCheckpointFailing true
+   * for the job (consecutive failures > 0): the alert fired because of failing checkpoints, not
+   * only because of the trigger failures its second clause counts while a new job's tasks deploy.
    */
   consecutiveFailuresClauseSeen: boolean;
 }
@@ -40,6 +41,7 @@ export class ObservationTracker {
   private wasUp = false;
   private restSeenUp = false;
   private windows: { fault: string; at: number; stuckMax: number; prev: number; cleared: number | null }[] = [];
+  private firstFaultAt: number | null = null;
 
   constructor(
     private readonly pipeline: string,
@@ -63,8 +65,14 @@ export class ObservationTracker {
     };
   }
 
+  /** A fault was injected at `at` (the first one starts the counting of consecutive failures). */
+  faultInjected(at: number): void {
+    this.firstFaultAt ??= at;
+  }
+
   /** A process was killed at `at`: from now on, how long the sink's LSO stays held and when it moves again. */
   processKilled(fault: string, at: number): void {
+    this.faultInjected(at);
     this.windows.push({ fault, at, stuckMax: 0, prev: 0, cleared: null });
     this.syncLingering();
   }
@@ -79,7 +87,7 @@ export class ObservationTracker {
     const o = this.o;
     o.lsoStuckMaxSeconds = Math.max(o.lsoStuckMaxSeconds, stuck);
     o.openTransactionAgeMaxSeconds = Math.max(o.openTransactionAgeMaxSeconds, max(of('eos_partition_open_transaction_age_seconds', onSink)));
-    o.consecutiveFailuresMax = Math.max(o.consecutiveFailuresMax, max(of('eos_checkpoint_consecutive_failures')));
+    if (this.afterFault(now)) o.consecutiveFailuresMax = Math.max(o.consecutiveFailuresMax, max(of('eos_checkpoint_consecutive_failures')));
     for (const s of of('eos_pipeline_restarts_total')) this.restartsByJob.set(s.labels.job_id!, Math.max(this.restartsByJob.get(s.labels.job_id!) ?? 0, s.value));
     o.restarts = [...this.restartsByJob.values()].reduce((a, b) => a + b, 0);
     const up = of('eos_pipeline_up', (s) => s.labels.pipeline === this.pipeline && s.labels.job_id === jobId)[0]?.value;
@@ -133,9 +141,13 @@ export class ObservationTracker {
     return `max by (job, instance, pipeline) (eos_checkpoint_consecutive_failures{pipeline="${this.pipeline}"}) > 0`;
   }
 
-  /** The answer to consecutiveFailuresClause: any series means the clause held. */
-  clauseResult(series: unknown[]): void {
-    if (series.length > 0) this.o.consecutiveFailuresClauseSeen = true;
+  /** The answer to consecutiveFailuresClause asked at `now`: any series after the first fault means the clause held. */
+  clauseResult(series: unknown[], now: number): void {
+    if (series.length > 0 && this.afterFault(now)) this.o.consecutiveFailuresClauseSeen = true;
+  }
+
+  private afterFault(now: number): boolean {
+    return this.firstFaultAt !== null && now >= this.firstFaultAt;
   }
 
   private syncLingering(): void {

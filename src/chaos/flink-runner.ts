@@ -102,6 +102,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
   };
   const fault = (text: string) => {
     lastFaultAt = Date.now();
+    tracker.faultInjected(lastFaultAt);
     faults.push({ t: lastFaultAt, text: `${text} at ${pct()}` });
     opts.log(`  ${text} (progress ${pct()})`);
   };
@@ -237,7 +238,8 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
           await daemon!.metricsText().then((text) => tracker.scrape(text, jobId, now), () => undefined);
           if (opts.prometheus && i % 2 === 0) {
             await opts.prometheus.alerts().then((a) => tracker.alerts(a), () => undefined);
-            await opts.prometheus.query(tracker.consecutiveFailuresClause).then((r) => tracker.clauseResult(r), () => undefined);
+            const asked = Date.now();
+            await opts.prometheus.query(tracker.consecutiveFailuresClause).then((r) => tracker.clauseResult(r, asked), () => undefined);
           }
           await sleep(1000);
         }

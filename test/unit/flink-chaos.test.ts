@@ -50,9 +50,10 @@ test('the held LSO of each killed process: its peak until the next kill, and whe
   assert.equal(o.jobDownSeen, true);
 });
 
-test('job down and REST down count only after they were seen up; failovers add up over the job ids of the round', () => {
+test('job down and REST down count only after they were seen up; failovers add up over the job ids of the round; consecutive failures only after the first fault', () => {
   const t = new ObservationTracker(JOB, SINK, false);
-  t.scrape(scrape({ up: 0, restUp: 0 }), 'j1', 0); // the daemon's first scrape, before its first poll
+  t.scrape(scrape({ up: 0, restUp: 0, failures: 7 }), 'j1', 0); // the daemon's first scrape, before its first poll; the job's first triggers failed
+  t.faultInjected(1500);
   assert.deepEqual([t.o.jobDownSeen, t.o.restUnreachableSeen], [false, false]);
   t.scrape(scrape({ up: 1, restarts: { j1: 0 } }), 'j1', 1000);
   t.scrape(scrape({ up: 1, restarts: { j1: 2 }, failures: 4 }), 'j1', 2000);
@@ -80,11 +81,16 @@ test('visibility: mean and the bucket bounding the 99th percentile, summed over 
 test("EosCheckpointFailing's consecutive-failures clause, asked of Prometheus for the round's job", () => {
   const t = new ObservationTracker(JOB, SINK, true);
   assert.equal(t.consecutiveFailuresClause, `max by (job, instance, pipeline) (eos_checkpoint_consecutive_failures{pipeline="${JOB}"}) > 0`);
-  t.clauseResult([]);
+  t.clauseResult([{ metric: {}, value: [0, '2'] }], 500);
+  assert.equal(t.o.consecutiveFailuresClauseSeen, false, 'before any fault: a new job\'s first triggers');
+  t.faultInjected(1000);
+  t.faultInjected(5000);
+  t.clauseResult([{ metric: {}, value: [0, '2'] }], 999);
+  t.clauseResult([], 2000);
   assert.equal(t.o.consecutiveFailuresClauseSeen, false);
-  t.clauseResult([{ metric: {}, value: [0, '4'] }]);
-  t.clauseResult([]);
-  assert.equal(t.o.consecutiveFailuresClauseSeen, true, 'once seen, it stays seen');
+  t.clauseResult([{ metric: {}, value: [0, '4'] }], 3000);
+  t.clauseResult([], 4000);
+  assert.equal(t.o.consecutiveFailuresClauseSeen, true, 'once seen after the first fault, it stays seen');
 });
 
 test("alerts: this job's, and firing ones without a pipeline label; EosExporterDown between rounds is not the round's", () => {
