@@ -255,6 +255,9 @@ export class FlinkService implements Service {
         // Metrics register when the tasks start: look again next poll until a sink shows up.
         if (!found.length) return;
         w.sinkVertices = found;
+        // The series exist from here on, also while Flink's REST metrics still show no commit.
+        this.flink.sinkCommitTime.inc(w.labels, 0);
+        for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.inc({ ...w.labels, outcome }, 0);
       }
       const l = w.labels;
       for (const { vid, ids } of w.sinkVertices) {
