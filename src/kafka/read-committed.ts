@@ -28,19 +28,24 @@ export interface AbortedTransaction {
 export interface FetchedMessage {
   offset: string;
   key?: Buffer | null;
+  isControlRecord?: boolean;
   batchContext: { producerId: string; inTransaction: boolean };
 }
 
-/** An ABORT control record: key = version 0, type 0 (COMMIT is type 1). */
+/**
+ * An ABORT control record: a control record whose key is version 0, type 0 (COMMIT is type 1). A
+ * data record whose key happens to be four zero bytes (an int32 key 0) is none; kafkajs' own
+ * filter took it for one and let the rest of an aborted transaction through.
+ */
 function isAbortMarker(m: FetchedMessage): boolean {
   const k = m.key;
-  return !!k && k.length === 4 && k[0] === 0 && k[1] === 0 && k[2] === 0 && k[3] === 0;
+  return m.isControlRecord === true && !!k && k.length === 4 && k[0] === 0 && k[1] === 0 && k[2] === 0 && k[3] === 0;
 }
 
 /** The messages of one fetched partition without the records of aborted transactions. */
 export function filterAborted<M extends FetchedMessage>({ messages, abortedTransactions }: { messages: M[]; abortedTransactions?: AbortedTransaction[] | null }): M[] {
   if (!abortedTransactions || abortedTransactions.length === 0) return messages;
-  const pending = abortedTransactions.map((t) => ({ producerId: String(t.producerId), first: BigInt(t.firstOffset) })).sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+  const pending = abortedTransactions.map((t) => ({ producerId: String(t.producerId), first: BigInt(t.firstOffset) })).sort((a, b) => Number(a.first - b.first));
   const open = new Set<string>();
   let next = 0;
   return messages.filter((m) => {
@@ -55,20 +60,26 @@ export function filterAborted<M extends FetchedMessage>({ messages, abortedTrans
   });
 }
 
-const require = createRequire(import.meta.url);
-const target = require.resolve('kafkajs/src/consumer/filterAbortedMessages.js');
-const batch = require.resolve('kafkajs/src/consumer/batch.js');
+/** What installFilter needs of Node's require: resolution and the module cache. */
+export type ModuleRequire = Pick<NodeJS.Require, 'resolve' | 'cache'>;
 
-/** True once kafkajs' consumer uses filterAborted. */
-export const readCommittedFixed: boolean = (() => {
-  const cached = require.cache[target];
-  if (cached?.exports === filterAborted) return true;
-  // kafkajs' batch.js holds the function it required when it was loaded: too late to replace it.
-  if (require.cache[batch]) throw new Error('src/kafka/read-committed.ts was imported after kafkajs was loaded: it must come first (see its header)');
+/**
+ * Puts filterAborted in Node's module cache where kafkajs' consumer/batch.js will require its
+ * filter. Too late once batch.js is loaded (it keeps the function it required): that throws.
+ */
+export function installFilter(req: ModuleRequire): true {
+  const target = req.resolve('kafkajs/src/consumer/filterAbortedMessages.js');
+  if (req.cache[target]?.exports === filterAborted) return true;
+  if (req.cache[req.resolve('kafkajs/src/consumer/batch.js')]) {
+    throw new Error('src/kafka/read-committed.ts was imported after kafkajs was loaded: it must come first (see its header)');
+  }
   const m = new Module(target);
   m.filename = target;
   m.loaded = true;
   m.exports = filterAborted;
-  require.cache[target] = m;
+  req.cache[target] = m;
   return true;
-})();
+}
+
+/** True once kafkajs' consumer uses filterAborted (set when this module is evaluated). */
+export const readCommittedFixed = installFilter(createRequire(import.meta.url));

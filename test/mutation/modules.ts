@@ -27,6 +27,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/audit/checks/live.ts', tests: ['test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/audit/checks/broker.ts', tests: ['test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/redact.ts', tests: ['test/unit/redact.test.ts'] },
+  { file: 'src/kafka/read-committed.ts', tests: ['test/unit/read-committed.test.ts'] },
 ];
 
 /** Score (killed ÷ killed + survived + not covered, equivalent mutants left out) each module must reach. */

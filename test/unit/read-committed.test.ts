@@ -4,13 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { filterAborted, readCommittedFixed, type FetchedMessage } from '../../src/kafka/read-committed.js';
+import { Module } from 'node:module';
+import { filterAborted, installFilter, readCommittedFixed, type FetchedMessage } from '../../src/kafka/read-committed.js';
 
 const ABORT = Buffer.from([0, 0, 0, 0]);
 const COMMIT = Buffer.from([0, 0, 0, 1]);
 type M = FetchedMessage & { value: string };
 const rec = (offset: number, producerId: string, value: string, inTransaction = true): M => ({ offset: String(offset), key: null, value, batchContext: { producerId, inTransaction } });
-const marker = (offset: number, producerId: string, key: Buffer): M => ({ offset: String(offset), key, value: `marker ${producerId}`, batchContext: { producerId, inTransaction: true } });
+const marker = (offset: number, producerId: string, key: Buffer): M => ({ offset: String(offset), key, isControlRecord: true, value: `marker ${producerId}`, batchContext: { producerId, inTransaction: true } });
 const values = (ms: M[]) => ms.map((m) => m.value);
 
 /**
@@ -67,9 +68,35 @@ test('an abort marker closes only its own producer; a commit marker closes nothi
   assert.deepEqual(values(filterAborted({ messages: ms, abortedTransactions: [{ producerId: 9 as unknown as string, firstOffset: '0' }] })), ['y0', 'marker 8', 'marker 9', 'x3']);
   // A transaction listed as beginning later than a record leaves that record alone.
   assert.deepEqual(values(filterAborted({ messages: ms, abortedTransactions: [{ producerId: '9', firstOffset: '3' }] })), ['x0', 'y0', 'marker 8', 'marker 9', 'x3']);
-  // A key that is not four zero bytes is no abort marker.
-  const notMarker = [rec(0, '9', 'x0'), { ...marker(1, '9', Buffer.from([0, 0, 0])), value: 'short key' }, rec(2, '9', 'x1'), { ...marker(3, '9', Buffer.from([0, 0, 1, 0])), value: 'other key' }, rec(4, '9', 'x2')];
+  // Only a control record whose key is four zero bytes is an abort marker.
+  const keys = [[0, 0, 0], [0, 0, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]];
+  const notMarker = [rec(0, '9', 'x0'), ...keys.map((k, i) => ({ ...marker(i + 1, '9', Buffer.from(k)), value: `key ${k.join('')}` })), { ...rec(7, '9', 'int32 key 0'), key: ABORT }, rec(8, '9', 'x1')];
   assert.deepEqual(values(filterAborted({ messages: notMarker, abortedTransactions: [{ producerId: '9', firstOffset: '0' }] })), []);
+});
+
+test('aborted transactions listed in any order are opened by first offset', () => {
+  // Five producers, listed newest first; each one's records before the next one begins, all aborted at the end.
+  const ids = ['p0', 'p1', 'p2', 'p3', 'p4'];
+  const ms = [...ids.flatMap((id, i) => [rec(i * 10, id, `${id}-a`), rec(i * 10 + 1, id, `${id}-b`)]), ...ids.map((id, i) => marker(50 + i, id, ABORT)), rec(60, 'p9', 'kept')];
+  const listed = ids.map((producerId, i) => ({ producerId, firstOffset: String(i * 10) })).reverse();
+  assert.deepEqual(values(filterAborted({ messages: ms, abortedTransactions: listed })), ['marker p0', 'marker p1', 'marker p2', 'marker p3', 'marker p4', 'kept']);
+});
+
+test('installFilter puts filterAborted in the module cache once, and refuses when kafkajs is loaded already', () => {
+  const fake = (loaded: Record<string, unknown>) => ({ resolve: ((id: string) => `/deps/${id}`) as NodeJS.RequireResolve, cache: loaded as NodeJS.Require['cache'] });
+  const req = fake({});
+  assert.equal(installFilter(req), true);
+  const entry = req.cache['/deps/kafkajs/src/consumer/filterAbortedMessages.js']!;
+  assert.ok(entry instanceof Module);
+  assert.deepEqual([entry.exports === filterAborted, entry.loaded, entry.filename], [true, true, '/deps/kafkajs/src/consumer/filterAbortedMessages.js']);
+  assert.equal(installFilter(req), true, 'a second install is a no-op');
+  assert.equal(req.cache['/deps/kafkajs/src/consumer/filterAbortedMessages.js'], entry);
+  const late = fake({ '/deps/kafkajs/src/consumer/batch.js': { exports: class {} } });
+  assert.throws(() => installFilter(late), /^Error: src\/kafka\/read-committed\.ts was imported after kafkajs was loaded: it must come first/);
+  assert.equal(late.cache['/deps/kafkajs/src/consumer/filterAbortedMessages.js'], undefined);
+  // Installed already, batch.js loaded after it: fine.
+  const both = fake({ '/deps/kafkajs/src/consumer/filterAbortedMessages.js': entry, '/deps/kafkajs/src/consumer/batch.js': { exports: class {} } });
+  assert.equal(installFilter(both), true);
 });
 
 test('without aborted transactions the messages come back as they are', () => {
@@ -82,7 +109,6 @@ test("kafkajs' consumer batches use it: a fetched partition through kafkajs' own
   assert.equal(readCommittedFixed, true);
   const require = createRequire(import.meta.url);
   const Batch = require('kafkajs/src/consumer/batch.js') as new (topic: string, fetchedOffset: string, data: unknown) => { messages: M[] };
-  const control = (m: M) => ({ ...m, isControlRecord: m.key !== null });
-  const b = new Batch('t', '0', { partition: 0, highWatermark: '14', abortedTransactions: brokerOrder, messages: partition.map(control) });
+  const b = new Batch('t', '0', { partition: 0, highWatermark: '14', abortedTransactions: brokerOrder, messages: partition.map((m) => ({ ...m, isControlRecord: m.isControlRecord ?? false })) });
   assert.deepEqual(values(b.messages), ['c0', 'c1', 'plain', 'd0']);
 });
