@@ -96,7 +96,7 @@ function flinkObserved(r: FlinkRoundResult): string {
   if (o.restoredFromId !== null) parts.push(`restored from checkpoint ${o.restoredFromId}`);
   parts.push(
     o.prometheus
-      ? `alerts fired: ${o.alertsFired.join(', ') || 'none'}${o.alertsPending.length ? `; pending only: ${o.alertsPending.join(', ')}` : ''}${o.consecutiveFailuresClauseSeen ? ' (EosCheckpointFailing with consecutive failures > 0)' : ''}`
+      ? `alerts fired: ${o.alertsFired.join(', ') || 'none'}${o.consecutiveFailuresClauseSeen ? ' (EosCheckpointFailing also with consecutive failures > 0 after the fault)' : ''}${o.alertsPending.length ? `; pending only: ${o.alertsPending.join(', ')}` : ''}`
       : 'no live Prometheus',
   );
   if (r.missed.length) parts.push(`MISSED: ${r.missed.join('; ')}`);
