@@ -51,14 +51,19 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     services.push(new PipelineService(config.pipeline, kafka, ctx));
   }
 
+  // The Flink service is built first: the LSO monitor hands it its readings of the Flink sink topics.
+  const flink = config.flink.enabled ? new FlinkService(config.flink, context('flink')) : undefined;
   if (config.lsoMonitor.enabled) {
     const topics = new Set(config.lsoMonitor.topics);
     if (config.pipeline.enabled) for (const t of [config.pipeline.sourceTopic, config.pipeline.sinkTopic]) topics.add(t);
+    const flinkSinks = new Set(flink ? config.flink.sinks.flatMap((s) => s.topics) : []);
+    for (const t of flinkSinks) topics.add(t);
     if (topics.size) {
       const ctx = context('lso-monitor');
       const kafka = createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } });
+      const onReading = flink && flinkSinks.size ? flink.lsoReading.bind(flink) : undefined;
       services.push(
-        new LsoMonitorService(kafka, { pipeline: config.pipeline.name, topics: [...topics], intervalMs: config.lsoMonitor.interval, hangingAfterMs: config.lsoMonitor.hangingAfter }, ctx),
+        new LsoMonitorService(kafka, { pipeline: config.pipeline.name, topics: [...topics], intervalMs: config.lsoMonitor.interval, hangingAfterMs: config.lsoMonitor.hangingAfter, onReading }, ctx),
       );
     }
   }
@@ -67,7 +72,7 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     const ctx = context('lag');
     services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), config.lag, ctx));
   }
-  if (config.flink.enabled) services.push(new FlinkService(config.flink, context('flink')));
+  if (flink) services.push(flink);
 
   if (config.canary.enabled) {
     const ctx = context('canary');

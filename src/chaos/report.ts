@@ -1,5 +1,8 @@
 // The chaos report: one row per round (scenario, records, duplicates, lost, order violations,
-// time to recover, worst LSO lag), as a table, JSON or Markdown.
+// time to recover, worst LSO lag), as a table, JSON or Markdown; for Flink rounds also what
+// eoswatch showed (the held LSO of a killed process, checkpoint failures, failovers, visibility
+// latency, alerts).
+import type { FlinkChaosRun, FlinkRoundResult } from './flink-runner.js';
 import type { ChaosRun, RoundResult } from './runner.js';
 import type { FaultWindowResult } from './windows.js';
 
@@ -54,17 +57,96 @@ function windowMarkdown(run: ChaosRun): string {
   return `\nFault windows (seconds into the round; committed meanwhile: input records the pipeline committed while the fault lasted; recovery: from the heal to the next commit):\n\n| scenario | # | fault | started | healed | progress at start | committed meanwhile | recovery |\n|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`;
 }
 
+/** A plain-text table of `results`, one row each, columns padded to their widest cell. */
+function textTable<R>(columns: [string, (r: R) => string][], results: R[]): string[] {
+  const rows = [columns.map(([h]) => h), ...results.map((r) => columns.map(([, f]) => f(r)))];
+  const widths = columns.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+}
+
+function markdownTable<R>(columns: [string, (r: R) => string][], results: R[]): string {
+  const head = `| ${columns.map(([h]) => h).join(' | ')} |\n|${columns.map(() => '---').join('|')}|`;
+  return `${head}\n${results.map((r) => `| ${columns.map(([, f]) => f(r)).join(' | ')} |`).join('\n')}`;
+}
+
 export function formatChaosTable(run: ChaosRun): string {
-  const rows = [COLUMNS.map(([h]) => h), ...run.results.map((r) => COLUMNS.map(([, f]) => f(r)))];
-  const widths = COLUMNS.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const lines = rows.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  const lines = textTable(COLUMNS, run.results);
   const faults = run.results.map((r) => `${r.scenario} #${r.round}: ${r.faults.join('; ') || 'no fault injected'}${r.error ? `\n  error: ${r.error.split('\n')[0]}` : ''}`);
   return `Kafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions\n\n${lines[0]}\n${lines.slice(1).join('\n')}\n\n${LEGEND.join('\n')}\n\nfaults:\n${faults.join('\n')}\n${windowLines(run)}\nverdict: ${run.passed ? 'PASS' : 'FAIL'}\n`;
 }
 
 export function formatChaosMarkdown(run: ChaosRun): string {
-  const head = `| ${COLUMNS.map(([h]) => h).join(' | ')} |\n|${COLUMNS.map(() => '---').join('|')}|`;
-  const rows = run.results.map((r) => `| ${COLUMNS.map(([, f]) => f(r)).join(' | ')} |`);
   const faults = run.results.map((r) => `- **${r.scenario} #${r.round}**: ${r.faults.join('; ') || 'no fault injected'}${r.error ? ` — error: ${r.error.split('\n')[0]}` : ''}`);
-  return `## eoswatch chaos\n\nKafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions, started ${run.startedAt}.\n\n${head}\n${rows.join('\n')}\n\n${LEGEND.join(' ')}\n\nFaults injected (with the pipeline's progress at that moment):\n\n${faults.join('\n')}\n${windowMarkdown(run)}\nVerdict: **${run.passed ? 'PASS' : 'FAIL'}**\n`;
+  return `## eoswatch chaos\n\nKafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions, started ${run.startedAt}.\n\n${markdownTable(COLUMNS, run.results)}\n\n${LEGEND.join(' ')}\n\nFaults injected (with the pipeline's progress at that moment):\n\n${faults.join('\n')}\n${windowMarkdown(run)}\nVerdict: **${run.passed ? 'PASS' : 'FAIL'}**\n`;
+}
+
+const secsOrNa = (v: number | null, digits = 1) => (v === null ? 'n/a' : `${v.toFixed(digits)} s`);
+
+const FLINK_COLUMNS: [string, (r: FlinkRoundResult) => string][] = [
+  ['scenario', (r) => r.scenario],
+  ['#', (r) => String(r.round)],
+  ['Flink', (r) => r.flinkVersion],
+  ['received', (r) => String(r.received)],
+  ['dup', (r) => String(r.duplicates)],
+  ['lost', (r) => String(r.lost)],
+  ['order', (r) => String(r.orderViolations)],
+  ['aborted', (r) => String(r.abortedRecords)],
+  ['outage', (r) => secsOrNa(r.outageSeconds)],
+  ['recovery', (r) => secsOrNa(r.recoverySeconds)],
+  ['LSO held', (r) => (r.observed.lingering.length ? secsOrNa(Math.max(...r.observed.lingering.map((l) => l.stuckMaxSeconds)), 0) : secsOrNa(r.observed.lsoStuckMaxSeconds, 0))],
+  ['ckpt fail', (r) => String(r.observed.consecutiveFailuresMax)],
+  ['failovers', (r) => String(r.observed.restarts)],
+  ['visible', (r) => (r.observed.visibility.meanSeconds === null ? 'n/a' : `${r.observed.visibility.meanSeconds.toFixed(2)} s`)],
+  ['time', (r) => `${r.durationSeconds.toFixed(0)} s`],
+  ['verdict', (r) => (r.passed ? 'PASS' : 'FAIL')],
+];
+
+export const FLINK_LEGEND = [
+  '#: round; received: distinct records at the sink (read_committed); dup, lost, order: duplicates, lost records and order',
+  'violations per source partition (each must be 0, values are checked too); aborted: records of aborted transactions, seen',
+  'only by a read_uncommitted pass; outage: longest time from a fault until the job committed progress again; recovery:',
+  'end of the last fault (process back, job resubmitted, broker in sync) until it did; from eoswatch watching the job:',
+  'LSO held: longest eos_partition_lso_stuck_seconds of a sink partition (after a process kill: its open transaction,',
+  'until Flink aborts it); ckpt fail: highest eos_checkpoint_consecutive_failures; failovers: eos_pipeline_restarts_total;',
+  'visible: mean eos_flink_sink_visibility_latency_seconds (checkpoint completion until the sink LSO passed its records).',
+];
+
+/** What eoswatch showed in a round, one line: the held LSO of each kill, the visibility latency, alerts, misses. */
+function flinkObserved(r: FlinkRoundResult): string {
+  const o = r.observed;
+  const parts = o.lingering.map((l) => `${l.fault}: LSO held ${l.stuckMaxSeconds} s, ${l.clearedAfterSeconds === null ? 'never released' : `released ${l.clearedAfterSeconds} s after the kill`}`);
+  const v = o.visibility;
+  parts.push(v.count ? `visibility latency: ${v.count} checkpoints, mean ${v.meanSeconds!.toFixed(2)} s, p99 ≤ ${v.p99AtMostSeconds ?? '> 120'} s, longest pending ${v.pendingMaxSeconds.toFixed(1)} s` : 'visibility latency: no checkpoint observed');
+  parts.push(`open transaction age up to ${o.openTransactionAgeMaxSeconds.toFixed(1)} s`);
+  if (o.jobDownSeen) parts.push('eos_pipeline_up 0 seen');
+  if (o.restUnreachableSeen) parts.push('eos_flink_rest_up 0 seen');
+  if (o.restoredFromId !== null) parts.push(`restored from checkpoint ${o.restoredFromId}`);
+  parts.push(
+    o.prometheus
+      ? `alerts fired: ${o.alertsFired.join(', ') || 'none'}${o.consecutiveFailuresClauseSeen ? ' (EosCheckpointFailing also with consecutive failures > 0 after the fault)' : ''}${o.alertsPending.length ? `; pending only: ${o.alertsPending.join(', ')}` : ''}`
+      : 'no live Prometheus',
+  );
+  if (r.missed.length) parts.push(`MISSED: ${r.missed.join('; ')}`);
+  return parts.join('; ');
+}
+
+function flinkHeader(runs: FlinkChaosRun[]): string {
+  const r = runs[0];
+  if (!r) return 'no Flink chaos run';
+  return `Kafka ${r.kafkaVersion}, Flink ${runs.map((x) => x.flinkVersion).join(' and ')}, ${r.records} records per round, ${r.partitions} partitions, job parallelism ${r.parallelism}`;
+}
+
+export function formatFlinkChaosTable(runs: FlinkChaosRun[]): string {
+  const results = runs.flatMap((x) => x.results);
+  const lines = textTable(FLINK_COLUMNS, results);
+  const details = results.map((r) => `${r.scenario} #${r.round} (Flink ${r.flinkVersion}): ${r.faults.join('; ') || 'no fault injected'}\n  eoswatch saw: ${flinkObserved(r)}${r.error ? `\n  error: ${r.error.split('\n')[0]}` : ''}`);
+  const passed = runs.every((x) => x.passed);
+  return `${flinkHeader(runs)}\n\n${lines.join('\n')}\n\n${FLINK_LEGEND.join('\n')}\n\nfaults and observations:\n${details.join('\n')}\n\nverdict: ${passed ? 'PASS' : 'FAIL'}\n`;
+}
+
+export function formatFlinkChaosMarkdown(runs: FlinkChaosRun[]): string {
+  const results = runs.flatMap((x) => x.results);
+  const details = results.map((r) => `- **${r.scenario} #${r.round}, Flink ${r.flinkVersion}**: ${r.faults.join('; ') || 'no fault injected'}. eoswatch saw: ${flinkObserved(r)}${r.error ? ` — error: ${r.error.split('\n')[0]}` : ''}`);
+  const passed = runs.every((x) => x.passed);
+  return `## eoswatch chaos --engine flink\n\n${flinkHeader(runs)}, started ${runs[0]?.startedAt ?? ''}.\n\n${markdownTable(FLINK_COLUMNS, results)}\n\n${FLINK_LEGEND.join(' ')}\n\nFaults injected (with the job's committed progress at that moment) and what eoswatch showed:\n\n${details.join('\n')}\n\nVerdict: **${passed ? 'PASS' : 'FAIL'}**\n`;
 }

@@ -10,10 +10,11 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
 import { EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
-import { checkSinkTopic, produceVerifyRecords, type VerifyReport } from '../verify/verify.js';
+import { produceVerifyRecords } from '../verify/verify.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
 import { RoundNetwork } from './network-faults.js';
 import { windowResults, type FaultWindowResult } from './windows.js';
+import { committedProgress, restoreBrokers, sinkFigures, verifyRound, waitReplicated, type SinkFigures } from './round-kafka.js';
 import { WorkerProcess } from './worker.js';
 
 export interface ChaosOptions {
@@ -42,19 +43,10 @@ export interface ChaosProgress {
   lastFault?: string;
 }
 
-export interface RoundResult {
+export interface RoundResult extends SinkFigures {
   scenario: string;
   round: number;
   records: number;
-  /** Records of the round found in the sink (first copies). */
-  received: number;
-  duplicates: number;
-  lost: number;
-  unexpected: number;
-  wrongValue: number;
-  orderViolations: number;
-  /** Records of aborted transactions, visible only to read_uncommitted (never counted above). */
-  abortedRecords: number;
   /** From the end of the last fault until the pipeline committed progress again. */
   recoverySeconds: number | null;
   worstLsoLagRecords: number;
@@ -156,23 +148,12 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     return w;
   };
 
-  /** The latest reading per source partition: committed offset and end (for a stall's report). */
+  /** The latest reading's partitions not committed to their end (for a stall's report). */
   let partitionsBehind: string[] = [];
   const readProgress = async (): Promise<{ committed: bigint; total: bigint }> => {
-    const ends = await admin.fetchTopicOffsets(source);
-    const committed = (await admin.fetchOffsets({ groupId, topics: [source] }))[0]?.partitions ?? [];
-    let c = 0n;
-    let t = 0n;
-    const behind: string[] = [];
-    for (const e of ends) {
-      t += BigInt(e.high);
-      const o = committed.find((p) => p.partition === e.partition)?.offset;
-      const at = o !== undefined && o !== '-1' ? BigInt(o) : 0n;
-      c += at;
-      if (at < BigInt(e.high)) behind.push(`${e.partition} at ${at} of ${e.high}`);
-    }
-    partitionsBehind = behind;
-    return { committed: c, total: t };
+    const p = await committedProgress(admin, groupId, source);
+    partitionsBehind = p.behind;
+    return p;
   };
 
   const pct = () => {
@@ -214,18 +195,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     pauseBroker: (n) => cluster.pause(n),
     resumeBroker: (n) => cluster.resume(n).then(() => void (lastFaultAt = Date.now())),
     async waitReplicated() {
-      const deadline = Date.now() + 180_000;
-      for (;;) {
-        try {
-          const meta = await admin.fetchTopicMetadata({ topics: [source, sink, '__transaction_state', '__consumer_offsets'] });
-          const short = meta.topics.flatMap((t) => t.partitions.filter((p) => p.isr.length < p.replicas.length || p.leader < 0).map((p) => `${t.name}-${p.partitionId}`));
-          if (!short.length) break;
-          if (Date.now() > deadline) throw new Error(`partitions still under-replicated after 180 s: ${short.slice(0, 5).join(', ')}`);
-        } catch (err) {
-          if (Date.now() > deadline) throw err;
-        }
-        await sleep(500);
-      }
+      await waitReplicated(admin, [source, sink, '__transaction_state', '__consumer_offsets']);
       lastFaultAt = Date.now();
     },
     transactionCoordinatorOf: (p) => transactionCoordinator(admin, `${id}-${source}-${p}`),
@@ -288,26 +258,12 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     await Promise.all([...workers.values()].map((w) => w.stop()));
     // The verifier's reads cross no faulty link, but the brokers' own traffic does: heal first.
     await net?.reset();
-    const report: VerifyReport = await checkSinkTopic(kafka, sink, {
-      run: id,
-      records: opts.records,
-      partitions: opts.partitions,
-      valueDelta: 1,
-      thresholds: { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0 },
-      uncommittedPass: true,
-      timeoutMs: 180_000,
-    });
+    const report = await verifyRound(kafka, sink, id, opts.records, opts.partitions);
     return {
       scenario: scenario.name,
       round,
       records: opts.records,
-      received: report.received,
-      duplicates: report.duplicates,
-      lost: report.lost,
-      unexpected: report.unexpected,
-      wrongValue: report.wrongValue,
-      orderViolations: report.orderViolations,
-      abortedRecords: report.abortedRecords ?? 0,
+      ...sinkFigures(report),
       recoverySeconds,
       worstLsoLagRecords: Number(worstLag),
       durationSeconds: (Date.now() - t0) / 1000,
@@ -322,13 +278,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       scenario: scenario.name,
       round,
       records: opts.records,
-      received: 0,
-      duplicates: 0,
-      lost: 0,
-      unexpected: 0,
-      wrongValue: 0,
-      orderViolations: 0,
-      abortedRecords: 0,
+      ...sinkFigures(),
       recoverySeconds: null,
       worstLsoLagRecords: Number(worstLag),
       durationSeconds: (Date.now() - t0) / 1000,
@@ -344,10 +294,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     await monitor;
     // Leave the cluster whole for the next round.
     await net?.reset().catch((err: Error) => opts.log(`  resetting the network failed: ${err.message}`));
-    for (const n of ctx.brokers) {
-      if (cluster.status(n) === 'paused') await cluster.resume(n).catch(() => undefined);
-      if (cluster.status(n) === 'stopped') await cluster.start(n).catch(() => undefined);
-    }
+    await restoreBrokers(cluster, ctx.brokers);
     await offsets.close();
     await admin.disconnect().catch(() => undefined);
   }

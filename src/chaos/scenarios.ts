@@ -46,8 +46,11 @@ export interface Scenario {
   inject(ctx: ScenarioContext): Promise<void>;
 }
 
+/** What bounceBroker needs of a round (the Flink rounds of src/chaos/flink-runner.ts have it too). */
+export type BrokerFaults = Pick<ScenarioContext, 'fault' | 'killBroker' | 'stopBroker' | 'startBroker' | 'sleep' | 'waitReplicated'>;
+
 /** A broker taken down (SIGKILL, or SIGTERM for a clean stop), started again after `downMs`, and back in sync. */
-async function bounceBroker(ctx: ScenarioContext, id: number, how: 'SIGKILL' | 'SIGTERM', downMs: number, label = `${how} broker ${id}`): Promise<void> {
+export async function bounceBroker(ctx: BrokerFaults, id: number, how: 'SIGKILL' | 'SIGTERM', downMs: number, label = `${how} broker ${id}`): Promise<void> {
   ctx.fault(label);
   if (how === 'SIGKILL') await ctx.killBroker(id);
   else await ctx.stopBroker(id);
@@ -148,3 +151,22 @@ export const SCENARIOS: Scenario[] = [
     },
   },
 ];
+/**
+ * The entries of `list` named in a comma-separated spec of names and groups (by default only
+ * "all"), each once, in the list's order.
+ */
+export function pickScenarios<T extends { name: string }>(list: T[], spec: string, groups: Record<string, () => T[]> = { all: () => list }): T[] {
+  const chosen = new Set<T>();
+  for (const raw of spec.split(',')) {
+    const name = raw.trim();
+    const group = groups[name];
+    if (group) {
+      for (const s of group()) chosen.add(s);
+      continue;
+    }
+    const s = list.find((x) => x.name === name);
+    if (!s) throw new Error(`unknown scenario "${name}"; expected one of: ${[...list.map((x) => x.name), ...Object.keys(groups)].join(', ')}`);
+    chosen.add(s);
+  }
+  return list.filter((s) => chosen.has(s));
+}

@@ -1,8 +1,10 @@
 // eoswatch chaos: fault scenarios against a local cluster and pipeline workers, verified end to end.
 import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
+import type { FlinkScenario } from '../chaos/flink-scenarios.js';
+import type { Scenario } from '../chaos/scenarios.js';
 import { REPORT_FORMATS, choiceOption, parse, positiveIntegerOption, printHelp } from './options.js';
 
-const helpWith = (scenarios: string, kafkaVersion: string) => `Usage: eoswatch chaos [--scenario NAME[,NAME...]|all|process|network] [options]
+const helpWith = (scenarios: string, flinkScenarios: string, kafkaVersion: string, flinkLines: string, flinkDefault: string) => `Usage: eoswatch chaos [--engine eoswatch|flink] [--scenario NAME[,NAME...]|all|process|network] [options]
 
 Starts a local 3-node Kafka cluster (Java and Maven needed, as for the demo) and, per round, fresh
 topics, N verification records and pipeline workers (eoswatch run, as child processes); injects
@@ -14,29 +16,43 @@ namespace of its own on a bridge, created and removed by eoswatch. They need roo
 nftables, iptables and python3; without them eoswatch says what is missing and exits 2
 (--scenario process runs the process faults alone).
 
-Scenarios:
+--engine flink runs the seed's Flink job (flink/job, KafkaSink EXACTLY_ONCE) on a local Flink
+session cluster instead, for each Flink line asked for, with eoswatch watching it as its sidecar
+and a live Prometheus (the prometheus binary, or $PROMETHEUS) evaluating the shipped alert rules;
+a round also fails when eoswatch did not show what its faults must show.
+
+Scenarios (--engine eoswatch):
 ${scenarios}
+Scenarios (--engine flink):
+${flinkScenarios}
 Options:
-  --scenario LIST        comma-separated scenario names or groups: all, process (the process
-                         faults), network (the net-* faults) (default: all)
+  --engine E             eoswatch (its own pipeline, default) or flink
+  --scenario LIST        comma-separated scenario names or groups: all; with --engine eoswatch
+                         also process (the process faults) and network (the net-* faults)
+                         (default: all)
   --network              run every selected scenario on the networked cluster (implied when a
-                         network scenario is selected)
+                         network scenario is selected; --engine eoswatch only)
   --records N            verification records per round (default 10000)
   --rounds N             rounds per scenario (default 1)
   --partitions N         partitions of the round's topics (default 6)
   --full-speed           do not slow the pipeline: faults hit transactions of a full-speed run
                          (give enough --records for the run to outlast the scenario's faults)
   --kafka-version V      Kafka version of the local cluster (default ${kafkaVersion})
+  --flink-version LIST   Flink lines for --engine flink, comma-separated (${flinkLines}; default ${flinkDefault})
+  --parallelism N        the Flink job's parallelism (default 2)
   --dir DIR              cluster data and worker logs (default .eoswatch/chaos)
   --format FMT           table | json | markdown (default table)
   --out FILE             also write the report to FILE
 `;
 
-/** The help names the scenarios and the default Kafka version, so it is built from their modules. */
+/** The help names the scenarios and the default versions, so it is built from their modules. */
 export async function help(): Promise<string> {
   const { ALL_SCENARIOS } = await import('../chaos/catalogue.js');
+  const { FLINK_SCENARIOS } = await import('../chaos/flink-scenarios.js');
   const { DEFAULT_KAFKA_VERSION } = await import('../localcluster/kafka-dist.js');
-  return helpWith(ALL_SCENARIOS.map((s) => `  ${s.name}\n${wrap(s.description, 76).map((l) => `      ${l}\n`).join('')}`).join(''), DEFAULT_KAFKA_VERSION);
+  const { DEFAULT_FLINK_LINE, FLINK_LINES } = await import('../localcluster/flink-dist.js');
+  const list = (l: { name: string; description: string }[]) => l.map((s) => `  ${s.name}\n${wrap(s.description, 76).map((line) => `      ${line}\n`).join('')}`).join('');
+  return helpWith(list(ALL_SCENARIOS), list(FLINK_SCENARIOS), DEFAULT_KAFKA_VERSION, Object.entries(FLINK_LINES).map(([l, x]) => `${l} = ${x.version}`).join(', '), DEFAULT_FLINK_LINE);
 }
 
 function wrap(text: string, width: number): string[] {
@@ -53,6 +69,7 @@ function wrap(text: string, width: number): string[] {
 
 export async function handler(args: string[]): Promise<number> {
   const { values } = parse(args, {
+    engine: { type: 'string', default: 'eoswatch' },
     scenario: { type: 'string', default: 'all' },
     records: { type: 'string' },
     rounds: { type: 'string' },
@@ -60,30 +77,53 @@ export async function handler(args: string[]): Promise<number> {
     'full-speed': { type: 'boolean', default: false },
     network: { type: 'boolean', default: false },
     'kafka-version': { type: 'string' },
+    'flink-version': { type: 'string' },
+    parallelism: { type: 'string' },
     dir: { type: 'string', default: '.eoswatch/chaos' },
     format: { type: 'string', default: 'table' },
     out: { type: 'string' },
   });
   if (values.help) return printHelp(await help());
+  const engine = choiceOption('engine', values.engine, ['eoswatch', 'flink']);
   const { selectScenarios } = await import('../chaos/catalogue.js');
+  const { findFlinkScenarios } = await import('../chaos/flink-scenarios.js');
   const { DEFAULT_KAFKA_VERSION } = await import('../localcluster/kafka-dist.js');
-  let scenarios;
+  let scenarios: Scenario[] = [];
+  let flinkScenarios: FlinkScenario[] = [];
   try {
-    scenarios = selectScenarios(values.scenario);
+    if (engine === 'flink') flinkScenarios = findFlinkScenarios(values.scenario);
+    else scenarios = selectScenarios(values.scenario);
   } catch (err) {
     throw new EosError(ErrorCodes.USAGE, `--scenario: ${errorMessage(err)}`);
+  }
+  if (engine === 'eoswatch') {
+    for (const flag of ['flink-version', 'parallelism'] as const) if (values[flag] !== undefined) throw new EosError(ErrorCodes.USAGE, `--${flag}: only with --engine flink`);
+  } else {
+    if (values['full-speed']) throw new EosError(ErrorCodes.USAGE, '--full-speed: only with --engine eoswatch (a Flink round writes its input as a steady stream)');
+    if (values.network) throw new EosError(ErrorCodes.USAGE, '--network: only with --engine eoswatch (the Flink rounds run on the plain local cluster)');
+  }
+  let flinkLines: string[] = [];
+  if (engine === 'flink') {
+    const { resolveFlinkLine, DEFAULT_FLINK_LINE } = await import('../localcluster/flink-dist.js');
+    flinkLines = (values['flink-version'] ?? DEFAULT_FLINK_LINE).split(',').map((v) => v.trim());
+    for (const v of flinkLines) {
+      try {
+        resolveFlinkLine(v);
+      } catch (err) {
+        throw new EosError(ErrorCodes.USAGE, `--flink-version: ${errorMessage(err)}`);
+      }
+    }
   }
   const records = positiveIntegerOption('records', values.records, 10_000);
   const rounds = positiveIntegerOption('rounds', values.rounds, 1);
   const partitions = positiveIntegerOption('partitions', values.partitions, 6);
+  const parallelism = positiveIntegerOption('parallelism', values.parallelism, 2);
   const format = choiceOption('format', values.format, REPORT_FORMATS);
   const version = values['kafka-version'] ?? DEFAULT_KAFKA_VERSION;
   const dir = values.dir;
   const { resolve, join } = await import('node:path');
   const { mkdir, rm, writeFile } = await import('node:fs/promises');
   const { LocalCluster } = await import('../localcluster/cluster.js');
-  const { runScenarios } = await import('../chaos/runner.js');
-  const { formatChaosMarkdown, formatChaosTable } = await import('../chaos/report.js');
   const { ProgressLine, fmtDuration } = await import('../progress.js');
   const { fetchKafkaWithProgress } = await import('../localcluster/fetch.js');
   const progress = new ProgressLine();
@@ -102,53 +142,113 @@ export async function handler(args: string[]): Promise<number> {
   await mkdir(dir, { recursive: true });
   await fetchKafkaWithProgress(version);
   // Ctrl-C: the cluster's nodes and its network namespaces go with this process (exit hooks), or with cluster.down().
-  let cluster: import('../localcluster/cluster.js').LocalCluster | undefined;
-  const stop = () => void (cluster?.down() ?? Promise.resolve()).finally(() => process.exit(ExitCodes.RUNTIME));
+  let started: import('../localcluster/cluster.js').LocalCluster | undefined;
+  const stop = () => void (started?.down() ?? Promise.resolve()).finally(() => process.exit(ExitCodes.RUNTIME));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   log(`starting a local 3-node Kafka ${version} cluster in ${clusterDir}${network ? ', each node in a network namespace of its own' : ''}`);
-  const started = await LocalCluster.start({ nodes: 3, version, dir: clusterDir, network });
-  cluster = started;
+  const cluster = await LocalCluster.start({ nodes: 3, version, dir: clusterDir, network });
+  started = cluster;
+
+  const t0 = Date.now();
+  const totalRounds = (scenarios.length + flinkScenarios.length * flinkLines.length) * rounds;
+  const finished: number[] = [];
+  let current = '';
+  let roundStart = t0;
+  const onProgress = (p: import('../chaos/runner.js').ChaosProgress, what = 'pipeline') => {
+    const key = `${p.scenario}#${p.round}`;
+    if (key !== current) {
+      if (current) finished.push(Date.now() - roundStart);
+      current = key;
+      roundStart = Date.now();
+    }
+    const index = finished.length + 1;
+    const avg = finished.length ? finished.reduce((a, b) => a + b, 0) / finished.length : undefined;
+    const eta = avg === undefined ? '' : `, ETA ~${fmtDuration((Math.max(0, avg - (Date.now() - roundStart)) + avg * (totalRounds - index)) / 1000)}`;
+    const pct = p.total > 0 ? Math.floor((p.committed * 100) / p.total) : 0;
+    progress.update(
+      `[${index}/${totalRounds}] ${p.scenario} round ${p.round}: ${p.lastFault ? `${p.lastFault}; ` : 'before the fault; '}${what} committed ${pct}% of ${p.total.toLocaleString('en-US')}, ` +
+        `round ${fmtDuration((Date.now() - roundStart) / 1000)}, total ${fmtDuration((Date.now() - t0) / 1000)}${eta}`,
+    );
+  };
   try {
-    const t0 = Date.now();
-    const totalRounds = scenarios.length * rounds;
-    const finished: number[] = [];
-    let current = '';
-    let roundStart = t0;
-    const run = await runScenarios(started, scenarios, {
-      records,
-      rounds,
-      partitions,
-      fullSpeed: values['full-speed'],
-      workDir: resolve(dir, 'workers'),
-      kafkaVersion: version,
-      log,
-      progress: (p) => {
-        const key = `${p.scenario}#${p.round}`;
-        if (key !== current) {
-          if (current) finished.push(Date.now() - roundStart);
-          current = key;
-          roundStart = Date.now();
-        }
-        const index = finished.length + 1;
-        const avg = finished.length ? finished.reduce((a, b) => a + b, 0) / finished.length : undefined;
-        const eta = avg === undefined ? '' : `, ETA ~${fmtDuration((Math.max(0, avg - (Date.now() - roundStart)) + avg * (totalRounds - index)) / 1000)}`;
-        const pct = p.total > 0 ? Math.floor((p.committed * 100) / p.total) : 0;
-        progress.update(
-          `[${index}/${totalRounds}] ${p.scenario} round ${p.round}: ${p.lastFault ? `${p.lastFault}; ` : 'before the fault; '}pipeline committed ${pct}% of ${p.total.toLocaleString('en-US')}, ` +
-            `round ${fmtDuration((Date.now() - roundStart) / 1000)}, total ${fmtDuration((Date.now() - t0) / 1000)}${eta}`,
-        );
-      },
-    });
+    let text: string;
+    let passed: boolean;
+    const workDir = resolve(dir, 'workers');
+    if (engine === 'flink') {
+      const runs = await runFlinkLines(cluster, flinkScenarios, flinkLines, {
+        records,
+        rounds,
+        partitions,
+        parallelism,
+        dir: resolve(dir),
+        workDir,
+        kafkaVersion: version,
+        log,
+        progress: (p) => onProgress(p, 'job'),
+      });
+      const { formatFlinkChaosMarkdown, formatFlinkChaosTable } = await import('../chaos/report.js');
+      text = format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : format === 'markdown' ? formatFlinkChaosMarkdown(runs) : formatFlinkChaosTable(runs);
+      passed = runs.every((r) => r.passed);
+    } else {
+      const { runScenarios } = await import('../chaos/runner.js');
+      const { formatChaosMarkdown, formatChaosTable } = await import('../chaos/report.js');
+      const run = await runScenarios(cluster, scenarios, { records, rounds, partitions, fullSpeed: values['full-speed'], workDir, kafkaVersion: version, log, progress: (p) => onProgress(p) });
+      text = format === 'json' ? `${JSON.stringify(run, null, 2)}\n` : format === 'markdown' ? formatChaosMarkdown(run) : formatChaosTable(run);
+      passed = run.passed;
+    }
     progress.done('');
-    const text = format === 'json' ? `${JSON.stringify(run, null, 2)}\n` : format === 'markdown' ? formatChaosMarkdown(run) : formatChaosTable(run);
     process.stdout.write(text);
     if (values.out) await writeFile(values.out, text);
     log(`worker logs: ${join(resolve(dir), 'workers')}`);
-    return run.passed ? ExitCodes.OK : ExitCodes.VIOLATION;
+    return passed ? ExitCodes.OK : ExitCodes.VIOLATION;
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    await started.down();
+    await cluster.down();
   }
+}
+
+/**
+ * The Flink rounds: per Flink line a local session cluster (one TaskManager with a slot per
+ * subtask) and the scenarios on it; one live Prometheus for all of them, scraping the fixed port
+ * every round's eoswatch daemon listens on. Without a prometheus binary the rounds run, and the
+ * scenarios that need an alert to fire fail on that.
+ */
+async function runFlinkLines(
+  cluster: import('../localcluster/cluster.js').LocalCluster,
+  scenarios: FlinkScenario[],
+  lines: string[],
+  opts: Omit<import('../chaos/flink-runner.js').FlinkChaosOptions, 'daemonPort' | 'prometheus'> & { dir: string; kafkaVersion: string },
+): Promise<import('../chaos/flink-runner.js').FlinkChaosRun[]> {
+  const { join } = await import('node:path');
+  const { rm } = await import('node:fs/promises');
+  const { freePort } = await import('../localcluster/cluster.js');
+  const { LocalFlinkCluster } = await import('../localcluster/flink-cluster.js');
+  const { LivePrometheus } = await import('../chaos/prometheus.js');
+  const { runFlinkScenarios } = await import('../chaos/flink-runner.js');
+  const daemonPort = await freePort();
+  const promDir = join(opts.dir, 'prometheus');
+  await rm(promDir, { recursive: true, force: true });
+  const prometheus = await LivePrometheus.start({ dir: promDir, target: `127.0.0.1:${daemonPort}` }).catch((err: Error) => {
+    opts.log(`no live Prometheus, alerts will not be checked: ${err.message.split('\n')[0]}`);
+    return undefined;
+  });
+  const runs = [];
+  try {
+    for (const line of lines) {
+      const flinkDir = join(opts.dir, `flink-${line}`);
+      opts.log(`starting a local Flink ${line} session cluster in ${flinkDir} (first run fetches the jars and builds the job with Maven)`);
+      const flink = await LocalFlinkCluster.start({ version: line, dir: flinkDir, taskManagers: 1, slots: opts.parallelism });
+      try {
+        runs.push(await runFlinkScenarios(cluster, flink, scenarios, { ...opts, daemonPort, prometheus }));
+      } finally {
+        await flink.down({ keepData: true });
+      }
+    }
+  } finally {
+    await prometheus?.stop();
+    await rm(promDir, { recursive: true, force: true });
+  }
+  return runs;
 }

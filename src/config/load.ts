@@ -296,6 +296,9 @@ export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
       if (bad) out.push({ path: ['lag', k, i], text: `found "${sel}", expected a name or a /regular expression/: ${bad}` });
     });
   }
+  if (c.flink.enabled && c.flink.sinks.length && !c.lsoMonitor.enabled) {
+    out.push({ path: ['flink', 'sinks'], text: 'set, expected lsoMonitor.enabled true: the visibility latency of a Flink sink comes from the LSO monitor\'s readings' });
+  }
   if (c.audit.enabled && !cron.validate(c.audit.schedule)) {
     out.push({ path: ['audit', 'schedule'], text: `found "${c.audit.schedule}", expected a cron expression of 5 or 6 fields, e.g. "*/5 * * * *"` });
   }

@@ -113,6 +113,8 @@ export interface FlinkConfig {
   requestTimeout: number;
   tls: { caFile?: string; rejectUnauthorized: boolean };
   auth?: { username?: string; password?: string; bearerToken?: string };
+  /** Kafka sink topics of the watched jobs, by job-name pattern (visibility latency; the LSO monitor reads them). */
+  sinks: { job: string; topics: string[] }[];
 }
 
 export interface LsoMonitorConfig {

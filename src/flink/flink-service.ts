@@ -2,16 +2,18 @@
 // and pipeline metrics (src/metrics/checkpoint-stats.ts, src/metrics/pipeline.ts) for every
 // watched job, labelled pipeline=<job name>, engine="flink", job_id. The rules live in
 // src/flink/poller.ts; this file only fetches and applies. Nothing happens inside a scrape.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { FlinkConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { CHECKPOINT_OUTCOMES, PIPELINE_LABELS, removeCheckpointSeries, type PipelineLabels } from '../metrics/checkpoint-stats.js';
+import { CHECKPOINT_OUTCOMES, LATENCY_BUCKETS, PIPELINE_LABELS, removeCheckpointSeries, type PipelineLabels } from '../metrics/checkpoint-stats.js';
+import type { PartitionEnds } from '../kafka/offsets.js';
 import { pipelineMetrics } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import { counterDelta, jobPatternProblems, jobUp, newRestarts, reduceCheckpoints, selectJobs, sinkMetricIds, type CheckpointTrack, type SinkMetricIds } from './poller.js';
 import { FlinkHttpError, FlinkRestClient } from './rest-client.js';
 import type { CheckpointConfigInfo, CheckpointingStatistics, JobExceptions, JobsOverview } from './rest-types.js';
+import { VisibilityTracker, type VisibilityObservation } from './visibility.js';
 
 const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
 
@@ -34,6 +36,19 @@ function define(registry: Registry) {
     sinkPending: new Gauge({
       name: 'eos_flink_sink_pending_committables',
       help: "KafkaSink transactions pre-committed and waiting for their checkpoint to complete (the committer's pendingCommittables).",
+      labelNames: [...PIPELINE_LABELS],
+      registers,
+    }),
+    visibility: new Histogram({
+      name: 'eos_flink_sink_visibility_latency_seconds',
+      help: "Flink checkpoint completion (its latest_ack_timestamp) until the sink topic's last stable offset passed the records written before the checkpoint was triggered, i.e. until read_committed consumers can read them; from the LSO monitor's readings, at most one lsoMonitor.interval above the true value. Only jobs with flink.sinks.",
+      labelNames: [...PIPELINE_LABELS],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    visibilityPending: new Gauge({
+      name: 'eos_flink_sink_visibility_pending_seconds',
+      help: "Age of the oldest completed Flink checkpoint whose records are still behind the sink topic's last stable offset (0: none); grows while the KafkaSink cannot commit.",
       labelNames: [...PIPELINE_LABELS],
       registers,
     }),
@@ -65,6 +80,13 @@ interface WatchedJob {
   sinkVertices?: { vid: string; ids: SinkMetricIds }[];
   /** Last raw value of each sink counter, by vertex and figure. */
   sinkPrev: Map<string, number>;
+  /** The job's Kafka sink topics (flink.sinks), for the visibility latency. */
+  sinkTopics: string[];
+}
+
+/** The sink topics of a job name per flink.sinks (every entry whose pattern matches the whole name). */
+export function sinkTopicsOf(sinks: FlinkConfig['sinks'], jobName: string): string[] {
+  return [...new Set(sinks.filter((s) => new RegExp(`^(?:${s.job})$`).test(jobName)).flatMap((s) => s.topics))];
 }
 
 export class FlinkService implements Service {
@@ -77,12 +99,13 @@ export class FlinkService implements Service {
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
   private lastError: string | null = 'not polled yet';
+  private readonly visibility = new VisibilityTracker();
 
   constructor(
     private readonly config: FlinkConfig,
     ctx: ServiceContext,
   ) {
-    const problems = jobPatternProblems(config.jobs.names);
+    const problems = [...jobPatternProblems(config.jobs.names), ...jobPatternProblems(config.sinks.map((x) => x.job), (i) => `flink.sinks[${i}].job`)];
     if (problems.length) throw new EosError(ErrorCodes.CONFIG_INVALID, problems.join('; '));
     this.client = new FlinkRestClient(config);
     this.logger = ctx.logger;
@@ -106,6 +129,22 @@ export class FlinkService implements Service {
   ready(): ServiceHealth {
     if (this.lastError) return { ready: false, detail: this.lastError };
     return { ready: true, detail: `${this.jobs.size} Flink job(s) watched via ${this.client.currentUrl}` };
+  }
+
+  /**
+   * One reading of a topic's high watermarks and last stable offsets, handed over by the LSO monitor
+   * (src/kafka/lso-monitor.ts) as it takes it: the visibility latency of the jobs writing the topic.
+   */
+  lsoReading(topic: string, ends: PartitionEnds[], now: number): void {
+    this.observeVisibility(this.visibility.reading(topic, ends, now));
+    for (const [jid, w] of this.jobs) if (w.sinkTopics.includes(topic)) this.flink.visibilityPending.set(w.labels, this.visibility.pendingSeconds(jid, now));
+  }
+
+  private observeVisibility(list: VisibilityObservation[]): void {
+    for (const o of list) {
+      const w = this.jobs.get(o.job);
+      if (w) this.flink.visibility.observe(w.labels, o.seconds);
+    }
   }
 
   /** One poll; a poll still running when the timer fires again is not doubled. */
@@ -140,8 +179,9 @@ export class FlinkService implements Service {
     for (const job of selected) {
       let w = this.jobs.get(job.jid);
       if (!w) {
-        w = { labels: { pipeline: job.name, engine: 'flink', job_id: job.jid }, sinkPrev: new Map() };
+        w = { labels: { pipeline: job.name, engine: 'flink', job_id: job.jid }, sinkPrev: new Map(), sinkTopics: sinkTopicsOf(this.config.sinks, job.name) };
         this.jobs.set(job.jid, w);
+        if (w.sinkTopics.length) this.flink.visibilityPending.set(w.labels, 0);
         for (const outcome of CHECKPOINT_OUTCOMES) this.pipeline.checkpoints.inc({ ...w.labels, outcome }, 0);
         this.flink.restarts.inc(w.labels, 0);
         this.logger.info({ job: job.name, jobId: job.jid, state: job.state }, 'watching Flink job');
@@ -181,7 +221,10 @@ export class FlinkService implements Service {
       if (u.stale) return;
       w.track = u.track;
       for (const outcome of CHECKPOINT_OUTCOMES) if (u.increments[outcome]) m.checkpoints.inc({ ...l, outcome }, u.increments[outcome]);
-      for (const o of u.observations) m.checkpointDuration.observe({ ...l, outcome: o.outcome }, o.seconds);
+      for (const o of u.observations) {
+        m.checkpointDuration.observe({ ...l, outcome: o.outcome }, o.seconds);
+        if (o.outcome === 'completed' && w.sinkTopics.length) this.observeVisibility(this.visibility.completed(jid, w.sinkTopics, { id: o.id, triggerMs: o.triggerMs, lastAckMs: o.lastAckMs }));
+      }
       m.checkpointsPending.set(l, u.pending);
       m.consecutiveFailures.set(l, u.consecutiveFailures);
       if (u.lastCompletedSeconds !== null) m.lastCompleted.set(l, u.lastCompletedSeconds);
@@ -212,6 +255,9 @@ export class FlinkService implements Service {
         // Metrics register when the tasks start: look again next poll until a sink shows up.
         if (!found.length) return;
         w.sinkVertices = found;
+        // The series exist from here on, also while Flink's REST metrics still show no commit.
+        this.flink.sinkCommitTime.inc(w.labels, 0);
+        for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.inc({ ...w.labels, outcome }, 0);
       }
       const l = w.labels;
       for (const { vid, ids } of w.sinkVertices) {
@@ -236,6 +282,9 @@ export class FlinkService implements Service {
   }
 
   private forget(w: WatchedJob): void {
+    this.visibility.forget(w.labels.job_id);
+    this.flink.visibility.remove(w.labels);
+    this.flink.visibilityPending.remove(w.labels);
     this.flink.sinkCommitTime.remove(w.labels);
     this.flink.sinkPending.remove(w.labels);
     for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.remove({ ...w.labels, outcome });

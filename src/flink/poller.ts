@@ -13,14 +13,14 @@ export interface JobSelector {
 /** Job states after which a job does not run again. */
 export const TERMINAL = new Set(['FINISHED', 'CANCELED', 'FAILED']);
 
-/** Problems of the name patterns (flink.jobs.names), each naming the key and the pattern. */
-export function jobPatternProblems(names: string[]): string[] {
+/** Problems of job-name patterns (flink.jobs.names, flink.sinks[].job), each naming the key and the pattern. */
+export function jobPatternProblems(names: string[], key = (i: number) => `flink.jobs.names[${i}]`): string[] {
   return names.flatMap((n, i) => {
     try {
       new RegExp(`^(?:${n})$`);
       return [];
     } catch (err) {
-      return [`flink.jobs.names[${i}]: "${n}" is not a valid regular expression (${(err as Error).message})`];
+      return [`${key(i)}: "${n}" is not a valid regular expression (${(err as Error).message})`];
     }
   });
 }
@@ -67,6 +67,9 @@ export interface CheckpointObservation {
   id: number;
   outcome: CheckpointOutcome;
   seconds: number;
+  /** Flink's trigger_timestamp and latest_ack_timestamp (ms, the JobManager's clock). */
+  triggerMs: number;
+  lastAckMs: number;
 }
 
 export interface CheckpointUpdate {
@@ -96,6 +99,23 @@ function entriesOf(s: CheckpointingStatistics): CheckpointEntry[] {
 }
 
 /**
+ * Failed checkpoints after the latest completed one (every failure when none ever completed). The
+ * history holds only the newest `web.checkpoints.history` entries (10): ids between the latest
+ * completed checkpoint and the oldest listed entry failed too (an id is given to each triggered
+ * checkpoint, and none of them completed), except a completed savepoint among them.
+ */
+export function consecutiveFailures(s: CheckpointingStatistics): number {
+  const last = s.latest.completed;
+  if (!last) return s.counts.failed;
+  const listed = s.history.filter((e) => e.id > last.id);
+  if (!listed.length) return 0;
+  const oldest = Math.min(...listed.map((e) => e.id));
+  const sp = s.latest.savepoint;
+  const unlisted = oldest - last.id - 1 - (sp && sp.status === 'COMPLETED' && sp.id > last.id && sp.id < oldest ? 1 : 0);
+  return listed.filter((e) => e.status === 'FAILED').length + Math.max(0, unlisted);
+}
+
+/**
  * Folds one /jobs/<id>/checkpoints answer into the counts. Outcome counters diff Flink's counts and
  * never go backwards: lower counts with a newer checkpoint id mean the JobManager restarted (its
  * counts start again from zero, the ids go on), lower counts without a newer id are a stale cached
@@ -120,6 +140,8 @@ export function reduceCheckpoints(prev: CheckpointTrack | undefined, s: Checkpoi
     id: e.id,
     outcome: e.status === 'COMPLETED' ? 'completed' : isTimeout(e) ? 'timeout' : 'failed',
     seconds: Math.max(0, e.end_to_end_duration) / 1000,
+    triggerMs: e.trigger_timestamp,
+    lastAckMs: e.latest_ack_timestamp,
   }));
   const failedDelta = Math.max(0, s.counts.failed - base.failed);
   const timeouts = Math.min(failedDelta, observations.filter((o) => o.outcome === 'timeout').length);
@@ -129,9 +151,6 @@ export function reduceCheckpoints(prev: CheckpointTrack | undefined, s: Checkpoi
   const observed = [...seen, ...fresh.map((e) => e.id)].filter((id) => id >= minKept).sort((a, b) => a - b);
 
   const lastCompleted = s.latest.completed;
-  const consecutiveFailures = lastCompleted
-    ? s.history.filter((e) => e.status === 'FAILED' && e.id > lastCompleted.id).length
-    : s.counts.failed;
   const r = s.latest.restored;
   return {
     track: { completed: s.counts.completed, failed: s.counts.failed, maxId, observed },
@@ -139,7 +158,7 @@ export function reduceCheckpoints(prev: CheckpointTrack | undefined, s: Checkpoi
     increments,
     observations,
     pending: s.counts.in_progress,
-    consecutiveFailures,
+    consecutiveFailures: consecutiveFailures(s),
     lastCompletedSeconds: lastCompleted ? lastCompleted.latest_ack_timestamp / 1000 : null,
     sizeBytes: lastCompleted ? (lastCompleted.checkpointed_size ?? lastCompleted.state_size ?? null) : null,
     restored: r ? { id: r.id, savepoint: r.is_savepoint, atSeconds: r.restore_timestamp / 1000 } : null,

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
 import { lsoMetrics } from '../metrics/lso.js';
-import { EndOffsetReader } from './offsets.js';
+import { EndOffsetReader, type PartitionEnds } from './offsets.js';
 import { LsoTracker, type LsoState } from './lso-tracker.js';
 
 export interface LsoMonitorOptions {
@@ -16,6 +16,8 @@ export interface LsoMonitorOptions {
   topics: string[];
   intervalMs: number;
   hangingAfterMs: number;
+  /** Every reading as it is taken (the Flink service's visibility latency, wired in src/services.ts). */
+  onReading?: (topic: string, ends: PartitionEnds[], now: number) => void;
 }
 
 interface PartitionLabels {
@@ -75,7 +77,9 @@ export class LsoMonitorService implements Service {
       const labels = { pipeline: this.opts.pipeline, topic };
       try {
         const ends = await this.reader.read(topic);
-        const states = this.tracker.update(topic, ends, Date.now());
+        const at = Date.now();
+        const states = this.tracker.update(topic, ends, at);
+        this.opts.onReading?.(topic, ends, at);
         const before = this.partitions.get(topic);
         const now = new Map<number, PartitionLabels>();
         let hanging = 0;

@@ -20,7 +20,18 @@ export interface ProduceManifest {
 export async function produceVerifyRecords(
   kafka: Kafka,
   topic: string,
-  opts: { records: number; run?: string; batch?: number; onProgress?: (written: number) => void },
+  opts: {
+    records: number;
+    run?: string;
+    batch?: number;
+    onProgress?: (written: number) => void;
+    /** Write at about this many records per second (a steady stream: each batch holds the records due by then) instead of at once. */
+    perSecond?: number;
+    /** Stops writing early (the manifest then says how many records were written). */
+    signal?: AbortSignal;
+    /** Awaited before each batch with the number written so far: a reader of the stream can hold the writer back. */
+    hold?: (written: number) => Promise<void>;
+  },
 ): Promise<ProduceManifest> {
   const run = opts.run ?? randomUUID().slice(0, 8);
   const admin = kafka.admin();
@@ -36,23 +47,38 @@ export async function produceVerifyRecords(
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const t0 = Date.now();
-  const batch = opts.batch ?? 5000;
+  const paced = opts.perSecond !== undefined && opts.perSecond > 0 ? opts.perSecond : 0;
   const seq = new Array<number>(partitions).fill(0);
+  let written = 0;
+  let heldMs = 0;
   try {
-    for (let i = 0; i < opts.records; i += batch) {
+    while (written < opts.records && !opts.signal?.aborted) {
+      if (opts.hold) {
+        const h0 = Date.now();
+        await opts.hold(written);
+        heldMs += Date.now() - h0;
+      }
+      let end = Math.min(opts.records, written + (opts.batch ?? 5000));
+      if (paced) {
+        // Every record that is due by now (at least one, waiting for it): a slow send is made up by a larger next batch.
+        const due = Math.floor(((Date.now() - t0 - heldMs) / 1000) * paced);
+        if (due <= written) await new Promise((r) => setTimeout(r, t0 + heldMs + ((written + 1) / paced) * 1000 - Date.now()));
+        end = Math.min(opts.records, Math.max(written + 1, due));
+      }
       const messages = [];
-      for (let j = i; j < Math.min(opts.records, i + batch); j++) {
+      for (let j = written; j < end; j++) {
         const p = j % partitions;
         const r = makeRecord(run, p, seq[p]!++);
         messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
       }
       await sendPerPartition(producer, topic, messages);
-      opts.onProgress?.(Math.min(opts.records, i + batch));
+      written = end;
+      opts.onProgress?.(written);
     }
   } finally {
     await producer.disconnect();
   }
-  return { run, topic, partitions, records: opts.records, ms: Date.now() - t0 };
+  return { run, topic, partitions, records: written, ms: Date.now() - t0 };
 }
 
 export interface VerifyThresholds {

@@ -70,3 +70,12 @@ export function alertRules(): Rule[] {
 export function dashboardPanels(): Panel[] {
   return allPanels((JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as { panels: Panel[] }).panels);
 }
+
+/** Grafana's variables as a Grafana would fill them for "All". */
+export function grafanaToPromql(expr: string): string {
+  return expr
+    .replace(/\$__rate_interval|\$\{__rate_interval\}/g, '1m')
+    .replace(/\$__interval|\$\{__interval\}/g, '15s')
+    .replace(/\$__range|\$\{__range\}/g, '5m')
+    .replace(/\$\{?(job|instance|pipeline)(:\w+)?\}?/g, '.*');
+}

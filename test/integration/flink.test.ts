@@ -1,10 +1,15 @@
 // The Flink service against a real Flink 1.20 session cluster (src/localcluster/flink-cluster.ts)
 // running the seed's job (flink/job) on a real 1-node Kafka: the metrics appear and move with the
 // job, a TaskManager SIGKILL shows as job down then up again with one restart counted, and the
-// sink holds every record exactly once (eoswatch's verifier, read_committed).
+// sink holds every record exactly once (eoswatch's verifier, read_committed). The short Flink chaos
+// run of CI is here too: the tm-kill scenario of `eoswatch chaos --engine flink`, with a live
+// Prometheus evaluating the alerts and the dashboard's Flink panels.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runAudit } from '../../src/audit/runner.js';
 import { checkpointChecks } from '../../src/audit/checks/checkpoint.js';
 import { flinkJobsSource, jobTarget } from '../../src/flink/audit-source.js';
@@ -13,7 +18,13 @@ import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
 import { createLogger } from '../../src/log.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { checkSinkTopic, produceVerifyRecords } from '../../src/verify/verify.js';
+import { findFlinkScenarios } from '../../src/chaos/flink-scenarios.js';
+import { runFlinkRound } from '../../src/chaos/flink-runner.js';
+import { LivePrometheus } from '../../src/chaos/prometheus.js';
+import { formatFlinkChaosTable } from '../../src/chaos/report.js';
+import { freePort } from '../../src/localcluster/cluster.js';
 import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { dashboardPanels, grafanaToPromql } from '../harness/promql.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 
 const silent = createLogger('silent');
@@ -28,7 +39,7 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
   }
 }
 
-describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
+describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => {
   const kafka = useCluster({ nodes: 1 });
   let flink: LocalFlinkCluster | undefined;
   before(async () => {
@@ -52,7 +63,7 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
 
     const registry = createRegistry();
     const service = new FlinkService(
-      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['eos-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true } },
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['eos-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true }, sinks: [] },
       { logger: silent, registry, fatal: () => undefined },
     );
     await service.start();
@@ -93,7 +104,8 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     assert.equal(report.wrongValue, 0, 'value + 1');
     // The sink's transactions: committed committables counted, commit time measured.
     await waitFor('successful committables', async () => (((await metric('eos_flink_sink_committables_total', { outcome: 'successful' })) ?? 0) >= 1 ? true : undefined));
-    assert.ok(((await metric('eos_flink_sink_commit_time_seconds_total')) ?? 0) > 0, 'commit time measured');
+    // Flink's REST metrics are refreshed every metrics.fetcher.update-interval (10 s): the writer's commit time may come later.
+    await waitFor('commit time measured', async () => (((await metric('eos_flink_sink_commit_time_seconds_total')) ?? 0) > 0 ? true : undefined));
     assert.equal(await metric('eos_flink_sink_committables_total', { outcome: 'failed' }), 0);
     await waitFor('the completed counter moving with the job', async () => (((await metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0) > c1 ? true : undefined));
 
@@ -140,7 +152,7 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
       unaligned: true,
       retention: 'DELETE_ON_CANCELLATION',
     });
-    const source = flinkJobsSource({ enabled: true, restUrls: [f.restUrl], jobs: { names: ['audit-(safe|unsafe)-.*'], ids: [] }, pollInterval: 5000, requestTimeout: 5000, tls: { rejectUnauthorized: true } });
+    const source = flinkJobsSource({ enabled: true, restUrls: [f.restUrl], jobs: { names: ['audit-(safe|unsafe)-.*'], ids: [] }, pollInterval: 5000, requestTimeout: 5000, tls: { rejectUnauthorized: true }, sinks: [] });
     const report = await runAudit([source], checkpointChecks);
     assert.deepEqual(report.sources.map((s) => [s.ok, s.error]), [[true, undefined]]);
     const verdicts = (target: string) => Object.fromEntries(report.findings.filter((x) => x.target === target).map((x) => [x.check, x.passed]));
@@ -157,6 +169,46 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     assert.equal(unaligned?.observed, 'unaligned checkpoints false, mode AT_LEAST_ONCE');
   });
 
+  test('chaos tm-kill: three TaskManager SIGKILLs under the job, every record once and in order, each killed transaction seen holding the LSO until Flink aborts it, the Flink panels with data', async (t) => {
+    const workDir = mkdtempSync(join(tmpdir(), 'eoswatch-flink-chaos-'));
+    t.after(() => rmSync(workDir, { recursive: true, force: true }));
+    const daemonPort = await freePort();
+    const prometheus = await LivePrometheus.start({ dir: join(workDir, 'prometheus'), target: `127.0.0.1:${daemonPort}` });
+    t.after(() => prometheus.stop());
+    const lines: string[] = [];
+    const tm = findFlinkScenarios('tm-kill')[0]!;
+    const t0 = Date.now();
+    const records = 2000;
+    const r = await runFlinkRound(kafka.cluster, flink!, tm, 1, { records, rounds: 1, partitions: 2, parallelism: 2, workDir, daemonPort, prometheus, log: (l) => lines.push(l) });
+    const run = { startedAt: '', kafkaVersion: kafka.cluster.version, flinkVersion: flink!.state.version, records, rounds: 1, partitions: 2, parallelism: 2, results: [r], passed: r.passed };
+    const context = `${formatFlinkChaosTable([run])}\n${lines.join('\n')}\n${r.error ?? ''}`;
+    assert.equal(r.error, undefined, context);
+    assert.deepEqual(
+      { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations, missed: r.missed },
+      { received: records, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0, missed: [] },
+      context,
+    );
+    assert.deepEqual(r.faults.map((f) => f.replace(/ at \d+ %$/, '')), ['SIGKILL TaskManager', 'SIGKILL TaskManager', 'SIGKILL TaskManager'], context);
+    assert.ok(!r.faults[2]!.endsWith('at 100 %'), `the last kill came while records were still flowing\n${context}`);
+    // missed = []: each kill's open transaction held the sink's LSO ≥ 3 s until the restored job
+    // aborted it, the job showed down, 3 failovers were counted (src/chaos/flink-scenarios.ts).
+    assert.equal(r.observed.lingering.length, 3, context);
+    assert.ok(r.observed.visibility.count > 0, `the visibility latency observed checkpoints\n${context}`);
+    assert.ok(r.observed.alertsFired.includes('EosFlinkJobRestarting'), context);
+
+    // The dashboard's Flink row, evaluated by Prometheus while eoswatch still watched the job.
+    const at = (t0 + r.durationSeconds * 1000 - 2000) / 1000;
+    const flinkPanels = dashboardPanels().filter((p) => (p.targets ?? []).some((x) => /eos_flink_sink_|eos_pipeline_restarts_total/.test(x.expr ?? '')));
+    assert.equal(flinkPanels.length, 4);
+    const empty: string[] = [];
+    for (const p of flinkPanels) {
+      let rows = 0;
+      for (const x of p.targets ?? []) rows += (await prometheus.query(grafanaToPromql(x.expr!), at)).length;
+      if (rows === 0) empty.push(p.title);
+    }
+    assert.deepEqual(empty, [], 'Flink panels without data');
+  });
+
   // Last in the file: it kills the JobManager, which ends every job of the cluster.
   test('JobManager SIGKILL: REST down and job down; resubmitted from its newest retained checkpoint, the new job is watched and the vanished one dropped', async (t) => {
     const f = flink!;
@@ -169,7 +221,7 @@ describe('Flink service on a real Flink cluster', { timeout: 600_000 }, () => {
     await f.waitJobRunning(oldId, 300_000);
     const registry = createRegistry();
     const service = new FlinkService(
-      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['jm-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true } },
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: ['jm-job-.*'], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true }, sinks: [] },
       { logger: silent, registry, fatal: () => undefined },
     );
     await service.start();

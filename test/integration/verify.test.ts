@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createTopic, kafkaFor, uniqueName, useCluster, runEoswatch } from '../harness/index.js';
 import { PipelineProcess, pipelineConfig, waitCaughtUp } from '../harness/pipeline.js';
 import { readTopic } from '../../src/verify/reader.js';
+import { EndOffsetReader } from '../../src/kafka/offsets.js';
 
 
 const eoswatch = runEoswatch;
@@ -81,7 +82,7 @@ describe('eoswatch verify (1-node cluster)', () => {
     }
   });
 
-  test('read_committed drops two aborted transactions that ended in the other order than they began (kafkajs 2.2.4 passes the first one\'s records)', async () => {
+  test('read_committed drops aborted transactions that ended in the other order than they began, or hold a record keyed by four zero bytes (kafkajs 2.2.4 passes both)', async () => {
     // What a Flink JobManager loss leaves on a sink partition (chaos --engine flink, jm-kill): the
     // transaction begun first is aborted last. src/kafka/read-committed.ts makes kafkajs drop both.
     const topic = uniqueName('verify-interleaved');
@@ -106,12 +107,47 @@ describe('eoswatch verify (1-node cluster)', () => {
     } finally {
       for (const p of [first, second, committer]) await p.disconnect();
     }
+    // The commit's markers are written after commit() returns: read once the LSO reached the end.
+    const settled = async (t: string) => {
+      const reader = new EndOffsetReader(kafka);
+      try {
+        for (const deadline = Date.now() + 30_000; ; ) {
+          if ((await reader.read(t)).every((e) => e.lso === e.high)) return;
+          if (Date.now() > deadline) throw new Error(`${t}: a transaction still open after 30 s`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        await reader.close();
+      }
+    };
+    await settled(topic);
     const seen: string[] = [];
     await readTopic(kafka, topic, { onRecord: (_p, m) => seen.push(String(m.value)) });
     assert.deepEqual(seen, ['committed-0', 'committed-1']);
     const all: string[] = [];
     await readTopic(kafka, topic, { readUncommitted: true, onRecord: (_p, m) => all.push(String(m.value)) });
     assert.equal(all.length, 8, 'read_uncommitted sees every record');
+
+    // An aborted transaction with a record whose key is four zero bytes (an int32 key 0): kafkajs
+    // 2.2.4 takes that record for the abort marker and passes the rest of the transaction.
+    const zeroKey = uniqueName('verify-zero-key');
+    await createTopic(h.cluster.brokers, zeroKey, 1, 1);
+    const [aborting, committing] = [await producer(), await producer()];
+    try {
+      const t = await aborting.transaction();
+      await t.send({ topic: zeroKey, messages: [{ partition: 0, key: Buffer.alloc(4), value: 'aborted-key-0' }] });
+      await t.send({ topic: zeroKey, messages: [{ partition: 0, value: 'aborted-after' }] });
+      await t.abort();
+      const c = await committing.transaction();
+      await c.send({ topic: zeroKey, messages: [{ partition: 0, value: 'committed' }] });
+      await c.commit();
+    } finally {
+      for (const p of [aborting, committing]) await p.disconnect();
+    }
+    await settled(zeroKey);
+    const kept: string[] = [];
+    await readTopic(kafka, zeroKey, { onRecord: (_p, m) => kept.push(String(m.value)) });
+    assert.deepEqual(kept, ['committed']);
   });
 
   test('usage errors exit 2', async () => {

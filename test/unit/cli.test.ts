@@ -43,6 +43,28 @@ describe('eoswatch CLI', () => {
     assert.match(b.stderr, /--records: expected a positive integer, found "0"/);
   });
 
+  test('chaos --engine flink: its own scenarios, its Flink lines, and options of one engine refused with the other', async () => {
+    const bad = [
+      [['chaos', '--engine', 'spark'], /--engine: expected eoswatch or flink, found "spark"/],
+      [['chaos', '--engine', 'flink', '--scenario', 'worker-kill'], /--scenario: unknown scenario "worker-kill"; expected one of: tm-kill, jm-kill, broker-kill, coordinator-kill, checkpoint-failure, all/],
+      [['chaos', '--engine', 'flink', '--flink-version', '1.20,1.17'], /--flink-version: Flink version "1\.17" is not supported: expected one of 1\.20 \(1\.20\.\d+\), 2\.2 \(2\.2\.\d+\)/],
+      [['chaos', '--engine', 'flink', '--parallelism', '0'], /--parallelism: expected a positive integer, found "0"/],
+      [['chaos', '--engine', 'flink', '--full-speed'], /--full-speed: only with --engine eoswatch/],
+      [['chaos', '--flink-version', '2.2'], /--flink-version: only with --engine flink/],
+      [['chaos', '--engine', 'flink', '--network'], /--network: only with --engine eoswatch/],
+      [['chaos', '--engine', 'flink', '--scenario', 'network'], /--scenario: unknown scenario "network"; expected one of: tm-kill, .*checkpoint-failure, all/],
+    ] as const;
+    for (const [args, message] of bad) {
+      const r = await eoswatch([...args]);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.stderr, message);
+    }
+    const help = await eoswatch(['chaos', '--help']);
+    assert.match(help.stdout, /Scenarios \(--engine flink\):\n  tm-kill\n      .*\n(      .*\n)*  jm-kill\n/);
+    assert.match(help.stdout, /Scenarios \(--engine eoswatch\):\n  worker-kill\n[^]*  net-worker-flap\n[^]*Scenarios \(--engine flink\)/);
+    assert.match(help.stdout, /--flink-version LIST\s+Flink lines for --engine flink, comma-separated \(1\.20 = 1\.20\.\d+, 2\.2 = 2\.2\.\d+; default 1\.20\)/);
+  });
+
   test('--version prints the package version', async () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     const r = await eoswatch(['--version']);

@@ -173,6 +173,15 @@ describe('config', () => {
     assert.ok(problems.some((p) => /\/pipeline\/sinkTopic: found "a", expected a topic other than sourceTopic/.test(p)));
   });
 
+  test('flink.sinks: job and topics required, and the LSO monitor must be on to read them', () => {
+    const ok = validateConfig({ flink: { enabled: true, restUrls: ['http://jm:8081'], sinks: [{ job: 'orders-.*', topics: ['orders.enriched'] }] } }, 'x', {});
+    assert.deepEqual(ok.flink.sinks, [{ job: 'orders-.*', topics: ['orders.enriched'] }]);
+    assert.deepEqual(validateConfig({}, 'x', {}).flink.sinks, []);
+    assert.ok(problemsOf('flink:\n  sinks:\n    - job: a\n').some((p) => /\/flink\/sinks\/0\/topics: missing required key "topics"/.test(p)));
+    const off = problemsOf('flink:\n  enabled: true\n  restUrls: [http://jm:8081]\n  sinks:\n    - job: a\n      topics: [b]\nlsoMonitor:\n  enabled: false\n');
+    assert.ok(off.some((p) => /bad\.yaml:5:\d+: \/flink\/sinks: set, expected lsoMonitor\.enabled true/.test(p)), off.join('\n'));
+  });
+
   test('every problem of a file is reported at once', () => {
     const problems = problemsOf('http:\n  port: x\n  hots: y\nlog:\n  level: loud\n');
     assert.equal(problems.length, 3, problems.join('\n'));

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { counterDelta, jobUp, newRestarts, reduceCheckpoints, selectJobs, sinkMetricIds } from '../../src/flink/poller.js';
+import { consecutiveFailures, counterDelta, jobUp, newRestarts, reduceCheckpoints, selectJobs, sinkMetricIds } from '../../src/flink/poller.js';
 import type { CheckpointEntry, CheckpointingStatistics, JobExceptions, JobOverview, JobsOverview } from '../../src/flink/rest-types.js';
 
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/flink/${name}`, import.meta.url), 'utf8')) as T;
@@ -56,6 +56,9 @@ test('the first answer counts everything Flink has counted and observes each ter
   for (const o of u.observations) {
     assert.equal(o.outcome, 'completed');
     assert.equal(o.seconds, byId.get(o.id)!.end_to_end_duration / 1000);
+    assert.equal(o.triggerMs, byId.get(o.id)!.trigger_timestamp);
+    assert.equal(o.lastAckMs, byId.get(o.id)!.latest_ack_timestamp);
+    assert.ok(o.lastAckMs > o.triggerMs);
   }
   assert.equal(u.pending, 0);
   assert.equal(u.consecutiveFailures, 0);
@@ -160,6 +163,34 @@ test('a savepoint is counted and observed like a checkpoint; a job that never co
   assert.equal(n.consecutiveFailures, 5);
   assert.equal(n.lastCompletedSeconds, null);
   assert.equal(n.sizeBytes, null);
+});
+
+test('consecutive failures go on counting past the history window: ids between the last completed checkpoint and the oldest listed entry failed too', () => {
+  // Recorded while the job's checkpoint directory was a file: every trigger fails with an I/O
+  // problem, the job (0 tolerable failures) restarts after each, nothing completes after 11.
+  const failing = fixture<CheckpointingStatistics>('checkpoints-failing.json');
+  assert.equal(failing.latest.completed!.id, 11);
+  assert.deepEqual([failing.history.length, failing.history.every((e) => e.status === 'FAILED')], [10, true]);
+  assert.match(failing.history[0]!.failure_message!, /IO-problem/);
+  const oldest = Math.min(...failing.history.map((e) => e.id));
+  assert.equal(oldest, 15, 'ids 12 to 14 are no longer listed');
+  assert.equal(consecutiveFailures(failing), 13);
+  assert.equal(failing.counts.failed, 13, 'Flink counted the same 13 failures');
+  const u = reduceCheckpoints(undefined, failing);
+  assert.equal(u.consecutiveFailures, 13);
+  assert.deepEqual(u.increments, { completed: 11, failed: 13, timeout: 0 });
+
+  // A completed savepoint among the unlisted ids is not a failure.
+  const sp = clone(failing);
+  sp.latest.savepoint = { ...failing.history[0]!, id: 13, status: 'COMPLETED', is_savepoint: true };
+  assert.equal(consecutiveFailures(sp), 12);
+  // Within the window the listed entries decide: one in progress, two failed.
+  const short = clone(failing);
+  short.history = [{ ...failing.history[0]!, id: 14, status: 'IN_PROGRESS' }, { ...failing.history[0]!, id: 13 }, { ...failing.history[0]!, id: 12 }, { ...failing.history[0]!, id: 11, status: 'COMPLETED' }];
+  assert.equal(consecutiveFailures(short), 2);
+  // Nothing listed after the latest completed checkpoint: no failures.
+  short.history = short.history.slice(3);
+  assert.equal(consecutiveFailures(short), 0);
 });
 
 test('restarts are counted once per exception-history entry', () => {

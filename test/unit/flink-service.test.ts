@@ -17,6 +17,7 @@ const config = (restUrls: string[], extra: Partial<FlinkConfig> = {}): FlinkConf
   pollInterval: 60_000,
   requestTimeout: 300,
   tls: { rejectUnauthorized: true },
+  sinks: [],
   ...extra,
 });
 
