@@ -2,8 +2,8 @@
 // eoswatch command line: subcommand dispatch and exit codes (0 ok, 1 runtime failure, 2 usage or
 // configuration error, 3 a check found a violation). Each command lives in src/commands/ and is
 // imported only when it is called, so a one-shot command loads only its own modules.
-// First: kafkajs' read_committed filter is replaced before kafkajs is loaded (src/kafka/read-committed.ts).
-import './kafka/read-committed.js';
+// First: kafkajs modules replaced before kafkajs is loaded (src/kafka/preload.ts).
+import './kafka/preload.js';
 import { pathToFileURL } from 'node:url';
 import { EosError, ErrorCodes, ExitCodes, errorMessage, exitCodeFor } from './errors.js';
 import { redactText } from './redact.js';

@@ -15,9 +15,10 @@
 // filterAborted below is the Java consumer's rule (Fetcher/CompletedFetch): the aborted
 // transactions ordered by first offset, every one that began at or before a record open for its
 // producer, until that producer's abort marker. Importing this module puts it in place of
-// kafkajs' function in Node's module cache, which works only before kafkajs is first loaded:
-// src/cli.ts imports it first, and the test scripts preload it (package.json).
-import { createRequire, Module } from 'node:module';
+// kafkajs' function in Node's module cache, which works only before kafkajs is first loaded
+// (src/kafka/module-cache.ts; src/kafka/preload.ts imports it).
+import { createRequire } from 'node:module';
+import { replaceModule, type ModuleRequire } from './module-cache.js';
 
 export interface AbortedTransaction {
   producerId: string;
@@ -60,25 +61,17 @@ export function filterAborted<M extends FetchedMessage>({ messages, abortedTrans
   });
 }
 
-/** What installFilter needs of Node's require: resolution and the module cache. */
-export type ModuleRequire = Pick<NodeJS.Require, 'resolve' | 'cache'>;
-
 /**
  * Puts filterAborted in Node's module cache where kafkajs' consumer/batch.js will require its
  * filter. Too late once batch.js is loaded (it keeps the function it required): that throws.
  */
 export function installFilter(req: ModuleRequire): true {
-  const target = req.resolve('kafkajs/src/consumer/filterAbortedMessages.js');
-  if (req.cache[target]?.exports === filterAborted) return true;
-  if (req.cache[req.resolve('kafkajs/src/consumer/batch.js')]) {
-    throw new Error('src/kafka/read-committed.ts was imported after kafkajs was loaded: it must come first (see its header)');
-  }
-  const m = new Module(target);
-  m.filename = target;
-  m.loaded = true;
-  m.exports = filterAborted;
-  req.cache[target] = m;
-  return true;
+  return replaceModule(req, {
+    module: 'kafkajs/src/consumer/filterAbortedMessages.js',
+    exports: filterAborted,
+    requiredBy: 'kafkajs/src/consumer/batch.js',
+    installer: 'src/kafka/read-committed.ts',
+  });
 }
 
 /** True once kafkajs' consumer uses filterAborted (set when this module is evaluated). */

@@ -30,6 +30,8 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/redact.ts', tests: ['test/unit/redact.test.ts'] },
   { file: 'src/verify/record-batches.ts', tests: ['test/unit/verify-record-batches.test.ts'] },
   { file: 'src/kafka/read-committed.ts', tests: ['test/unit/read-committed.test.ts'] },
+  { file: 'src/kafka/module-cache.ts', tests: ['test/unit/module-cache.test.ts', 'test/unit/read-committed.test.ts'] },
+  { file: 'src/kafka/linear-grouping.ts', tests: ['test/unit/linear-grouping.test.ts'] },
 ];
 
 /** Score (killed ÷ killed + survived + not covered, equivalent mutants left out) each module must reach. */

@@ -156,6 +156,28 @@ async function mutateModule(m: MutationModule, concurrency: number, incremental:
     ignorePatterns: ['dist', '.eoswatch', 'reports', 'bench/out'],
   };
   await new Stryker(options).runMutationTest();
+  scrubLocalPaths(incrementalFile(m.file), process.cwd());
+}
+
+/**
+ * The committed results name no path of the machine they were made on: the project root becomes
+ * ".", and a mutant whose module failed to load keeps the error's message, not Stryker's command
+ * line and stack trace (which name the sandbox directory).
+ */
+export function scrubReason(reason: string, root: string): string {
+  const failed = /^Error running file "([^"]+)"\. Tap process exited with code \d+\./.exec(reason);
+  if (failed) {
+    const err = /^(?:\w*Error|Error \[\w+\]): (.+)$/m.exec(reason.slice(reason.indexOf('Stderr output:')));
+    return `Error running file "${failed[1]}": the mutated module failed to load${err ? ` (${err[1]!.trim()})` : ''}`;
+  }
+  return reason.replace(new RegExp(`${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(\\.stryker-tmp/sandbox-\\w+/)?`, 'g'), '');
+}
+
+export function scrubLocalPaths(path: string, root: string): void {
+  const report = JSON.parse(readFileSync(path, 'utf8')) as { projectRoot?: string; files: Record<string, { mutants: { statusReason?: string }[] }> };
+  report.projectRoot = '.';
+  for (const f of Object.values(report.files)) for (const m of f.mutants) if (m.statusReason) m.statusReason = scrubReason(m.statusReason, root);
+  writeFileSync(path, JSON.stringify(report, null, 2));
 }
 
 async function main(): Promise<void> {

@@ -1,0 +1,8 @@
+// The replacements of kafkajs 2.2.4 modules, each put in Node's module cache before kafkajs is
+// first loaded (src/kafka/module-cache.ts): src/cli.ts imports this module first, and the test and
+// benchmark scripts preload it (`--import ./src/kafka/preload.ts`, package.json).
+// - read-committed.ts: the Java consumer's read_committed filter (kafkajs passes records of some
+//   aborted transactions);
+// - linear-grouping.ts: a send's messages grouped per partition in linear time, not quadratic.
+import './read-committed.js';
+import './linear-grouping.js';
