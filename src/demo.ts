@@ -15,7 +15,7 @@ import { fetchKafkaWithProgress } from './localcluster/fetch.js';
 import { LivePanel } from './status/live.js';
 import { StatusReader } from './status/reader.js';
 import { formatSummary } from './status/summary.js';
-import { createDaemon } from './services.js';
+import { createDaemon } from './create-daemon.js';
 import type { Config, KafkaConfig, LogFormat } from './config/types.js';
 import { logDestination } from './log-format.js';
 

@@ -55,7 +55,7 @@ export async function handler(args: string[]): Promise<number> {
   }
   return runUntilStopped(async () => {
     // Loaded here, not at the top: the daemon's modules load only once it starts.
-    const { createDaemon } = await import('../services.js');
+    const { createDaemon } = await import('../create-daemon.js');
     const { checkTransform } = await import('../pipeline/transforms/index.js');
     await checkTransform(config.pipeline, values.config);
     const { daemon, fatal } = createDaemon(config, logger, web);

@@ -11,7 +11,7 @@ import { createKafka } from '../kafka/client.js';
 import { createLogger } from '../log.js';
 import { LocalCluster } from '../localcluster/cluster.js';
 import { LocalFlinkCluster } from '../localcluster/flink-cluster.js';
-import { createDaemon } from '../services.js';
+import { createDaemon } from '../create-daemon.js';
 
 export interface FlinkDemoOptions {
   port: number;

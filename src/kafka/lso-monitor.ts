@@ -16,7 +16,7 @@ export interface LsoMonitorOptions {
   topics: string[];
   intervalMs: number;
   hangingAfterMs: number;
-  /** Every reading as it is taken (the Flink service's visibility latency, wired in src/services.ts). */
+  /** Every reading as it is taken (the Flink service's visibility latency, wired in src/create-daemon.ts). */
   onReading?: (topic: string, ends: PartitionEnds[], now: number) => void;
 }
 

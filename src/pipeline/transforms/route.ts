@@ -55,8 +55,12 @@ function validOutput(o: unknown, where: string): OutputRecord {
     throw new InvalidOutput(`${where} is ${describe(o)}; expected an object {key?, value, headers?}`);
   }
   const r = o as Record<string, unknown>;
-  const unknown = Object.keys(r).filter((k) => !OUTPUT_KEYS.has(k));
-  if (unknown.length) throw new InvalidOutput(`${where} has unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; expected key, value, headers`);
+  // Per record on the hot path: no key array unless something is wrong.
+  for (const k in r) {
+    if (OUTPUT_KEYS.has(k) || !Object.hasOwn(r, k)) continue;
+    const unknown = Object.keys(r).filter((x) => !OUTPUT_KEYS.has(x));
+    throw new InvalidOutput(`${where} has unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; expected key, value, headers`);
+  }
   if (!('value' in r)) throw new InvalidOutput(`${where} has no field "value"; expected a Buffer, a string or null`);
   if (r.value !== null && !isBytes(r.value)) throw new InvalidOutput(`${where}: value is ${describe(r.value)}; expected a Buffer, a string or null`);
   if (r.key !== undefined && r.key !== null && !isBytes(r.key)) throw new InvalidOutput(`${where}: key is ${describe(r.key)}; expected a Buffer, a string or null`);
@@ -105,12 +109,17 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
 export async function transformBatch(records: BatchRecord[], source: { topic: string; partition: number }, transform: TransformFn, timeoutMs = 5000): Promise<Routed> {
   const out: OutputRecord[] = [];
   const dlq: Routed['dlq'] = [];
+  const { topic, partition } = source;
   for (const r of records) {
-    const input: InputRecord = { ...source, offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value, headers: r.headers ?? {} };
+    const input: InputRecord = { topic, partition, offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value, headers: r.headers ?? {} };
     try {
       let res: unknown = transform(input);
       if (isThenable(res)) res = await withTimeout(Promise.resolve(res), timeoutMs, 'transform');
-      out.push(...validOutputs(res));
+      if (res === null || res === undefined) continue;
+      // One output (the common case) without the array of validOutputs; several are validated
+      // all before any is kept, so a record with one bad output goes to the dead-letter topic whole.
+      if (Array.isArray(res)) out.push(...validOutputs(res));
+      else out.push(validOutput(res, 'result'));
     } catch (err) {
       dlq.push({ record: r, reason: failureReason(err, timeoutMs) });
     }
