@@ -171,8 +171,15 @@ describe('live Prometheus end to end (3-node cluster)', () => {
 
   test('no alert fires on the healthy pipeline, and eoswatch killed turns EosExporterDown pending', async () => {
     const alerts = async () => (await api<{ alerts: { labels: Record<string, string>; state: string }[] }>('/api/v1/alerts')).data.alerts;
-    const active = (await alerts()).filter((a) => a.labels.alertname !== 'EosConfigAuditCritical').map((a) => `${a.labels.alertname} ${a.state}`);
-    assert.deepEqual(active, [], 'alerts on a healthy pipeline (the audit may legitimately find the test cluster\'s settings)');
+    // The audit may legitimately find the test cluster's settings.
+    const active = async () => (await alerts()).filter((a) => a.labels.alertname !== 'EosConfigAuditCritical').map((a) => `${a.labels.alertname} ${a.state}`);
+    assert.deepEqual((await active()).filter((a) => a.endsWith(' firing')), [], 'alerts firing on a healthy pipeline');
+    // A condition may hold for a moment (on a loaded machine a 1 s checkpoint that took over 3 s
+    // makes EosCheckpointStalled pending); it must clear before its `for:` (1 m or more) runs out.
+    let last: string[] = [];
+    await until('no alert pending on a healthy pipeline', async () => (last = await active()).length === 0, 55_000).catch((err: Error) => {
+      throw new Error(`${err.message}: ${last.join(', ')}`);
+    });
     await daemon!.kill();
     await until('EosExporterDown pending', async () => (await alerts()).some((a) => a.labels.alertname === 'EosExporterDown' && (a.state === 'pending' || a.state === 'firing')), 30_000);
     const down = (await alerts()).find((a) => a.labels.alertname === 'EosExporterDown')!;
