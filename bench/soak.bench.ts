@@ -15,7 +15,7 @@ import { waitCaughtUp } from '../test/harness/pipeline.js';
 import { parsePrometheusText, sampleValue } from '../test/harness/promtext.js';
 import { BENCH_DIR, fmt, makeOutDir, generatedBy, installEmergencyStop, intOption, live, log, mdTable, printUsageAndExit, runMain, withCluster, writeSection } from './common.js';
 import { join } from 'node:path';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Admin } from 'kafkajs';
 
 const { values } = parseArgs({
@@ -195,6 +195,8 @@ async function main(): Promise<void> {
     const exit = await w.stop(60_000);
     // The brokers' logs go beside the daemon's (the cluster's directory is removed at the end).
     for (const n of cluster.state.nodes) copyFileSync(n.logFile, join(outDir, `broker-${n.id}.log`));
+    const columns = Object.keys(samples[0] ?? {}) as (keyof Sample)[];
+    writeFileSync(join(outDir, 'samples.csv'), [columns.join(','), ...samples.map((x) => columns.map((c) => String(x[c])).join(','))].join('\n') + '\n');
     // Every canary record written to the source (read_committed) appears exactly once at the sink.
     // Records written after the faults were over may still have been on their way when the
     // daemon stopped: only those before count as missing.
@@ -220,6 +222,8 @@ async function main(): Promise<void> {
     const lastT = samples.at(-1)?.t ?? 0;
     const late = median(rssIn(lastT - 120, lastT + 1));
     const peak = Math.max(0, ...samples.map((s) => s.rss));
+    // The median of each interval between bounces: a leak grows from one to the next, a plateau does not.
+    const windows = Array.from({ length: Math.ceil(lastT / (everyMin * 60)) }, (_, i) => median(rssIn(i * everyMin * 60, (i + 1) * everyMin * 60)));
     // CPU of the daemon: over the whole run, and over the last 5 minutes of the faults.
     const first = samples[0];
     const cpuShare = (a: Sample | undefined, b: Sample | undefined) => (a && b && b.t > a.t ? `${fmt((100 * (b.cpu - a.cpu)) / (b.t - a.t), 1)} %` : 'n/a');
@@ -259,6 +263,7 @@ async function main(): Promise<void> {
           ['canary records written after that, while the daemon caught up / at the sink when it stopped', `${fmt(after.length)} / ${fmt(afterAtSink)}`],
           ['hanging transactions at the end', fmt(last.hanging)],
           ['daemon RSS: median of the minute before the first bounce / of the last 2 minutes / peak', `${mib(warm)} / ${mib(late)} / ${mib(peak)}`],
+          [`daemon RSS: median of each ${everyMin}-minute interval (a bounce at the end of each)`, windows.map((w) => (w / 1048576).toFixed(0)).join(', ') + ' MiB'],
           ['daemon CPU (process_cpu_seconds_total, share of one core): whole run / last 5 minutes', `${cpuShare(first, samples.at(-1))} / ${cpuShare(lastFive, samples.at(-1))}`],
           [
             `members of ${membersGroup.replace(id, '<id>')}: at the end / most seen / counts with more than one (of ${members.length}, every 30 s)`,
