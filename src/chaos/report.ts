@@ -31,7 +31,8 @@ export const LEGEND = [
   'a worker (process kills and restarts that a scenario injects are listed under faults); time: the whole round.',
 ];
 
-const secs = (s: number | null) => (s === null ? 'end of round' : `${s.toFixed(1)} s`);
+/** Seconds with `digits` decimals, or `none` when there is no figure. */
+const secs = (v: number | null, none = 'end of round', digits = 1) => (v === null ? none : `${v.toFixed(digits)} s`);
 const recovery = (w: FaultWindowResult) => (w.healedSeconds === null ? 'n/a (lasted the whole round)' : w.recoverySeconds === null ? 'never' : `${w.recoverySeconds.toFixed(1)} s`);
 /** Round results that have fault windows (network faults), with their rows. */
 const withWindows = (run: ChaosRun) => run.results.filter((r) => r.windows?.length);
@@ -80,7 +81,6 @@ export function formatChaosMarkdown(run: ChaosRun): string {
   return `## eoswatch chaos\n\nKafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions, started ${run.startedAt}.\n\n${markdownTable(COLUMNS, run.results)}\n\n${LEGEND.join(' ')}\n\nFaults injected (with the pipeline's progress at that moment):\n\n${faults.join('\n')}\n${windowMarkdown(run)}\nVerdict: **${run.passed ? 'PASS' : 'FAIL'}**\n`;
 }
 
-const secsOrNa = (v: number | null, digits = 1) => (v === null ? 'n/a' : `${v.toFixed(digits)} s`);
 
 const FLINK_COLUMNS: [string, (r: FlinkRoundResult) => string][] = [
   ['scenario', (r) => r.scenario],
@@ -91,9 +91,9 @@ const FLINK_COLUMNS: [string, (r: FlinkRoundResult) => string][] = [
   ['lost', (r) => String(r.lost)],
   ['order', (r) => String(r.orderViolations)],
   ['aborted', (r) => String(r.abortedRecords)],
-  ['outage', (r) => secsOrNa(r.outageSeconds)],
-  ['recovery', (r) => secsOrNa(r.recoverySeconds)],
-  ['LSO held', (r) => (r.observed.lingering.length ? secsOrNa(Math.max(...r.observed.lingering.map((l) => l.stuckMaxSeconds)), 0) : secsOrNa(r.observed.lsoStuckMaxSeconds, 0))],
+  ['outage', (r) => secs(r.outageSeconds, 'n/a')],
+  ['recovery', (r) => secs(r.recoverySeconds, 'n/a')],
+  ['LSO held', (r) => (r.observed.lingering.length ? secs(Math.max(...r.observed.lingering.map((l) => l.stuckMaxSeconds)), 'n/a', 0) : secs(r.observed.lsoStuckMaxSeconds, 'n/a', 0))],
   ['ckpt fail', (r) => String(r.observed.consecutiveFailuresMax)],
   ['failovers', (r) => String(r.observed.restarts)],
   ['visible', (r) => (r.observed.visibility.meanSeconds === null ? 'n/a' : `${r.observed.visibility.meanSeconds.toFixed(2)} s`)],
