@@ -13,6 +13,8 @@ import type { WorkerProcess } from './worker.js';
 const PARTITION_MS = 30_000;
 /** The slow links of net-slow-links: netem's `delay 200ms 50ms loss 5%` on every link. */
 export const SLOW_LINKS = { delayMs: 200, jitterMs: 50, lossPercent: 5 };
+/** pipeline.maxBytesPerPartition of the workers over slow links. */
+export const SLOW_LINK_FETCH_BYTES = 65_536;
 /** The workers' timeouts for slow links (ms). */
 export const SLOW_LINK_TIMEOUTS = { checkpoint: 30_000, transaction: 45_000, request: 30_000, session: 30_000 };
 /** The worker's link in net-worker-flap: down for each of these (ms), up for FLAP_UP_MS between. */
@@ -136,6 +138,11 @@ export const NETWORK_SCENARIOS: Scenario[] = [
     // checkpoint timeout of the other rounds nearly every checkpoint timed out (docs/chaos-results.md),
     // so the workers run with timeouts an operator would set for such links.
     timeouts: SLOW_LINK_TIMEOUTS,
+    // The links are the throttle. A batch waits while a checkpoint runs, so each partition moves on
+    // by one fetch per checkpoint (about 20 s over these links): the throttled rounds' 16 KiB
+    // fetches made that about 16 records/s; 1 MiB fetches would not cross the links (some 17 KB/s
+    // per connection at 5 % loss) within the request timeout. 64 KiB does both.
+    unthrottled: { maxBytesPerPartition: SLOW_LINK_FETCH_BYTES },
     async setup(ctx) {
       const s = SLOW_LINKS;
       await netOf(ctx).slow(`slow links: ${s.delayMs} ms ± ${s.jitterMs} ms delay, ${s.lossPercent} % loss on every link`, s);

@@ -107,7 +107,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   await admin.connect();
   const offsets = new EndOffsetReader(kafka);
   // Fast enough to finish, slow enough for the faults to land inside the run (0: full speed).
-  const rate = opts.fullSpeed ? 0 : Math.max(50, Math.ceil(opts.records / scenario.seconds));
+  const rate = opts.fullSpeed || scenario.unthrottled ? 0 : Math.max(50, Math.ceil(opts.records / scenario.seconds));
   const timeouts = { ...TIMEOUTS, ...scenario.timeouts };
   const config = {
     http: { host: '127.0.0.1', port: 0 },
@@ -132,6 +132,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       heartbeatInterval: '1s',
       onFailure: 'exit',
       faultInjection: { maxRecordsPerSecond: rate, ...scenario.faultInjection },
+      ...(scenario.unthrottled ? { maxBytesPerPartition: scenario.unthrottled.maxBytesPerPartition } : {}),
     },
   };
 

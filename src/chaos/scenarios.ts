@@ -41,6 +41,12 @@ export interface Scenario {
   timeouts?: Partial<ScenarioContext['timeouts']>;
   /** pipeline.faultInjection settings of the round's workers, beside the rate the runner sets. */
   faultInjection?: { commitDelay?: string; commitDelayTimes?: number };
+  /**
+   * The round's pipeline runs unthrottled (as with --full-speed) with this pipeline.maxBytesPerPartition:
+   * for faults that slow the pipeline themselves for the whole round (slow links), where the
+   * runner's throttle would only add to them.
+   */
+  unthrottled?: { maxBytesPerPartition: number };
   /** Faults in place before the first worker starts (after the input is written), e.g. for the whole round. */
   setup?(ctx: ScenarioContext): Promise<void>;
   inject(ctx: ScenarioContext): Promise<void>;

@@ -86,6 +86,8 @@ export interface PipelineConfig {
   restartStrategy: RestartStrategyConfig;
   /** ms a transform may take for one record (sync or async) before the record goes to the dead-letter topic */
   transformTimeout: number;
+  /** bytes one fetch returns at most per source partition (max.partition.fetch.bytes) */
+  maxBytesPerPartition: number;
   faultInjection: { commitDelay: number; commitDelayTimes: number; maxRecordsPerSecond: number };
 }
 

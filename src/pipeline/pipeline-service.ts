@@ -205,7 +205,7 @@ export class PipelineService implements Service {
       // With whole 1 MiB batches waiting their turn, a coordinator kill left the consumer crashing and
       // re-fetching while batches held their slots, and the pipeline stalled (coordinator-kill chaos);
       // `eoswatch chaos --full-speed` runs faults at default fetch sizes instead, unthrottled.
-      ...(c.faultInjection.maxRecordsPerSecond > 0 ? { maxBytesPerPartition: 16_384, maxBytes: 65_536 } : {}),
+      ...(c.faultInjection.maxRecordsPerSecond > 0 ? { maxBytesPerPartition: Math.min(16_384, c.maxBytesPerPartition), maxBytes: 65_536 } : { maxBytesPerPartition: c.maxBytesPerPartition }),
       allowAutoTopicCreation: false,
       // A consumer of an earlier run never restarts itself after a crash: it would rejoin the group
       // and hold partitions whose batches nobody processes.

@@ -161,6 +161,8 @@ describe('config', () => {
     assert.equal(off.pipeline.checkpoint.tolerableFailedCheckpoints, 0);
     assert.ok(off.pipeline.checkpoint.timeout < off.pipeline.transactionTimeout, 'the defaults are consistent');
     // Flink's exponential-delay defaults: a one-minute outage costs about a minute, not 2^n s.
+    assert.equal(off.pipeline.maxBytesPerPartition, 1_048_576, "the consumer's default max.partition.fetch.bytes");
+    assert.deepEqual(problemsOf('pipeline:\n  maxBytesPerPartition: 512\n'), ['bad.yaml:2:25: /pipeline/maxBytesPerPartition: found 512, expected a number >= 1024']);
     assert.deepEqual(off.pipeline.restartStrategy, { type: 'exponential-delay', delay: 10_000, attempts: 0, initialBackoff: 1000, maxBackoff: 60_000, multiplier: 2, jitter: 0.2, resetAfter: 3_600_000 });
     const problems = problemsOf('pipeline:\n  enabled: true\n');
     assert.deepEqual(problems, ['bad.yaml:2:3: /pipeline/sourceTopic: missing required key "sourceTopic"', 'bad.yaml:2:3: /pipeline/sinkTopic: missing required key "sinkTopic"']);
