@@ -142,7 +142,8 @@ export const NETWORK_SCENARIOS: Scenario[] = [
     // by one fetch per checkpoint (about 20 s over these links): the throttled rounds' 16 KiB
     // fetches made that about 16 records/s; 1 MiB fetches would not cross the links (some 17 KB/s
     // per connection at 5 % loss) within the request timeout. 64 KiB does both.
-    unthrottled: { maxBytesPerPartition: SLOW_LINK_FETCH_BYTES },
+    // About 40-50 records/s was measured over these links (docs/chaos-results.md); 20 bounds a crawl.
+    unthrottled: { maxBytesPerPartition: SLOW_LINK_FETCH_BYTES, minRecordsPerSecond: 20 },
     async setup(ctx) {
       const s = SLOW_LINKS;
       await netOf(ctx).slow(`slow links: ${s.delayMs} ms ± ${s.jitterMs} ms delay, ${s.lossPercent} % loss on every link`, s);

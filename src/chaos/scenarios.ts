@@ -46,7 +46,11 @@ export interface Scenario {
    * for faults that slow the pipeline themselves for the whole round (slow links), where the
    * runner's throttle would only add to them.
    */
-  unthrottled?: { maxBytesPerPartition: number };
+  unthrottled?: {
+    maxBytesPerPartition: number;
+    /** The slowest pace still expected (records/s): the round's overall limit is the input at that pace. */
+    minRecordsPerSecond: number;
+  };
   /** Faults in place before the first worker starts (after the input is written), e.g. for the whole round. */
   setup?(ctx: ScenarioContext): Promise<void>;
   inject(ctx: ScenarioContext): Promise<void>;
