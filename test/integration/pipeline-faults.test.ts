@@ -116,8 +116,11 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     // (or after an empty fetch), would not heartbeat at all.
     await produceSeed(s.brokers, s.source, P, 30_000);
     const sent = await sourceRecords(s.brokers, s.source);
-    // The timeout leaves the held-back checkpoints room on a loaded machine.
+    // The timeout leaves the held-back checkpoints room on a loaded machine. 64 KiB fetches (a
+    // partition's 5,000 records are about 675 KB) spread the input over several checkpoints: with
+    // 1 MiB fetches all of it could enter the first one, and only one commit would be held back.
     const cfg = pipelineConfig(s, {
+      maxBytesPerPartition: 65_536,
       sessionTimeout: '6s',
       heartbeatInterval: '1s',
       checkpoint: { interval: '500ms', timeout: '40s', tolerableFailedCheckpoints: 3 },
