@@ -15,7 +15,7 @@ import { REDACTED, isSecretKey, redactText, redactValue } from '../redact.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { expandEnv } from './env.js';
 import type { Config } from './types.js';
-import { selectorPattern } from '../lag/selection.js';
+import { selectorPattern } from './selector.js';
 
 export const schemaPath = new URL('../../config/schema.json', import.meta.url);
 export const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as JsonSchema;

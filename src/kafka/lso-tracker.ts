@@ -3,7 +3,7 @@
 // watermark can move on and read_committed consumers see nothing past the LSO. The tracker
 // remembers, per partition, since when the LSO has stood still with records behind it.
 import type { PartitionEnds } from './offsets.js';
-import { OffsetTimeTable } from '../lag/offset-time.js';
+import { OffsetTimeTable } from './offset-time.js';
 
 export interface LsoState {
   topic: string;

@@ -3,7 +3,7 @@
 // commit markers up to the LSO, are never lag it could work off. Lag is therefore measured to the
 // LSO; the high-watermark (HW) lag that other exporters report is kept beside it for comparison.
 import type { PartitionEnds } from '../kafka/offsets.js';
-import { OffsetTimeTable } from './offset-time.js';
+import { OffsetTimeTable } from '../kafka/offset-time.js';
 
 export interface PartitionLag {
   group: string;

@@ -1,12 +1,10 @@
 // Which consumer groups and topics the lag service watches: `lag.groups` and `lag.topics` entries
 // are exact names, regular expressions written between slashes (/^flink-.*/), or `all`.
 
+import { selectorPattern } from '../config/selector.js';
+
 export type NameMatcher = (name: string) => boolean;
 
-/** The regular expression of a /pattern/ selector, null for a plain name; throws when it does not compile. */
-export function selectorPattern(selector: string): RegExp | null {
-  return selector.length > 2 && selector.startsWith('/') && selector.endsWith('/') ? new RegExp(selector.slice(1, -1)) : null;
-}
 
 /** A matcher for a list of selectors (validated by the config loader). */
 export function nameMatcher(selectors: string[]): NameMatcher {

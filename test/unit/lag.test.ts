@@ -2,7 +2,7 @@
 // bound, lag to the LSO versus the high watermark, the stuck clock, and group/topic selection.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { OffsetTimeTable } from '../../src/lag/offset-time.js';
+import { OffsetTimeTable } from '../../src/kafka/offset-time.js';
 import { LagCalculator } from '../../src/lag/group-lag.js';
 import { nameMatcher, selectGroups, watchedTopic } from '../../src/lag/selection.js';
 import { validateConfig } from '../../src/config/load.js';
