@@ -76,17 +76,39 @@ describe('shipped configurations pass their own audit on a healthy 3-node cluste
     }
   });
 
-  test('deploy/kubernetes/configmap.yaml, with the workload streams.properties it mounts', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'eoswatch-shipped-'));
-    const docs = parseAllDocuments(await readFile('deploy/kubernetes/configmap.yaml', 'utf8')).map((d) => d.toJS() as { metadata: { name: string }; data: Record<string, string> });
-    const sidecar = docs.find((d) => d.data['eoswatch.yaml'])!;
-    const app = docs.find((d) => d.data['streams.properties'])!;
-    await writeFile(join(dir, 'eoswatch.yaml'), sidecar.data['eoswatch.yaml']!);
-    await writeFile(join(dir, 'streams.properties'), app.data['streams.properties']!);
+  /**
+   * The sidecar's eoswatch.yaml of a Kubernetes ConfigMap file, pointed at the local cluster, and
+   * the workload file the pod mounts for the audit (data key `mounted`), written to a temporary
+   * directory: returns the config and the path of the written workload file.
+   */
+  async function fromConfigMap(file: string, mounted: string): Promise<{ config: Config; mountedPath: string }> {
+    dir ||= await mkdtemp(join(tmpdir(), 'eoswatch-shipped-'));
+    const docs = parseAllDocuments(await readFile(file, 'utf8')).map((d) => d.toJS() as { data: Record<string, string> });
+    const sidecarPath = join(dir, `${file.replaceAll('/', '-')}.eoswatch.yaml`);
+    const mountedPath = join(dir, `${file.replaceAll('/', '-')}.${mounted}`);
+    await writeFile(sidecarPath, docs.find((d) => d.data['eoswatch.yaml'])!.data['eoswatch.yaml']!);
+    await writeFile(mountedPath, docs.find((d) => d.data[mounted])!.data[mounted]!);
     process.env.KAFKA_SASL_PASSWORD ??= 'not-used-here';
-    const config = atLocal(await loadConfig(join(dir, 'eoswatch.yaml')), h.cluster.brokers);
+    return { config: atLocal(await loadConfig(sidecarPath), h.cluster.brokers), mountedPath };
+  }
+
+  test('deploy/kubernetes/configmap.yaml, with the workload streams.properties it mounts', async () => {
+    const { config, mountedPath } = await fromConfigMap('deploy/kubernetes/configmap.yaml', 'streams.properties');
     assert.deepEqual(config.audit.streamsConfigs, ['/etc/orders-enricher/streams.properties'], 'the mounted path the test replaces');
-    assert.deepEqual(await failingFindings({ ...config, audit: { ...config.audit, streamsConfigs: [join(dir, 'streams.properties')] } }), []);
+    assert.deepEqual(await failingFindings({ ...config, audit: { ...config.audit, streamsConfigs: [mountedPath] } }), []);
+  });
+
+  test('deploy/kubernetes/flink/configmap.yaml, with the Flink config.yaml it mounts into the sidecar', async () => {
+    const { config, mountedPath } = await fromConfigMap('deploy/kubernetes/flink/configmap.yaml', 'config.yaml');
+    assert.deepEqual(config.audit.flinkConfigs, ['/opt/flink/conf/config.yaml'], 'the mounted path the test replaces');
+    const audited = { ...config, audit: { ...config.audit, flinkConfigs: [mountedPath] } };
+    const report = await runConfiguredAudit(audited);
+    assert.ok(report.findings.some((f) => f.passed && f.target.includes(mountedPath)), 'the Flink config file was read and checked');
+    // The only finding: the live job audit asks the pod's own JobManager (127.0.0.1:8081), which
+    // does not run here (test/integration/flink.test.ts audits a running job).
+    const failing = await failingFindings(audited);
+    assert.equal(failing.length, 1, failing.join('\n'));
+    assert.match(failing[0]!, /^warning audit\.source flink-jobs:http:\/\/127\.0\.0\.1:8081: .*ECONNREFUSED/);
   });
 
   test("the demo's configuration, with its topics made as the demo makes them", async () => {
