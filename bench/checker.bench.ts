@@ -3,16 +3,16 @@
 // (the Java client), on one real local cluster, interleaved, in one invocation.
 //
 //   node --import tsx bench/checker.bench.ts [--records 1000000] [--rounds 4] [--nodes 1|3]
-//        [--small-records 100000] [--no-warmup] [--no-profile] [--skip dist,kcat,kcat-fw10,perf]
+//        [--small-records 100000] [--no-warmup] [--no-profile] [--skip tsx,kcat,kcat-fw10,perf]
 //        [--fuzz-cases 100000] [--out bench/RESULTS.md]
 //
 // One topic of 6 partitions gets N records from `produceVerifyRecords` (the records `eoswatch
 // verify produce` writes; nothing transforms them, so the check runs with --value-delta 0). After
-// a warm-up round (not counted), rounds of the checker (`node --import tsx src/cli.ts verify check`,
-// a child process), kcat (`-C -e -o beginning -q -X isolation.level=read_committed` to /dev/null)
-// and ConsumerPerformance (`--num-records N`, isolation.level=read_committed from a
-// --command-config file) run in ABBA order, with two extras: the same checker compiled by tsc, as
-// the installed `eoswatch` (bin/eoswatch.js → dist/) runs it, without tsx, and kcat with
+// a warm-up round (not counted), rounds of the checker (`eoswatch verify check` compiled by tsc, as
+// the installed CLI, bin/eoswatch.js → dist/, runs it; a child process), kcat (`-C -e -o beginning
+// -q -X isolation.level=read_committed` to /dev/null) and ConsumerPerformance (`--num-records N`,
+// isolation.level=read_committed from a --command-config file) run in ABBA order, with two extras:
+// the same checker run from the source under tsx (`node --import tsx src/cli.ts`), and kcat with
 // `-X fetch.wait.max.ms=10` (by default librdkafka's last, empty fetch waits up to 500 ms before kcat
 // sees the end of a partition). Each run is timed from spawn to exit, with its peak RSS and
 // CPU from GNU time (or /proc when /usr/bin/time is missing). The checker also runs on a topic of
@@ -69,7 +69,7 @@ const SKIP = listOption(argv.skip);
 if (NODES !== 1 && NODES !== 3) throw new Error('--nodes: 1 or 3');
 if (!Number.isInteger(SMALL) || SMALL < 0 || SMALL >= N) throw new Error('--small-records: an integer >= 0 and below --records (0: no small topic)');
 if (!Number.isInteger(FUZZ) || FUZZ < 0) throw new Error('--fuzz-cases: an integer >= 0');
-for (const s of SKIP) if (!['dist', 'kcat', 'kcat-fw10', 'perf'].includes(s)) throw new Error(`--skip: any of dist, kcat, kcat-fw10, perf, not ${s}`);
+for (const s of SKIP) if (!['tsx', 'kcat', 'kcat-fw10', 'perf'].includes(s)) throw new Error(`--skip: any of tsx, kcat, kcat-fw10, perf, not ${s}`);
 const RF = NODES === 3 ? 3 : 1;
 
 const OUT_DIR = makeOutDir('checker-');
@@ -157,11 +157,11 @@ const ratio = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
 
 // ---------------------------------------------------------------- the runs
 
-type Kind = 'checker' | 'dist' | 'kcat' | 'kcat-fw10' | 'perf';
-const KINDS: Kind[] = ['checker', 'dist', 'kcat', 'kcat-fw10', 'perf'];
+type Kind = 'checker' | 'tsx' | 'kcat' | 'kcat-fw10' | 'perf';
+const KINDS: Kind[] = ['checker', 'tsx', 'kcat', 'kcat-fw10', 'perf'];
 const LABEL: Record<Kind, string> = {
   checker: 'checker',
-  dist: 'checker, compiled (no tsx)',
+  tsx: 'checker under tsx (source)',
   kcat: 'kcat',
   'kcat-fw10': 'kcat, fetch.wait.max.ms=10',
   perf: 'ConsumerPerformance',
@@ -185,8 +185,8 @@ interface Run {
 
 interface Ctx {
   cluster: LocalCluster;
-  /** The entry of the compiled checker (see buildCompiled), if it was built. */
-  compiled?: string;
+  /** The entry of the compiled checker (see buildCompiled): the CLI as installed. */
+  compiled: string;
   libs: string;
   log4j: string;
   consumerConfig: string;
@@ -198,15 +198,14 @@ interface Topic {
   records: number;
 }
 
-async function runChecker(ctx: Ctx, topic: Topic, round: Run['round'], opts: { profileDir?: string; compiled?: boolean } = {}): Promise<Run> {
-  const kind: Kind = opts.compiled ? 'dist' : 'checker';
+async function runChecker(ctx: Ctx, topic: Topic, round: Run['round'], opts: { profileDir?: string; tsx?: boolean } = {}): Promise<Run> {
+  const kind: Kind = opts.tsx ? 'tsx' : 'checker';
   const label = `${kind}-${round}-${Date.now()}`;
   const load1m = loadavg()[0]!;
-  if (opts.compiled && !ctx.compiled) throw new Error('the compiled checker was not built');
   const args = [
-    ...(opts.compiled ? [] : ['--import', 'tsx']),
+    ...(opts.tsx ? ['--import', 'tsx'] : []),
     ...(opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : []),
-    opts.compiled ? ctx.compiled! : 'src/cli.ts',
+    opts.tsx ? 'src/cli.ts' : ctx.compiled,
     'verify',
     'check',
     '-b',
@@ -374,7 +373,7 @@ function section(r: Report): string {
   const all = r.rounds.flat();
   const of = (k: Kind) => all.filter((x) => x.kind === k);
   const rate = (x: Run) => (x.records / x.wallMs) * 1000;
-  const ownClock = (k: Kind) => k === 'checker' || k === 'dist' || k === 'perf';
+  const ownClock = (k: Kind) => k === 'checker' || k === 'tsx' || k === 'perf';
   const readRate = (x: Run) => (ownClock(x.kind) ? (x.records / x.readMs) * 1000 : rate(x));
   const med = (k: Kind, f: (x: Run) => number) => median(of(k).map(f));
   /** The fastest counted run: the one least disturbed by the other work on the machine. */
@@ -416,13 +415,13 @@ function section(r: Report): string {
   line();
   line('**Runs**, each a fresh process timed from spawn to exit, stdout of the peers to /dev/null:');
   line();
-  line(`- **checker**: \`node --import tsx src/cli.ts verify check -b … --topic … --run … --records ${N} --partitions ${PARTITIONS} --value-delta 0 --format json\`; it reads every partition from the beginning to the end it had at the start (read_committed, raw Fetch requests over kafkajs' connections, record batches decoded by src/verify/record-batches.ts, no consumer group), judges every record, and must report all ${fmt(N)} received with no duplicate, loss, unexpected or wrong value and no order violation.`);
+  line(`- **checker**: \`node <out>/eoswatch.mjs verify check -b … --topic … --run … --records ${N} --partitions ${PARTITIONS} --value-delta 0 --format json\`; it reads every partition from the beginning to the end it had at the start (read_committed, raw Fetch requests over kafkajs' connections, record batches decoded by src/verify/record-batches.ts, no consumer group), judges every record, and must report all ${fmt(N)} received with no duplicate, loss, unexpected or wrong value and no order violation.`);
   if (!SKIP.has('kcat')) line('- **kcat**: `kcat -C -b … -t … -X isolation.level=read_committed -e -o beginning -q > /dev/null` (librdkafka, every partition assigned, exits at the end of all partitions); the warm-up run piped its output here instead and counted the records.');
-  if (!SKIP.has('dist')) line('- extra, **checker compiled**: the same command run by `node <out>/eoswatch.mjs` on a `tsc -p tsconfig.build.json` build of this checkout (what the installed `eoswatch`, bin/eoswatch.js → dist/, runs): the checker without tsx\'s start-up.');
+  if (!SKIP.has('tsx')) line('- extra, **checker under tsx**: the same command run from the TypeScript source, `node --import tsx src/cli.ts` (how the tests and a checkout without a build run it): the same code with tsx\'s loader and compilation in its start-up.');
   if (!SKIP.has('kcat-fw10')) line('- extra, **kcat, fetch.wait.max.ms=10**: kcat as above plus `-X fetch.wait.max.ms=10`. kcat only sees the end of a partition in a fetch response that returns nothing, and by default the broker holds such a fetch for 500 ms (librdkafka\'s fetch.wait.max.ms): the plain kcat runs above include that wait (it took 1.0–1.5 s on an empty topic here, 0.03 s with this option).');
   if (!SKIP.has('perf')) line(`- **ConsumerPerformance**: \`java -Xmx512M … -cp '<kafka libs>/*' org.apache.kafka.tools.ConsumerPerformance --num-records ${N} --command-config <isolation.level=read_committed> --group <fresh>\` (the JVM options of \`kafka-consumer-perf-test.sh\`); it must report ${fmt(N)} consumed.`);
   line(`- **Order**: ${WARMUP ? 'one warm-up round of every run, not counted; then ' : ''}${ROUNDS} rounds in ABBA order (odd rounds ${KINDS.filter((k) => !SKIP.has(k)).map((k) => LABEL[k]).join(' → ')}, even rounds the reverse). Tables show the median over rounds.`);
-  line(`- **Rates**: "records/s" is records / (spawn → exit), process start-up included (Node + tsx compiling the TypeScript CLI, the JVM). "read records/s" uses the tool's own clock where it has one: the checker's \`ms\` (admin connect, metadata, read, judgement: everything in \`checkSinkTopic\`), ConsumerPerformance's start.time → end.time (group join included); kcat has none, so only its records/s is given (its process starts in a few ms, but see the end-of-partition wait below).`);
+  line(`- **Rates**: "records/s" is records / (spawn → exit), process start-up included (Node loading the CLI's modules, the JVM). "read records/s" uses the tool's own clock where it has one: the checker's \`ms\` (admin connect, metadata, read, judgement: everything in \`checkSinkTopic\`), ConsumerPerformance's start.time → end.time (group join included); kcat has none, so only its records/s is given (its process starts in a few ms, but see the end-of-partition wait below).`);
   line(`- **Peak RSS** and CPU (user + sys) from ${HAVE_GNU_TIME ? 'GNU `/usr/bin/time` (ru_maxrss of the measured process)' : '/proc (VmHWM polled every 20 ms; CPU of the reaped child)'}; broker CPU from /proc over the same time.`);
   line();
   line('### Results (median over rounds)');
@@ -440,10 +439,10 @@ function section(r: Report): string {
       `${fmt(med(k, cpuUs), 1)} / ${fmt(med(k, (x) => (x.brokerCpuS / x.records) * 1e6), 1)}`,
     ]);
   };
-  row('checker', '**eoswatch verify check** (`node --import tsx src/cli.ts`)');
+  row('checker', '**eoswatch verify check** (compiled, as installed)');
   row('kcat', '**kcat**');
   row('perf', '**ConsumerPerformance**');
-  row('dist', 'extra: eoswatch verify check compiled (no tsx)');
+  row('tsx', 'extra: eoswatch verify check under tsx (`node --import tsx src/cli.ts`)');
   row('kcat-fw10', 'extra: kcat -X fetch.wait.max.ms=10');
   line(mdTable(['', 'records/s (incl. start-up)', 'best run records/s', 'wall s', 'read records/s, own clock (best run)', 'peak RSS MiB', 'CPU µs per record: tool / broker'], rows));
   line();
@@ -460,8 +459,8 @@ function section(r: Report): string {
   addRatio('checker / kcat, the checker\'s read records/s (own clock, no start-up)', 'checker', readRate, 'kcat', rate, KCAT_GOAL);
   addRatio('**checker / ConsumerPerformance**, records/s incl. start-up', 'checker', rate, 'perf', rate, PERF_GOAL);
   addRatio('checker / ConsumerPerformance, read records/s (both own clocks)', 'checker', readRate, 'perf', readRate, PERF_GOAL);
-  addRatio('compiled checker / kcat, records/s incl. start-up', 'dist', rate, 'kcat', rate);
-  addRatio('compiled checker / ConsumerPerformance, records/s incl. start-up', 'dist', rate, 'perf', rate);
+  addRatio('checker under tsx / kcat, records/s incl. start-up', 'tsx', rate, 'kcat', rate);
+  addRatio('checker under tsx / ConsumerPerformance, records/s incl. start-up', 'tsx', rate, 'perf', rate);
   addRatio('the checker\'s read records/s / kcat -X fetch.wait.max.ms=10', 'checker', readRate, 'kcat-fw10', rate);
   {
     const rss = med('checker', (x) => x.peakRssMiB);
@@ -549,9 +548,10 @@ async function main(): Promise<void> {
   const log4j = writeLog4j(OUT_DIR);
   const consumerConfig = join(OUT_DIR, 'consumer.properties');
   writeFileSync(consumerConfig, 'isolation.level=read_committed\n');
-  const compiled = SKIP.has('dist') ? undefined : await buildCompiled(ROOT, join(OUT_DIR, 'compiled'));
+  const compiled = await buildCompiled(ROOT, join(OUT_DIR, 'compiled'));
+  if (!compiled) throw new Error('the tsc build of this checkout failed (see above): the checker is measured as the installed CLI runs it');
   const measured = await withCluster({ nodes: NODES as 1 | 3, version }, async (cluster) => {
-    const ctx: Ctx = { cluster, libs, log4j, consumerConfig, ...(compiled ? { compiled } : {}) };
+    const ctx: Ctx = { cluster, libs, log4j, consumerConfig, compiled };
     const rounds: Run[][] = [];
     const warm: Run[] = [];
     const small: Run[] = [];
@@ -576,8 +576,8 @@ async function main(): Promise<void> {
       `${x.kind}: ${fmt(x.wallMs / 1000, 2)} s wall, ${fmt((x.records / x.wallMs) * 1000)} rec/s${Number.isFinite(x.readMs) ? `, read ${fmt((x.records / x.readMs) * 1000)} rec/s` : ''}, peak RSS ${fmt(x.peakRssMiB)} MiB, CPU ${fmt(x.cpuS, 2)} s, ${x.check}`;
     const one = async (k: Kind, round: Run['round'], count = false): Promise<Run> => {
       const x =
-        k === 'checker' || k === 'dist'
-          ? await runChecker(ctx, topic, round, { compiled: k === 'dist' })
+        k === 'checker' || k === 'tsx'
+          ? await runChecker(ctx, topic, round, { tsx: k === 'tsx' })
           : k === 'kcat' || k === 'kcat-fw10'
             ? await runKcat(ctx, topic, round, { count, noWait: k === 'kcat-fw10' })
             : await runPerf(ctx, topic, round);
@@ -585,7 +585,7 @@ async function main(): Promise<void> {
       if (x.check.startsWith('CHECK')) throw new Error(`${k} in round ${round}: ${x.check}`);
       return x;
     };
-    const kinds = KINDS.filter((k) => !SKIP.has(k) && (k !== 'dist' || ctx.compiled));
+    const kinds = KINDS.filter((k) => !SKIP.has(k));
     if (WARMUP) {
       log('warm-up round (not counted)');
       for (const k of kinds) warm.push(await one(k, 'warm-up', k === 'kcat'));

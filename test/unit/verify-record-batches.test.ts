@@ -6,7 +6,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
-import { decodeFetchResponse, scanRecordSet } from '../../src/verify/record-batches.js';
+import { decodeFetchResponse, nextFetchOffset, scanRecordSet } from '../../src/verify/record-batches.js';
 
 const require = createRequire(import.meta.url);
 const KafkajsDecoder = require('kafkajs/src/protocol/decoder') as new (b: Buffer) => unknown;
@@ -91,6 +91,7 @@ const ABORTED = [{ producerId: 7n, firstOffset: 3 }];
 function ours(records: Buffer, from = 0, end = Infinity) {
   const got: { offset: number; timestamp: number; value: string | null }[] = [];
   const r = scanRecordSet(records, from, end, ABORTED, (value, timestamp, offset) => got.push({ offset, timestamp, value: value && value.toString() }));
+  assert.equal(nextFetchOffset(records, from), r.nextOffset, 'the headers-only walk agrees with the scan');
   return { got, ...r };
 }
 
@@ -119,6 +120,16 @@ describe('verifier record batches', () => {
       .filter((m) => !m.isControlRecord)
       .map((m) => ({ offset: Number(m.offset), timestamp: Number(m.timestamp), value: m.value && m.value.toString() }));
     assert.deepEqual(ours(records).got, theirs);
+  });
+
+  test('nextFetchOffset: past the last whole batch, never below the fetch offset', () => {
+    assert.equal(nextFetchOffset(recordSet(), 0), 12);
+    assert.equal(nextFetchOffset(recordSet(), 50), 50);
+    assert.equal(nextFetchOffset(Buffer.alloc(0), 7), 7);
+    const one = batch({ base: 40, records: [{ offsetDelta: 0, value: v('x') }, { offsetDelta: 2, value: v('y') }] });
+    assert.equal(nextFetchOffset(one, 40), 43, 'the last offset delta counts, not the record count');
+    assert.equal(nextFetchOffset(one.subarray(0, one.length - 1), 40), 40, 'a cut-off batch comes again');
+    assert.equal(nextFetchOffset(Buffer.concat([one, one.subarray(0, 61)]), 40), 43);
   });
 
   test('records below the fetch offset (inside a batch) and at or past the end offset are not passed on', () => {
