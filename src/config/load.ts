@@ -1,13 +1,14 @@
-// Config loading: YAML text → ${ENV} expansion → ajv validation against config/schema.json
-// (defaults filled, unknown keys rejected, every duration within its minDuration..maxDuration)
+// Config loading: YAML text → ${ENV} expansion → validation against config/schema.json (ajv,
+// compiled ahead of time into config/schema-validator.js; defaults filled, unknown keys
+// rejected) and of every duration against its minDuration..maxDuration (here, after ajv)
 // → durations turned into milliseconds → typed Config. Every problem of a file is reported at
 // once, each naming file, line:column, key and what was expected; the parser's own limits (file
 // size, aliases, nesting) are configuration errors too. A value that came from the environment or
 // sits under a secret key is never quoted back (src/redact.ts).
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Ajv, type ErrorObject } from 'ajv';
-import type { DataValidateFunction } from 'ajv/dist/types/index.js';
+import type { ErrorObject } from 'ajv';
 import { LineCounter, isAlias, isMap, isNode, isScalar, parseDocument, type Document } from 'yaml';
 import cron from 'node-cron';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
@@ -16,9 +17,15 @@ import { formatDuration, parseDuration } from './duration.js';
 import { expandEnv } from './env.js';
 import type { Config } from './types.js';
 import { selectorPattern } from './selector.js';
+// Beside the schema, one level above both src/ and dist/ (as schemaPath below).
+import { schemaSha256 as generatedFrom, validate } from '../../config/schema-validator.js';
 
 export const schemaPath = new URL('../../config/schema.json', import.meta.url);
-export const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as JsonSchema;
+const schemaText = readFileSync(schemaPath, 'utf8');
+export const schema = JSON.parse(schemaText) as JsonSchema;
+if (createHash('sha256').update(schemaText).digest('hex') !== generatedFrom) {
+  throw new Error(`${schemaPath.pathname} has changed since config/schema-validator.js was generated from it: run \`npm run gen:validator\``);
+}
 
 interface JsonSchema {
   type?: string | string[];
@@ -38,12 +45,7 @@ export const MAX_YAML_ALIASES = 100;
 export const MAX_YAML_DEPTH = 64;
 const MAX_FLOW_NESTING = 512;
 
-// code.optimize off: ajv's passes over the generated code cost about a third of the schema's
-// compile time, which every eoswatch process pays at start (about 0.1 s of CPU; a config is
-// validated once, so the slightly longer validator does not matter).
-const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: 'array', verbose: true, strict: true, strictRequired: false, code: { optimize: false } });
-
-/** Milliseconds of a duration value, or undefined when it is not a duration (the oneOf reports that). */
+/** Milliseconds of a duration value, or undefined when it is not a duration (the schema reports that). */
 function durationMs(data: unknown): number | undefined {
   if (typeof data !== 'string' && typeof data !== 'number') return undefined;
   try {
@@ -53,28 +55,40 @@ function durationMs(data: unknown): number | undefined {
   }
 }
 
-// minDuration / maxDuration: bounds of a duration setting, written as durations ("100ms", "24h").
-for (const [keyword, ok, word] of [
+const DURATION_BOUNDS = [
   ['minDuration', (ms: number, limit: number) => ms >= limit, 'at least'],
   ['maxDuration', (ms: number, limit: number) => ms <= limit, 'at most'],
-] as const) {
-  ajv.addKeyword({
-    keyword,
-    schemaType: 'string',
-    errors: true,
-    compile(limitText: string) {
+] as const;
+
+/**
+ * minDuration / maxDuration: the bounds of every duration setting in `value` (after validation:
+ * defaults filled), written as durations ("100ms", "24h"). A setting's own bound takes the place of
+ * the duration definition's general one (2147483647 ms, node's timer limit). Errors in ajv's shape,
+ * reported with ajv's own.
+ */
+function durationBoundErrors(value: unknown, s: JsonSchema = schema, path: Path = [], out: ErrorObject[] = []): ErrorObject[] {
+  if (s.$ref === '#/definitions/duration') {
+    const ms = durationMs(value);
+    if (ms === undefined) return out;
+    const definition = resolveRef(s);
+    for (const [keyword, ok, word] of DURATION_BOUNDS) {
+      const limitText = (s[keyword] ?? definition[keyword]) as string | undefined;
+      if (limitText === undefined) continue;
       const limit = parseDuration(limitText);
-      const check: DataValidateFunction = (data: unknown): boolean => {
-        const ms = durationMs(data);
-        if (ms === undefined || ok(ms, limit)) return true;
-        check.errors = [{ keyword, message: `${word} ${formatDuration(limit)}`, params: { limit, ms } }];
-        return false;
-      };
-      return check;
-    },
-  });
+      if (ok(ms, limit)) continue;
+      const instancePath = path.map((k) => `/${String(k).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+      out.push({ keyword, instancePath, schemaPath: `#${instancePath}/${keyword}`, params: { limit, ms }, message: `${word} ${formatDuration(limit)}`, data: value });
+    }
+    return out;
+  }
+  const r = resolveRef(s);
+  if (Array.isArray(value) && r.items) value.forEach((v, i) => durationBoundErrors(v, r.items!, [...path, i], out));
+  else if (value && typeof value === 'object' && r.properties) {
+    const obj = value as Record<string, unknown>;
+    for (const [k, sub] of Object.entries(r.properties)) if (obj[k] !== undefined) durationBoundErrors(obj[k], sub, [...path, k], out);
+  }
+  return out;
 }
-const validate = ajv.compile(schema);
 
 type Path = (string | number)[];
 
@@ -162,12 +176,9 @@ export function formatSchemaErrors(errors: ErrorObject[], file: string, doc?: Do
   const oneOfPaths = new Set(errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf').map((e) => e.instancePath));
   const lines: string[] = [];
   const seen = new Set<string>();
-  // A setting's own duration bound makes the definition's general one (2147483647 ms) redundant.
-  const ownBound = new Set(errors.filter((e) => /Duration$/.test(e.keyword) && !e.schemaPath.startsWith('#/definitions/')).map((e) => `${e.instancePath} ${e.keyword}`));
   for (const e of errors) {
     // "must match then": the errors of the then-branch itself say what is missing.
     if (e.keyword === 'if') continue;
-    if (e.schemaPath.startsWith('#/definitions/duration/') && ownBound.has(`${e.instancePath} ${e.keyword}`)) continue;
     const underOneOf = e.keyword !== 'oneOf' && e.keyword !== 'anyOf' && /\/(oneOf|anyOf)\/\d+\//.test(e.schemaPath);
     if (underOneOf && oneOfPaths.has(e.instancePath)) continue;
     const d = describeError(e, display);
@@ -240,10 +251,11 @@ export function validateConfig(
     throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: expected a mapping of settings at the top level, found ${display([], value)}`);
   }
   preNormalize(value);
-  if (!validate(value)) {
+  const schemaErrors = [...(validate(value) ? [] : (validate.errors ?? [])), ...durationBoundErrors(value)];
+  if (schemaErrors.length) {
     // A place whose variable is unset already has its problem; the empty string it left is not a second one.
     const unset = new Set(expanded.problems.map((p) => pointer(p.path)));
-    const errors = (validate.errors ?? []).filter((e) => !unset.has(pointer(parsePointer(e.instancePath))));
+    const errors = schemaErrors.filter((e) => !unset.has(pointer(parsePointer(e.instancePath))));
     problems.push(...formatSchemaErrors(errors, file, doc, lc, display));
   }
   if (problems.length) {

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { dirname, resolve } from 'node:path';
-import { Ajv } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import type { Document, LineCounter } from 'yaml';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { formatSchemaErrors, parseYamlText } from '../config/load.js';
@@ -130,7 +130,15 @@ const webSchema = {
   },
 } as const;
 
-const validate = new Ajv({ allErrors: true, verbose: true, strict: true }).compile(webSchema);
+let compiled: ValidateFunction | undefined;
+/** The web schema's validator, compiled at the first web configuration read: a daemon without one never loads ajv. */
+async function webValidator(): Promise<ValidateFunction> {
+  if (!compiled) {
+    const { Ajv } = await import('ajv');
+    compiled = new Ajv({ allErrors: true, verbose: true, strict: true }).compile(webSchema);
+  }
+  return compiled;
+}
 
 interface RawWebConfig {
   tls_server_config?: Record<string, unknown> & {
@@ -166,6 +174,7 @@ export async function loadWebConfig(file: string): Promise<WebConfig> {
   const { data, doc, lc } = parseYamlText(text, file);
   const raw = (data ?? {}) as RawWebConfig;
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: expected a mapping at the top level`);
+  const validate = await webValidator();
   if (!validate(raw)) {
     const details = formatSchemaErrors(validate.errors ?? [], file, doc, lc);
     throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: ${details.length} web configuration problem${details.length > 1 ? 's' : ''}`, { details });
