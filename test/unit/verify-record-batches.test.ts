@@ -130,6 +130,11 @@ describe('verifier record batches', () => {
     assert.equal(nextFetchOffset(one, 40), 43, 'the last offset delta counts, not the record count');
     assert.equal(nextFetchOffset(one.subarray(0, one.length - 1), 40), 40, 'a cut-off batch comes again');
     assert.equal(nextFetchOffset(Buffer.concat([one, one.subarray(0, 61)]), 40), 43);
+    // A batch left empty by compaction is its header alone, and still moves the position.
+    const empty = batch({ base: 50, records: [], lastOffsetDelta: 4 });
+    assert.equal(empty.length, 61);
+    assert.equal(nextFetchOffset(empty, 50), 55);
+    assert.equal(scanRecordSet(empty, 50, 100, [], () => assert.fail('no record')).nextOffset, 55);
   });
 
   test('records below the fetch offset (inside a batch) and at or past the end offset are not passed on', () => {
@@ -297,15 +302,18 @@ describe('verifier record batches', () => {
       return b;
     };
     parts.push(int(250, 4), int(0, 2), int(99, 4)); // throttle, error, session
-    parts.push(int(1, 4), int(5, 2), Buffer.from('sink1'), int(3, 4)); // one topic, three partitions
+    parts.push(int(1, 4), int(5, 2), Buffer.from('sink1'), int(4, 4)); // one topic, four partitions
     parts.push(int(4, 4), int(6, 2), long(-1n), long(-1n), long(-1n), int(0, 4), int(-1, 4), int(-1, 4));
     parts.push(int(5, 4), int(0, 2), long(0n), long(0n), long(0n), int(0, 4), int(-1, 4), int(0, 4));
     parts.push(int(3, 4), int(0, 2), long(20n), long(12n), long(0n), int(2, 4), long(9n), long(8n), long(7n), long(3n), int(-1, 4), int(records.length, 4), records);
+    // After a partition with records: read where its records end.
+    parts.push(int(8, 4), int(0, 2), long(1n), long(1n), long(0n), int(0, 4), int(-1, 4), int(0, 4));
     const res = decodeFetchResponse(Buffer.concat(parts));
     assert.equal(res.throttleTimeMs, 250);
     assert.equal(res.errorCode, 0);
-    assert.equal(res.partitions.length, 3);
-    const [b, empty, a] = res.partitions;
+    assert.equal(res.partitions.length, 4);
+    const [b, empty, a, last] = res.partitions;
+    assert.deepEqual(last, { topic: 'sink1', partition: 8, errorCode: 0, highWatermark: 1, lastStableOffset: 1, logStartOffset: 0, aborted: [], records: null });
     assert.equal(empty!.records, null, 'an empty record set');
     assert.equal(empty!.partition, 5);
     assert.deepEqual({ ...a!, records: a!.records!.length }, { topic: 'sink1', partition: 3, errorCode: 0, highWatermark: 20, lastStableOffset: 12, logStartOffset: 0, aborted: [{ producerId: 7n, firstOffset: 3 }, { producerId: 9n, firstOffset: 8 }], records: records.length });
