@@ -318,8 +318,9 @@ function category(url: string, fn: string): string {
   if (url.includes('node_modules/kafkajs/')) return 'kafkajs';
   if (url.includes('node_modules/tsx') || url.includes('node_modules/esbuild')) return 'tsx/esbuild (start-up)';
   if (url.includes('node_modules/')) return 'other node_modules';
-  if (url.includes('/src/verify/')) return 'eoswatch src/verify (checker, reader)';
-  if (url.includes('/src/')) return 'eoswatch src/ (other)';
+  // The compiled checker runs from <out>/compiled/dist/, the one under tsx from src/.
+  if (/\/(src|dist)\/verify\//.test(url)) return 'eoswatch verify/ (checker, reader)';
+  if (/\/(src|dist)\//.test(url)) return 'eoswatch, other modules';
   if (url.startsWith('node:') || url === '') return 'node core / builtins';
   return 'other';
 }
