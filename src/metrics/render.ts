@@ -105,6 +105,12 @@ export class MetricsRenderer {
     return p;
   }
 
+  /**
+   * Ends with one turn of the event loop before the result goes out. A render of thousands of
+   * series is milliseconds of synchronous work, during which the event loop reads no request: the
+   * scrapes that came in meanwhile are read in that turn and share this render instead of each
+   * rendering again after it (they get values at most one render old, as with any shared render).
+   */
   private async renderNow(): Promise<string> {
     const metrics = this.registry.getMetricsAsArray() as unknown as RenderableMetric[];
     const data = await Promise.all(metrics.map((m) => (typeof m.getForPromString === 'function' ? m.getForPromString() : m.get())));
@@ -113,6 +119,7 @@ export class MetricsRenderer {
       if (i > 0) out += '\n\n';
       out += this.block(data[i]!);
     }
+    await new Promise<void>((r) => setImmediate(r));
     return `${out}\n`;
   }
 

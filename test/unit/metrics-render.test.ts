@@ -142,6 +142,32 @@ describe('MetricsRenderer', () => {
     assert.equal(collects, 2);
   });
 
+  test('a render ends with a turn of the event loop: a scrape read in it shares the render', async () => {
+    const registry = new Registry();
+    let collects = 0;
+    new Gauge({
+      name: 'renders',
+      help: 'how often collect ran',
+      registers: [registry],
+      collect() {
+        collects++;
+        this.set(collects);
+      },
+    });
+    // 20,000 series: milliseconds of formatting, all of it synchronous work.
+    const wide = new Gauge({ name: 'wide', help: 'many series', labelNames: ['i'], registers: [registry] });
+    for (let i = 0; i < 20_000; i++) wide.set({ i: String(i) }, i);
+    const r = new MetricsRenderer(registry);
+    const first = r.render();
+    // What an HTTP request that came in while the render ran does when the event loop reads it.
+    const second = await new Promise<Promise<string>>((res) => setImmediate(() => res(r.render())));
+    const [a, b] = await Promise.all([first, second]);
+    assert.equal(collects, 1, 'one render served both');
+    assert.equal(b, a);
+    assert.match(a, /^wide\{i="19999"\} 19999$/m);
+    assert.match(await r.render(), /^renders 2$/m, 'the next scrape renders again');
+  });
+
   test('a failed render fails the scrapes that shared it, and the next scrape renders again', async () => {
     const registry = new Registry();
     let fail = true;
