@@ -66,27 +66,22 @@ const DURATION_BOUNDS = [
  * the duration definition's general one (2147483647 ms, node's timer limit). Errors in ajv's shape,
  * reported with ajv's own.
  */
-function durationBoundErrors(value: unknown, s: JsonSchema = schema, path: Path = [], out: ErrorObject[] = []): ErrorObject[] {
-  if (s.$ref === '#/definitions/duration') {
-    const ms = durationMs(value);
-    if (ms === undefined) return out;
-    const definition = resolveRef(s);
+function durationBoundErrors(value: unknown): ErrorObject[] {
+  const out: ErrorObject[] = [];
+  const definition = resolveRef({ $ref: '#/definitions/duration' });
+  mapDurations(value, schema, (v, s, path) => {
+    const ms = durationMs(v);
+    if (ms === undefined) return v;
     for (const [keyword, ok, word] of DURATION_BOUNDS) {
       const limitText = (s[keyword] ?? definition[keyword]) as string | undefined;
       if (limitText === undefined) continue;
       const limit = parseDuration(limitText);
       if (ok(ms, limit)) continue;
       const instancePath = path.map((k) => `/${String(k).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
-      out.push({ keyword, instancePath, schemaPath: `#${instancePath}/${keyword}`, params: { limit, ms }, message: `${word} ${formatDuration(limit)}`, data: value });
+      out.push({ keyword, instancePath, schemaPath: `#${instancePath}/${keyword}`, params: { limit, ms }, message: `${word} ${formatDuration(limit)}`, data: v });
     }
-    return out;
-  }
-  const r = resolveRef(s);
-  if (Array.isArray(value) && r.items) value.forEach((v, i) => durationBoundErrors(v, r.items!, [...path, i], out));
-  else if (value && typeof value === 'object' && r.properties) {
-    const obj = value as Record<string, unknown>;
-    for (const [k, sub] of Object.entries(r.properties)) if (obj[k] !== undefined) durationBoundErrors(obj[k], sub, [...path, k], out);
-  }
+    return v;
+  });
   return out;
 }
 
@@ -197,18 +192,27 @@ function resolveRef(s: JsonSchema): JsonSchema {
   return s;
 }
 
-/** Converts every value whose schema is the duration definition into milliseconds, in place. */
-function normalizeDurations(value: unknown, s: JsonSchema): unknown {
-  if (s.$ref === '#/definitions/duration') return parseDuration(value as string | number);
+/**
+ * Calls `visit` for every value in `value` whose schema is the duration definition (through
+ * properties and items: where the schema puts durations), with the schema node that refers to it
+ * (its own bounds) and its path; a value `visit` returns takes the duration's place, in place.
+ */
+function mapDurations(value: unknown, s: JsonSchema, visit: (v: unknown, s: JsonSchema, path: Path) => unknown, path: Path = []): unknown {
+  if (s.$ref === '#/definitions/duration') return visit(value, s, path);
   const r = resolveRef(s);
-  if (Array.isArray(value) && r.items) return value.map((v) => normalizeDurations(v, r.items!));
+  if (Array.isArray(value) && r.items) return value.map((v, i) => mapDurations(v, r.items!, visit, [...path, i]));
   if (value && typeof value === 'object' && r.properties) {
     const obj = value as Record<string, unknown>;
     for (const [k, sub] of Object.entries(r.properties)) {
-      if (obj[k] !== undefined) obj[k] = normalizeDurations(obj[k], sub);
+      if (obj[k] !== undefined) obj[k] = mapDurations(obj[k], sub, visit, [...path, k]);
     }
   }
   return value;
+}
+
+/** Converts every duration into milliseconds, in place. */
+function normalizeDurations(value: unknown): unknown {
+  return mapDurations(value, schema, (v) => parseDuration(v as string | number));
 }
 
 /** Shapes the schema accepts for convenience, brought to their canonical form before validation. */
@@ -263,7 +267,7 @@ export function validateConfig(
       details: problems,
     });
   }
-  const config = normalizeDurations(value, schema) as Config;
+  const config = normalizeDurations(value) as Config;
   const semantic = crossFieldProblems(config).map((p) => redactText(`${file}${positionOf(doc, lc, p.path) ? `:${positionOf(doc, lc, p.path)}` : ''}: ${pointer(p.path)}: ${p.text}`));
   if (semantic.length) {
     throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: ${semantic.length} configuration problem${semantic.length > 1 ? 's' : ''}`, { details: semantic });
