@@ -241,7 +241,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     // A round fails when the pipeline stalls (no commit for STALL_MS after the last fault), not
     // when a loaded machine makes it slow; the overall limit only bounds a crawl.
     // A scenario that slows the pipeline itself (unthrottled) is bounded by the pace it expects at worst.
-    const crawlMs = scenario.unthrottled && !rate ? (opts.records / scenario.unthrottled.minRecordsPerSecond) * 1000 : (opts.records / (rate || 1000)) * 10_000;
+    const crawlMs = scenario.unthrottled ? (opts.records / scenario.unthrottled.minRecordsPerSecond) * 1000 : (opts.records / (rate || 1000)) * 10_000;
     const limit = Date.now() + Math.max(1_800_000, crawlMs);
     let lastCommit = { t: Date.now(), committed: atFault };
     for (;;) {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { RawFetcher } from '../kafka/raw-fetch.js';
-import { decodeFetchResponse, nextFetchOffset, scanRecordSet, type FetchedPartition } from './record-batches.js';
+import { decodeFetchResponse, scanRecordSet } from './record-batches.js';
 
 export interface ReadOptions {
   readUncommitted?: boolean;
@@ -108,10 +108,8 @@ const RETRIABLE = new Set([3, 5, 6, 7, 13, 56, 74, 75]);
  * readTopic for the verifier: the same records of the same range (the topic from its log start to
  * the end it had when the read started, read_committed unless told otherwise), fetched with raw
  * Fetch requests and decoded by src/verify/record-batches.ts instead of a kafkajs consumer: no
- * consumer group, no per-record objects. Each partition leader has one reading loop, which sends
- * its next fetch as soon as the batch headers of a response give the next offsets and only then
- * scans that response's records: the broker reads and sends while the records are judged. A
- * record is passed on as (partition, value, timestamp, offset).
+ * consumer group, no per-record objects. One request per partition leader at a time; a record is
+ * passed on as (partition, value, timestamp, offset).
  */
 export async function readTopicRecords(kafka: Kafka, topic: string, opts: RecordReadOptions): Promise<void> {
   const admin = kafka.admin();
@@ -128,87 +126,55 @@ export async function readTopicRecords(kafka: Kafka, topic: string, opts: Record
   }
   const starts = new Map(next);
   const total = [...ends].reduce((a, [p, e]) => a + e - next.get(p)!, 0);
-  const isOpen = (p: number) => next.get(p)! < ends.get(p)!;
-  const open = () => [...ends.keys()].filter(isOpen);
+  const open = () => [...ends.keys()].filter((p) => next.get(p)! < ends.get(p)!);
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const deadline = Date.now() + timeoutMs;
-  const checkDeadline = () => {
-    if (Date.now() > deadline) {
-      throw new Error(`reading ${topic} did not reach the end of partitions ${open().join(', ')} within ${timeoutMs} ms (an open transaction holds the last stable offset back?)`);
-    }
-  };
   const fetcher = new RawFetcher(kafka, !opts.readUncommitted);
-  const fetchFrom = (nodeId: string, partitions: number[]) => {
-    const p = fetcher.fetch(
-      nodeId,
-      topic,
-      partitions.map((partition) => ({ partition, offset: next.get(partition)!, maxBytes: PARTITION_MAX_BYTES })),
-      { maxWaitMs: 200, maxBytes: FETCH_MAX_BYTES },
-    );
-    // A fetch sent ahead may fail while the records before it are scanned: it is awaited (and its
-    // error thrown) in the next turn of the loop, or dropped when the loop ends on another error.
-    p.catch(() => undefined);
-    return p;
-  };
-  let failed = false;
-  /** Reads `partitions` from their leader until each is at its end; true when a leader moved (refresh, then go on). */
-  const readFromLeader = async (nodeId: string, partitions: number[]): Promise<boolean> => {
-    let mine = partitions.filter(isOpen);
-    let inFlight = mine.length ? fetchFrom(nodeId, mine) : undefined;
-    while (inFlight) {
-      const body = await inFlight;
-      // Another leader's loop failed: the read is over, nothing more is passed on.
-      if (failed) return false;
-      const res = decodeFetchResponse(body);
-      inFlight = undefined;
-      let stale = false;
-      const scans: { partition: number; records: Buffer; from: number; aborted: FetchedPartition['aborted'] }[] = [];
-      for (const p of res.partitions) {
-        if (p.errorCode === 1) {
-          // OFFSET_OUT_OF_RANGE: retention removed the records ahead of us; go on from the log start.
-          next.set(p.partition, Math.max(next.get(p.partition)!, p.logStartOffset));
-          continue;
-        }
-        if (RETRIABLE.has(p.errorCode)) {
-          stale = true;
-          continue;
-        }
-        if (p.errorCode !== 0) throw new Error(`fetching ${topic}/${p.partition}: Kafka error code ${p.errorCode}`);
-        // After a read_committed fetch the last stable offset may stop short of the records' end:
-        // markers and aborted batches below it still move the position.
-        if (!p.records) continue;
-        scans.push({ partition: p.partition, records: p.records, from: next.get(p.partition)!, aborted: p.aborted });
-        next.set(p.partition, nextFetchOffset(p.records, next.get(p.partition)!));
-      }
-      mine = mine.filter(isOpen);
-      if (!stale && mine.length) {
-        checkDeadline();
-        inFlight = fetchFrom(nodeId, mine);
-      }
-      for (const s of scans) {
-        const end = ends.get(s.partition)!;
-        scanRecordSet(s.records, s.from, end, s.aborted, (value, ts, offset) => opts.onRecord(s.partition, value, ts, offset));
-      }
-      if (opts.onProgress) opts.onProgress([...ends].reduce((a, [p, e]) => a + Math.min(next.get(p)!, e) - starts.get(p)!, 0), total);
-      if (stale) return true;
-    }
-    return false;
-  };
   try {
     await fetcher.connect(topic);
+    let read = 0;
     while (open().length) {
-      checkDeadline();
-      const moved = await Promise.all(
-        [...fetcher.leaders(topic, open())].map(([nodeId, partitions]) =>
-          readFromLeader(nodeId, partitions).catch((err: unknown) => {
-            failed = true;
-            throw err;
-          }),
-        ),
+      if (Date.now() > deadline) {
+        throw new Error(`reading ${topic} did not reach the end of partitions ${open().join(', ')} within ${timeoutMs} ms (an open transaction holds the last stable offset back?)`);
+      }
+      let stale = false;
+      await Promise.all(
+        [...fetcher.leaders(topic, open())].map(async ([nodeId, partitions]) => {
+          const body = await fetcher.fetch(
+            nodeId,
+            topic,
+            partitions.map((partition) => ({ partition, offset: next.get(partition)!, maxBytes: PARTITION_MAX_BYTES })),
+            { maxWaitMs: 200, maxBytes: FETCH_MAX_BYTES },
+          );
+          const res = decodeFetchResponse(body);
+          for (const p of res.partitions) {
+            if (p.errorCode === 1) {
+              // OFFSET_OUT_OF_RANGE: retention removed the records ahead of us; go on from the log start.
+              next.set(p.partition, Math.max(next.get(p.partition)!, p.logStartOffset));
+              continue;
+            }
+            if (RETRIABLE.has(p.errorCode)) {
+              stale = true;
+              continue;
+            }
+            if (p.errorCode !== 0) throw new Error(`fetching ${topic}/${p.partition}: Kafka error code ${p.errorCode}`);
+            const from = next.get(p.partition)!;
+            const end = ends.get(p.partition)!;
+            // After a read_committed fetch the last stable offset may stop short of the records' end:
+            // markers and aborted batches below it still move the position.
+            if (!p.records) continue;
+            const { nextOffset } = scanRecordSet(p.records, from, end, p.aborted, (value, ts, offset) => opts.onRecord(p.partition, value, ts, offset));
+            next.set(p.partition, nextOffset);
+          }
+        }),
       );
-      if (moved.some(Boolean)) {
+      if (stale) {
         await new Promise((r) => setTimeout(r, 200));
         await fetcher.refresh();
+      }
+      if (opts.onProgress) {
+        read = [...ends].reduce((a, [p, e]) => a + Math.min(next.get(p)!, e) - starts.get(p)!, 0);
+        opts.onProgress(read, total);
       }
     }
   } finally {

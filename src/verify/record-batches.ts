@@ -161,22 +161,6 @@ export function scanRecordSet(records: Buffer, fetchOffset: number, endOffset: n
   return { nextOffset, batches };
 }
 
-/**
- * The offset scanRecordSet will return for the same record set, from the batch headers alone: past
- * the last whole batch. The reader sends its next fetch with it before the records are scanned.
- */
-export function nextFetchOffset(records: Buffer, fetchOffset: number): number {
-  let nextOffset = fetchOffset;
-  let pos = 0;
-  while (pos + BATCH_HEADER <= records.length) {
-    const batchEnd = pos + 12 + records.readInt32BE(pos + OFF_LENGTH);
-    if (batchEnd > records.length) break;
-    nextOffset = Math.max(nextOffset, int64(records, pos) + records.readInt32BE(pos + OFF_LAST_OFFSET_DELTA) + 1);
-    pos = batchEnd;
-  }
-  return nextOffset;
-}
-
 /** The records of a batch: its body, decompressed when needed, as a cursor at the first record. */
 function recordsOf(records: Buffer, pos: number, batchEnd: number, attributes: number, baseOffset: number): Cursor {
   const codec = attributes & ATTR_COMPRESSION;
