@@ -47,7 +47,9 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     // CONCURRENT_TRANSACTIONS until the markers are written (a few ms), and kafkajs retries with this.
     // Enough of them (about 35 s) to ride out a leader or coordinator failover; a send stuck longer
     // is cut by the checkpoint timeout, which aborts and re-initialises the producer.
-    const kafka = createKafka(config.kafka, ctx.logger, { retry: { initialRetryTime: 20, maxRetryTime: 1000, retries: 40 } });
+    const kafka = createKafka({ ...config.kafka, requestTimeout: pipelineRequestTimeout(config.kafka.requestTimeout, config.pipeline.checkpoint.timeout) }, ctx.logger, {
+      retry: { initialRetryTime: 20, maxRetryTime: 1000, retries: 40 },
+    });
     services.push(new PipelineService(config.pipeline, kafka, ctx));
   }
 
@@ -60,7 +62,9 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     for (const t of flinkSinks) topics.add(t);
     if (topics.size) {
       const ctx = context('lso-monitor');
-      const kafka = createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } });
+      // A leader that stopped answering (paused) holds a reading for its whole request timeout; the
+      // monitor should rather miss one reading and read the partitions' new leaders at the next.
+      const kafka = createKafka({ ...config.kafka, requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, config.lsoMonitor.interval) }, ctx.logger, { retry: { retries: 1 } });
       const onReading = flink && flinkSinks.size ? flink.lsoReading.bind(flink) : undefined;
       services.push(
         new LsoMonitorService(kafka, { pipeline: config.pipeline.name, topics: [...topics], intervalMs: config.lsoMonitor.interval, hangingAfterMs: config.lsoMonitor.hangingAfter, onReading }, ctx),
@@ -100,4 +104,20 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
   });
   daemon = built;
   return { daemon: built, fatal };
+}
+
+/**
+ * The pipeline's request timeout: kafka.requestTimeout, at most a third of the checkpoint timeout.
+ * A request to a broker that stopped answering (SIGSTOP, a partition of the network) waits its
+ * whole request timeout before kafkajs sends it to the partition's new leader; with the default
+ * 30 s against a 30 s checkpoint, one paused broker of three would fail every checkpoint it
+ * touches instead of slowing it down. Never below 1 s.
+ */
+export function pipelineRequestTimeout(requestTimeoutMs: number, checkpointTimeoutMs: number): number {
+  return Math.min(requestTimeoutMs, Math.max(1_000, Math.floor(checkpointTimeoutMs / 3)));
+}
+
+/** A periodic reader's request timeout: kafka.requestTimeout, at most two of its intervals, never below 2 s. */
+export function periodicRequestTimeout(requestTimeoutMs: number, intervalMs: number): number {
+  return Math.min(requestTimeoutMs, Math.max(2_000, 2 * intervalMs));
 }

@@ -3,6 +3,8 @@
 // benchmark scripts preload it (`--import ./src/kafka/preload.ts`, package.json).
 // - read-committed.ts: the Java consumer's read_committed filter (kafkajs passes records of some
 //   aborted transactions);
-// - linear-grouping.ts: a send's messages grouped per partition in linear time, not quadratic.
+// - linear-grouping.ts: a send's messages grouped per partition in linear time, not quadratic;
+// - txn-retry.ts: the transactional producer's coordinator calls retried on retriable errors.
 import './read-committed.js';
 import './linear-grouping.js';
+import './txn-retry.js';

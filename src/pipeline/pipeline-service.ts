@@ -99,7 +99,7 @@ export class PipelineService implements Service {
         running: () => this.state === 'RUNNING',
         fail: (reason) => this.fail(reason),
         rewound: (t, resume) => {
-          if (resume !== null && t.state === 'ready') this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(resume) });
+          if (resume !== null && t.state === 'ready') this.seek(t.partition, resume);
         },
         abortFailed: async (t, err) => {
           // The next batch of this partition initialises a fresh task.
@@ -224,6 +224,10 @@ export class PipelineService implements Service {
       const assigned = new Set(payload.memberAssignment[c.sourceTopic] ?? []);
       // From now on batches of other partitions are stale: never start a task for them.
       this.assigned = assigned;
+      // kafkajs' positions do not survive a rejoin (a consumer restarted after a crash, or a
+      // rebalance): the membership group holds no offsets, so it would fetch from startFrom again.
+      // Each ready task's partition goes on from the task's position.
+      for (const [p, t] of this.tasks) if (assigned.has(p) && t.state === 'ready' && t.nextOffset !== null) this.seek(p, t.nextOffset);
       this.metrics.assignedPartitions.set(this.labels, assigned.size);
       void this.serialized(() => this.onAssignment(assigned));
     });
@@ -261,6 +265,24 @@ export class PipelineService implements Service {
     const next = this.control.then(fn);
     this.control = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * Sends the consumer to `offset` of a source partition. kafkajs refuses a seek while its consumer
+   * restarts after a crash (a broker failover exhausts its retries: "Consumer group was not
+   * initialized"); that is no failure of ours: the restarted consumer's join seeks every ready
+   * task to its position (GROUP_JOIN above), and a partition without a ready task is positioned
+   * by the batch that initialises its task. A seek to at most a task's next offset is always safe:
+   * records before it are never added twice (planBatch).
+   */
+  private seek(partition: number, offset: bigint | string): void {
+    const consumer = this.consumer;
+    if (!consumer) return;
+    try {
+      consumer.seek({ topic: this.config.sourceTopic, partition, offset: String(offset) });
+    } catch (err) {
+      this.logger.debug({ partition, offset: String(offset), err: errorMessage(err) }, 'seek deferred: the consumer is restarting');
+    }
   }
 
   private async readCommitted(partition: number): Promise<bigint | null> {
@@ -335,12 +357,12 @@ export class PipelineService implements Service {
           if (this.tasks.get(batch.partition) === task) this.tasks.delete(batch.partition);
           await task.close();
           await new Promise((r) => setTimeout(r, 500));
-          this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: fetchedOffset });
+          this.seek(batch.partition, fetchedOffset);
           return;
         }
         // The batch was fetched from kafkajs' idea of the position; continue only from ours.
         if (task.nextOffset !== BigInt(fetchedOffset)) {
-          this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
+          this.seek(batch.partition, task.nextOffset!);
           return;
         }
       }
@@ -350,7 +372,7 @@ export class PipelineService implements Service {
     const used = await task.process(batch.messages, isStale, { fetched: BigInt(fetchedOffset), last: BigInt(batch.lastOffset()) });
     if (used === 'gap' && task.nextOffset !== null) {
       this.logger.debug({ partition: batch.partition, fetched: fetchedOffset, next: task.nextOffset.toString() }, 'batch starts past the task position; seeking back');
-      this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: String(task.nextOffset) });
+      this.seek(batch.partition, task.nextOffset);
     } else if (!used && task.error) this.wake?.(); // abort now, not at the next interval
   }
 
@@ -433,7 +455,7 @@ export class PipelineService implements Service {
     await t.close();
     // A task that never became ready has no position; the batch initialising it seeks back itself.
     if (this.state === 'RUNNING' && this.assigned.has(t.partition) && t.committedOffset !== null) {
-      this.consumer?.seek({ topic: t.topic, partition: t.partition, offset: String(t.committedOffset) });
+      this.seek(t.partition, t.committedOffset);
     }
   }
 

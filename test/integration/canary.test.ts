@@ -70,6 +70,9 @@ describe('canary and hanging-transaction detection (3-node cluster)', () => {
     for (const result of ['lost', 'duplicate', 'wrong_value', 'late']) {
       assert.equal(await p.metric('eos_canary_records_total', { result }), 0, `${result} across the broker SIGKILL\n${await whereAre(p, s)}\n${tails(p)}`);
     }
+    // One broker of three down costs at most a slower checkpoint, never a failed one.
+    for (const outcome of ['failed', 'timeout']) assert.equal(await p.metric('eos_checkpoints_total', { outcome }), 0, `${outcome} checkpoints across the broker SIGKILL\n${tails(p)}`);
+    assert.equal(await p.metric('eos_pipeline_up'), 1);
 
     // The whole daemon killed and started again: a new run; the old run's records in flight are not losses.
     await p.kill();

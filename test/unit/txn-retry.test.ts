@@ -1,0 +1,206 @@
+// The transactional producer's coordinator calls retried on retriable errors (src/kafka/txn-retry.ts):
+// the error classification, the retry loop on a manual clock, and the view of a cluster that
+// kafkajs' transaction manager is given.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { classifyCoordinatorError, coordinatorRetryingCluster, retryCoordinatorCall, txnRetry, type RetryDeps } from '../../src/kafka/txn-retry.js';
+
+const require = createRequire(import.meta.url);
+const protocolError = require('kafkajs/src/protocol/error.js') as { createErrorFromCode(code: number): Error };
+const kafkaError = (code: number) => protocolError.createErrorFromCode(code);
+type Ctor = new (...args: unknown[]) => Error;
+const errors = require('kafkajs/src/errors.js') as Record<'KafkaJSConnectionError' | 'KafkaJSNonRetriableError' | 'KafkaJSNumberOfRetriesExceeded' | 'KafkaJSProtocolError', Ctor>;
+const { KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded } = errors;
+
+test('classification: stale coordinators and broken connections refind; load, concurrent transactions and timeouts retry; fencing and authorisation are fatal', () => {
+  const cases: [number | Error, string][] = [
+    [16, 'refind'], // NOT_COORDINATOR(_FOR_GROUP): the message that failed the demo's checkpoint
+    [15, 'refind'], // COORDINATOR_NOT_AVAILABLE
+    [14, 'retry'], // COORDINATOR_LOAD_IN_PROGRESS
+    [51, 'retry'], // CONCURRENT_TRANSACTIONS
+    [7, 'retry'], // REQUEST_TIMED_OUT
+    [6, 'retry'], // NOT_LEADER_OR_FOLLOWER
+    [19, 'retry'], // NOT_ENOUGH_REPLICAS
+    [47, 'fatal'], // INVALID_PRODUCER_EPOCH
+    [48, 'fatal'], // INVALID_TXN_STATE
+    [53, 'fatal'], // TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    [new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), 'refind'],
+    [Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), 'refind'],
+    [new KafkaJSNonRetriableError('Transaction state exception: Invalid transition'), 'fatal'],
+    [new Error('anything else'), 'fatal'],
+  ];
+  for (const [c, kind] of cases) {
+    const err = typeof c === 'number' ? kafkaError(c) : c;
+    assert.equal(classifyCoordinatorError(err), kind, `${(err as { type?: string }).type ?? err.message}`);
+  }
+  // Judged by the innermost error of a wrapper, as kafkajs' retrier wraps the last one.
+  const wrapped = new KafkaJSNumberOfRetriesExceeded(kafkaError(16), { retryCount: 5, retryTime: 100 });
+  assert.equal(classifyCoordinatorError(wrapped), 'refind');
+  assert.equal(classifyCoordinatorError(new KafkaJSNumberOfRetriesExceeded(kafkaError(47), { retryCount: 5, retryTime: 100 })), 'fatal');
+  assert.equal(classifyCoordinatorError(undefined), 'fatal');
+});
+
+/** A manual clock: sleep advances time at once and records the pauses. */
+function manual(live = () => true): RetryDeps & { t: number; pauses: number[] } {
+  const d = {
+    t: 0,
+    pauses: [] as number[],
+    now: () => d.t,
+    sleep: async (ms: number) => {
+      d.pauses.push(ms);
+      d.t += ms;
+    },
+    live,
+  };
+  return d;
+}
+
+const policy = { budgetMs: 10_000, initialBackoffMs: 50, maxBackoffMs: 400 };
+
+test('a call is sent again after retriable errors, to the coordinator found again after a stale one, with doubling pauses', async () => {
+  const deps = manual();
+  const sentTo: string[] = [];
+  let finds = 0;
+  const errors = [kafkaError(16), kafkaError(51), kafkaError(14)];
+  const result = await retryCoordinatorCall(
+    async () => `broker-${++finds + 1}`,
+    'broker-1',
+    async (b) => {
+      sentTo.push(b);
+      const e = errors.shift();
+      if (e) throw e;
+      return 'committed';
+    },
+    policy,
+    deps,
+  );
+  assert.equal(result, 'committed');
+  // NOT_COORDINATOR → found again (broker-2); CONCURRENT_TRANSACTIONS and LOAD_IN_PROGRESS → the same broker.
+  assert.deepEqual(sentTo, ['broker-1', 'broker-2', 'broker-2', 'broker-2']);
+  assert.equal(finds, 1);
+  assert.deepEqual(deps.pauses, [50, 100, 200]);
+});
+
+test('a fatal error is thrown at once; a spent budget throws the last error; a disconnected producer stops', async () => {
+  const deps = manual();
+  let calls = 0;
+  const fenced = kafkaError(47);
+  await assert.rejects(
+    retryCoordinatorCall(async () => 'b', 'b', async () => {
+      calls++;
+      throw fenced;
+    }, policy, deps),
+    (e) => e === fenced,
+  );
+  assert.equal(calls, 1);
+  assert.deepEqual(deps.pauses, []);
+
+  const slow = manual();
+  calls = 0;
+  await assert.rejects(
+    retryCoordinatorCall(async () => 'b', 'b', async () => {
+      calls++;
+      throw kafkaError(51);
+    }, { budgetMs: 1_000, initialBackoffMs: 50, maxBackoffMs: 400 }, slow),
+    /concurrent transactions|CONCURRENT/i,
+  );
+  // 50 + 100 + 200 + 400 = 750 ms; one more 400 ms pause would pass the 1,000 ms budget.
+  assert.deepEqual(slow.pauses, [50, 100, 200, 400]);
+  assert.equal(calls, 5);
+  assert.ok(slow.t <= 1_000);
+
+  let live = true;
+  const gone = manual(() => live);
+  calls = 0;
+  await assert.rejects(
+    retryCoordinatorCall(async () => 'b', 'b', async () => {
+      calls++;
+      if (calls === 2) live = false;
+      throw kafkaError(51);
+    }, policy, gone),
+  );
+  assert.equal(calls, 2, 'no attempt after the producer disconnected');
+});
+
+test('finding the coordinator may fail while one is elected: the next attempt asks again', async () => {
+  const deps = manual();
+  const finds = [Promise.reject(new KafkaJSConnectionError('Connection error: connect ECONNREFUSED')), Promise.resolve('broker-3')];
+  for (const f of finds) f.catch(() => undefined);
+  const sentTo: string[] = [];
+  const r = await retryCoordinatorCall(
+    () => finds.shift()!,
+    'broker-1',
+    async (b) => {
+      sentTo.push(b);
+      if (b !== 'broker-3') throw new KafkaJSConnectionError('Connection error: connect ECONNREFUSED');
+      return 'ok';
+    },
+    policy,
+    deps,
+  );
+  assert.equal(r, 'ok');
+  assert.deepEqual(sentTo, ['broker-1', 'broker-1', 'broker-3']);
+});
+
+test('the cluster view: coordinators answer with retrying transaction calls, other calls and the disconnect are the cluster\'s own', async () => {
+  const attempts: string[] = [];
+  let coordinator = 1;
+  const broker = (id: number) => ({
+    nodeId: id,
+    endTxn: async (req: { transactionResult: boolean }) => {
+      attempts.push(`endTxn@${id}`);
+      if (id === 1) throw kafkaError(16);
+      return { committed: req.transactionResult };
+    },
+    metadata: async function (this: { nodeId: number }) {
+      return this.nodeId;
+    },
+  });
+  let disconnected = 0;
+  const cluster = {
+    findGroupCoordinator: async (_args: { groupId: string; coordinatorType?: number }) => broker(coordinator++) as unknown as Record<string, unknown>,
+    disconnect: async () => {
+      disconnected++;
+    },
+    refreshMetadata: async () => 'refreshed',
+  };
+  const view = coordinatorRetryingCluster(cluster, undefined, { budgetMs: 5_000, initialBackoffMs: 1, maxBackoffMs: 2 });
+  assert.equal(await view.refreshMetadata(), 'refreshed');
+  const b = (await view.findGroupCoordinator({ groupId: 'txn-1', coordinatorType: 1 })) as ReturnType<typeof broker>;
+  assert.equal(b.nodeId, 1);
+  assert.equal(await b.metadata(), 1, 'a call that is not a coordinator call runs on the broker itself');
+  assert.deepEqual(await b.endTxn({ transactionResult: true }), { committed: true });
+  assert.deepEqual(attempts, ['endTxn@1', 'endTxn@2']);
+  // Once the producer disconnects its cluster, a failing call is not retried.
+  await cluster.disconnect();
+  assert.equal(disconnected, 1);
+  coordinator = 1;
+  attempts.length = 0;
+  const again = (await view.findGroupCoordinator({ groupId: 'txn-1', coordinatorType: 1 })) as ReturnType<typeof broker>;
+  await assert.rejects(again.endTxn({ transactionResult: true }));
+  assert.deepEqual(attempts, ['endTxn@1']);
+});
+
+test('installed: kafkajs\' producer gets the retrying transaction manager', () => {
+  assert.equal(txnRetry, true);
+  const eosManager = require('kafkajs/src/producer/eosManager/index.js') as Record<symbol, unknown>;
+  assert.equal(eosManager[Symbol.for('eoswatch:txn-retry')], true);
+});
+
+test("the pipeline's request timeout: kafka.requestTimeout, at most a third of the checkpoint timeout, never below 1 s", async () => {
+  const { pipelineRequestTimeout } = await import('../../src/create-daemon.js');
+  assert.equal(pipelineRequestTimeout(30_000, 30_000), 10_000, 'the defaults: a paused broker costs 10 s of a 30 s checkpoint');
+  assert.equal(pipelineRequestTimeout(30_000, 600_000), 30_000, 'a long checkpoint keeps the configured timeout');
+  assert.equal(pipelineRequestTimeout(5_000, 30_000), 5_000, 'a shorter configured timeout is kept');
+  assert.equal(pipelineRequestTimeout(30_000, 2_000), 1_000, 'never below 1 s');
+  assert.equal(pipelineRequestTimeout(30_000, 3_100), 1_033);
+});
+
+test("a periodic reader's request timeout (the LSO monitor): at most two intervals, never below 2 s", async () => {
+  const { periodicRequestTimeout } = await import('../../src/create-daemon.js');
+  assert.equal(periodicRequestTimeout(30_000, 2_000), 4_000);
+  assert.equal(periodicRequestTimeout(30_000, 500), 2_000);
+  assert.equal(periodicRequestTimeout(30_000, 60_000), 30_000);
+  assert.equal(periodicRequestTimeout(3_000, 10_000), 3_000);
+});
