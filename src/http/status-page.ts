@@ -52,7 +52,7 @@ table{border-collapse:collapse;width:100%;margin-top:.5em} th,td{text-align:left
 td.critical{color:#b91c1c;font-weight:bold} td.warning{color:#b45309} .foot{color:#666}
 `;
 
-const JS = `'use strict';
+export const PAGE_SCRIPT = `'use strict';
 (function () {
   var points = [];
   var KEEP = 360;
@@ -156,7 +156,7 @@ const JS = `'use strict';
       ['pending', num(p.pending)],
       ['commit p50 / p99', p.commitLatencyMs ? ms(p.commitLatencyMs.p50) + ' / ' + ms(p.commitLatencyMs.p99) + w : 'n/a'],
       ['LSO lag', num(s.lso.maxLagRecords) + ' records' + (s.lso.worstPartition ? ' (' + s.lso.worstPartition + ')' : '')],
-      ['Kafka', s.kafka.up === null ? 'unknown' : s.kafka.up ? 'up' + (s.kafka.brokers ? ' (' + s.kafka.brokers + ' brokers)' : '') : 'UNREACHABLE'],
+      ['Kafka', s.kafka.up === null ? 'unknown' : s.kafka.up ? 'up' + (s.kafka.brokers ? ' (' + s.kafka.brokers + ' broker' + (s.kafka.brokers === 1 ? '' : 's') + ')' : '') : 'UNREACHABLE'],
     ]);
     var c = s.canary;
     list('canary', c ? [['sent', num(c.sent)], ['received', num(c.received)], ['duplicates', num(c.duplicates)], ['lost', num(c.lost)], ['out of order', num(c.outOfOrder)], ['wrong value', num(c.wrongValue)]] : [['canary', 'not enabled']]);
@@ -195,7 +195,7 @@ export function statusPageRouter(deps: StatusPageDeps): Router {
   r.get('/', (_req, res) => {
     res.type('html').set('Cache-Control', 'no-store').send(HTML);
   });
-  r.get('/status/page.js', (_req, res) => void res.type('application/javascript').send(JS));
+  r.get('/status/page.js', (_req, res) => void res.type('application/javascript').send(PAGE_SCRIPT));
   r.get('/status/page.css', (_req, res) => void res.type('text/css').send(CSS));
   r.get('/status.json', async (req, res) => {
     try {

@@ -238,3 +238,10 @@ test('the sampler keeps a fixed history and serves the same judgement to every r
   assert.equal(pending.heldSeconds, 195, 'held since the first sample, 39 × 5 s ago');
   assert.equal(s.firing, 0);
 });
+
+test('the page script is valid JavaScript and loads nothing from elsewhere', async () => {
+  const { PAGE_SCRIPT } = await import('../../src/http/status-page.js');
+  const vm = await import('node:vm');
+  assert.doesNotThrow(() => new vm.Script(PAGE_SCRIPT));
+  assert.doesNotMatch(PAGE_SCRIPT, /https?:\/\/(?!www\.w3\.org\/2000\/svg)/, 'no CDN, no outside address');
+});
