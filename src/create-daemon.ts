@@ -10,6 +10,7 @@ import { createRegistry } from './metrics/registry.js';
 import { PipelineService } from './pipeline/pipeline-service.js';
 import { AuditService } from './audit/audit-service.js';
 import { statusPageRouter } from './http/status-page.js';
+import { StatusSampler } from './status/sampler.js';
 import { LsoMonitorService } from './kafka/lso-monitor.js';
 import { CanaryService, canaryTopics } from './canary/canary-service.js';
 import { LagService } from './lag/lag-service.js';
@@ -93,14 +94,17 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     routes.push({ path: '/audit', description: 'the last exactly-once configuration audit (JSON)', router: audit.router() });
   }
 
-  // The status page at / (src/http/status-page.ts), from the same registry, readiness and audit.
+  // The status page at / (src/http/status-page.ts) and /status.json: the status sampler's summary,
+  // alert timers and history, from the same registry, readiness and audit.
+  const sampler = new StatusSampler({ registry, readiness: () => built.readiness(), audit: () => audit?.lastReport, logger: logger.child({ service: 'status' }) });
+  services.push(sampler);
   const built: Daemon = new Daemon({
     config,
     ...(web ? { web } : {}),
     logger,
     registry,
     services,
-    routes: [...routes, { path: '/', description: 'live status page (summary: /status.json)', router: statusPageRouter({ registry, readiness: () => built.readiness(), audit: () => audit?.lastReport }) }],
+    routes: [...routes, { path: '/', description: 'live status page (summary: /status.json)', router: statusPageRouter({ sampler }) }],
   });
   daemon = built;
   return { daemon: built, fatal };

@@ -104,7 +104,7 @@ export function demoInstructions(opts: { dir: string; nodes: number; url: string
     `  ${kafka(`start ${broker}`).padEnd(48)} start it again: checkpoints complete, pending returns to 0-1`,
     `  ${kafka('pause 1').padEnd(48)} SIGSTOP broker 1 (resume 1 to continue): LSO lag grows while a transaction waits`,
     `  ${kafka('status').padEnd(48)} the nodes, their pids and ports`,
-    `  ${`npx eoswatch status --url ${opts.url}`.padEnd(48)} this summary once (exit 3 when an alert condition holds)`,
+    `  ${`npx eoswatch status --url ${opts.url}`.padEnd(48)} this summary once (exit 3 when an alert fires)`,
     'Whatever you break, canary duplicates and lost must stay 0: that is exactly-once.',
   ];
   return `${lines.join('\n')}\n`;

@@ -1,25 +1,16 @@
 // The live status page at `/`: one small HTML page, its script and stylesheet served from here
-// (no build step, no CDN), and /status.json, the same summary as `eoswatch status`
-// (src/status/summary.ts) computed in-process. The script builds the page with textContent and
+// (no build step, no CDN), and /status.json: the daemon's last status sample (src/status/sampler.ts),
+// i.e. the summary `eoswatch status` prints, the alert conditions pending or firing with their
+// rules' `for:`, and the chart history (?since=MS: only the points after MS). The script builds the page with textContent and
 // SVG attributes only, never innerHTML: every value it shows is escaped by construction.
 import { Router } from 'express';
-import type { Registry } from 'prom-client';
-import { sortFindings } from '../audit/report.js';
-import type { AuditReport } from '../audit/runner.js';
-import { rendererFor } from '../metrics/render.js';
-import { parsePrometheusText } from '../metrics/text-format.js';
-import { summarize, type Reading } from '../status/summary.js';
+import type { StatusSampler } from '../status/sampler.js';
 import { VERSION } from '../version.js';
-import type { Readiness } from './server.js';
 
 export interface StatusPageDeps {
-  registry: Registry;
-  readiness(): Readiness;
-  audit?(): AuditReport | undefined;
+  /** The daemon's status sampler: summary, alert timers and chart history (src/status/sampler.ts). */
+  sampler: StatusSampler;
 }
-
-/** Rates cover at least this long: readings closer together are too noisy. */
-const MIN_WINDOW_MS = 4000;
 
 const HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -33,14 +24,15 @@ const HTML = `<!doctype html>
 <section class="grid">
   <div class="card"><h2>Pipeline</h2><dl id="pipeline"></dl></div>
   <div class="card"><h2>Canary</h2><dl id="canary"></dl></div>
-  <div class="card"><h2>Checkpoints per refresh</h2><svg id="chart-checkpoints" viewBox="0 0 300 80" role="img" aria-label="checkpoints completed and failed"></svg><p class="legend"><span class="ok">completed</span> <span class="bad">failed</span></p></div>
-  <div class="card"><h2>Commit latency (ms)</h2><svg id="chart-latency" viewBox="0 0 300 80" role="img" aria-label="commit latency p50 and p99"></svg><p class="legend"><span class="ok">p50</span> <span class="warn">p99</span></p></div>
-  <div class="card"><h2>Pending checkpoints</h2><svg id="chart-pending" viewBox="0 0 300 80" role="img" aria-label="pending checkpoints"></svg></div>
-  <div class="card"><h2>LSO lag (records)</h2><svg id="chart-lag" viewBox="0 0 300 80" role="img" aria-label="LSO lag"></svg></div>
+  <div class="card"><h2>Records (records/s)</h2><svg id="chart-records" viewBox="0 0 320 120" role="img" aria-label="records in and out per second"></svg><p class="legend"><span class="ok">in</span> <span class="blue">out</span></p></div>
+  <div class="card"><h2>Checkpoints (checkpoints/min)</h2><svg id="chart-checkpoints" viewBox="0 0 320 120" role="img" aria-label="checkpoints completed and failed per minute"></svg><p class="legend"><span class="ok">completed</span> <span id="legend-failed" class="neutral">failed</span></p></div>
+  <div class="card"><h2>Commit latency (ms)</h2><svg id="chart-latency" viewBox="0 0 320 120" role="img" aria-label="commit latency p50 and p99 in milliseconds"></svg><p class="legend"><span class="ok">p50</span> <span class="warn">p99</span></p></div>
+  <div class="card"><h2>Pending checkpoints (checkpoints)</h2><svg id="chart-pending" viewBox="0 0 320 120" role="img" aria-label="pending checkpoints"></svg></div>
+  <div class="card"><h2>LSO lag (records)</h2><svg id="chart-lag" viewBox="0 0 320 120" role="img" aria-label="LSO lag in records"></svg></div>
 </section>
 <section><h2>Audit findings</h2><p id="audit-summary"></p>
 <table id="findings"><thead><tr><th>severity</th><th>check</th><th>target</th><th>observed</th><th>fix</th></tr></thead><tbody></tbody></table></section>
-<p class="foot">Refreshed every 2 s from <a href="status.json">/status.json</a>; <span id="updated"></span></p>
+<p class="foot">Refreshed every 2 s from <a href="status.json">/status.json</a> (the daemon samples every 5 s and keeps 30 min; rates over the last <span id="window">60 s</span>); <span id="updated"></span></p>
 </main>
 <script src="status/page.js"></script>
 </body></html>
@@ -53,20 +45,24 @@ main{padding:1em;max-width:1200px;margin:auto} h2{font-size:1em;margin:.2em 0 .5
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1em}
 .card,#alerts,section>table{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.8em}
 #alerts{margin-bottom:1em} dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:0} dt{color:#666} dd{margin:0;font-variant-numeric:tabular-nums}
-.badge{padding:.1em .6em;border-radius:1em;background:#888;color:#fff} .badge.healthy{background:#15803d} .badge.alerting{background:#b91c1c}
-svg{width:100%;height:80px;background:#fafafa} .legend span{margin-right:1em} .ok{color:#15803d} .warn{color:#b45309} .bad{color:#b91c1c}
+.badge{padding:.1em .6em;border-radius:1em;background:#888;color:#fff} .badge.healthy{background:#15803d} .badge.pending{background:#b45309} .badge.alerting{background:#b91c1c}
+#alert-list li.pending{color:#b45309} #alert-list li.firing{color:#b91c1c;font-weight:bold}
+svg{width:100%;height:120px;background:#fafafa} svg text{font-size:9px;fill:#555} .legend span{margin-right:1em} .ok{color:#15803d} .warn{color:#b45309} .bad{color:#b91c1c} .blue{color:#1d4ed8} .neutral{color:#6b7280}
 table{border-collapse:collapse;width:100%;margin-top:.5em} th,td{text-align:left;border-bottom:1px solid #eee;padding:.3em;vertical-align:top}
 td.critical{color:#b91c1c;font-weight:bold} td.warning{color:#b45309} .foot{color:#666}
 `;
 
-const JS = `'use strict';
+export const PAGE_SCRIPT = `'use strict';
 (function () {
-  var history = [];
-  var MAX = 60;
+  var points = [];
+  var KEEP = 360;
+  var lastAt = -Infinity;
   function el(id) { return document.getElementById(id); }
   function text(node, value) { node.textContent = value === null || value === undefined ? 'n/a' : String(value); return node; }
   function num(x) { return x === null || x === undefined ? 'n/a' : Math.round(x).toLocaleString('en-US'); }
   function ms(x) { return x === null || x === undefined ? 'n/a' : (x >= 1000 ? (x / 1000).toFixed(2) + ' s' : x.toFixed(x < 10 ? 1 : 0) + ' ms'); }
+  function dur(s) { s = Math.floor(s); if (s < 60) return s + ' s'; var m = Math.floor(s / 60), r = s % 60; return r ? m + 'm ' + r + 's' : m + 'm'; }
+  function state(a) { return a.state === 'pending' ? 'pending ' + dur(a.heldSeconds) + ' of ' + dur(a.forSeconds) : 'firing' + (a.heldSeconds >= 1 ? ' for ' + dur(a.heldSeconds) : ''); }
   function list(id, rows) {
     var dl = el(id);
     while (dl.firstChild) dl.removeChild(dl.firstChild);
@@ -75,65 +71,103 @@ const JS = `'use strict';
       var dd = document.createElement('dd'); text(dd, r[1]); dd.id = id + '-' + r[0].replace(/[^a-z0-9]+/gi, '-').toLowerCase(); dl.appendChild(dd);
     });
   }
+  /** A round upper bound for the scale: 1, 2 or 5 times a power of ten. */
+  function nice(max) {
+    if (!(max > 0)) return 1;
+    var p = Math.pow(10, Math.floor(Math.log10(max)));
+    var f = max / p;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+  }
+  function short(x) { return x >= 1e6 ? (x / 1e6) + 'M' : x >= 1e3 ? (x / 1e3) + 'k' : String(x); }
   var SVGNS = 'http://www.w3.org/2000/svg';
+  function svgEl(name, attrs, content) {
+    var e = document.createElementNS(SVGNS, name);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, String(attrs[k])); });
+    if (content !== undefined) e.textContent = content;
+    return e;
+  }
+  var L = 34, R = 314, T = 6, B = 100;
+  /** Lines over time with a time axis (minutes before the newest point) and a value scale. */
   function chart(id, series) {
     var svg = el(id);
     while (svg.firstChild) svg.removeChild(svg.firstChild);
-    var max = 1;
-    series.forEach(function (s) { s.values.forEach(function (v) { if (v !== null && v > max) max = v; }); });
-    series.forEach(function (s) {
-      var pts = [];
-      s.values.forEach(function (v, i) { if (v !== null) pts.push((i * 300 / (MAX - 1)).toFixed(1) + ',' + (78 - v / max * 74).toFixed(1)); });
-      var line = document.createElementNS(SVGNS, 'polyline');
-      line.setAttribute('points', pts.join(' '));
-      line.setAttribute('fill', 'none');
-      line.setAttribute('stroke', s.color);
-      line.setAttribute('stroke-width', '2');
-      svg.appendChild(line);
+    var end = points.length ? points[points.length - 1].at : 0;
+    var span = Math.min(30 * 60000, Math.max(5 * 60000, points.length ? end - points[0].at : 0));
+    var start = end - span;
+    var max = 0;
+    series.forEach(function (s) { points.forEach(function (p) { var v = s.value(p); if (v !== null && v !== undefined && v > max) max = v; }); });
+    var top = nice(max);
+    var x = function (at) { return L + (at - start) / span * (R - L); };
+    var y = function (v) { return B - v / top * (B - T); };
+    svg.appendChild(svgEl('line', { x1: L, y1: B, x2: R, y2: B, stroke: '#999' }));
+    svg.appendChild(svgEl('line', { x1: L, y1: T, x2: L, y2: B, stroke: '#999' }));
+    [0, top / 2, top].forEach(function (v) {
+      svg.appendChild(svgEl('line', { x1: L, y1: y(v), x2: R, y2: y(v), stroke: '#e5e7eb' }));
+      svg.appendChild(svgEl('text', { x: L - 3, y: y(v) + 3, 'text-anchor': 'end', class: 'y-tick' }, short(v)));
     });
-    var label = document.createElementNS(SVGNS, 'text');
-    label.setAttribute('x', '4'); label.setAttribute('y', '12'); label.setAttribute('font-size', '10');
-    label.textContent = 'max ' + num(max);
-    svg.appendChild(label);
+    var stepMin = span > 10 * 60000 ? 10 : span > 5 * 60000 ? 2 : 1;
+    for (var m = 0; m * 60000 <= span; m += stepMin) {
+      svg.appendChild(svgEl('text', { x: x(end - m * 60000), y: B + 12, 'text-anchor': m === 0 ? 'end' : 'middle', class: 'x-tick' }, m === 0 ? 'now' : '-' + m + 'm'));
+    }
+    var drawn = 0;
+    series.forEach(function (s) {
+      var run = [];
+      var flush = function () {
+        if (run.length) svg.appendChild(svgEl('polyline', { points: run.join(' '), fill: 'none', stroke: s.color, 'stroke-width': run.length > 1 ? 1.5 : 3, 'stroke-linecap': 'round', class: 'series' }));
+        run = [];
+      };
+      points.forEach(function (p) {
+        var v = s.value(p);
+        if (v === null || v === undefined || p.at < start) { flush(); return; }
+        run.push(x(p.at).toFixed(1) + ',' + y(v).toFixed(1));
+        drawn++;
+      });
+      flush();
+    });
+    svg.setAttribute('data-points', String(drawn));
   }
   function render(s) {
-    var prev = history.length ? history[history.length - 1] : null;
-    history.push(s);
-    if (history.length > MAX) history.shift();
-    var state = el('state');
-    var healthy = s.alerts.length === 0 && s.ready !== false;
-    text(state, healthy ? 'healthy' : s.alerts.length + ' alert condition(s)');
-    state.className = 'badge ' + (healthy ? 'healthy' : 'alerting');
+    if (s.error) { var st0 = el('state'); text(st0, s.error); st0.className = 'badge'; return; }
+    (s.history ? s.history.points : []).forEach(function (p) { if (p.at > lastAt) { points.push(p); lastAt = p.at; } });
+    while (points.length > KEEP) points.shift();
+    var firing = s.alerts.filter(function (a) { return a.state === 'firing'; });
+    var pending = s.alerts.filter(function (a) { return a.state === 'pending'; });
+    var badge = el('state');
+    if (firing.length) { text(badge, firing.length + ' alert' + (firing.length === 1 ? '' : 's') + ' firing' + (pending.length ? ', ' + pending.length + ' pending' : '')); badge.className = 'badge alerting'; }
+    else if (s.ready === false) { text(badge, 'not ready'); badge.className = 'badge alerting'; }
+    else if (pending.length) { text(badge, pending.length + ' pending'); badge.className = 'badge pending'; }
+    else { text(badge, 'healthy'); badge.className = 'badge healthy'; }
     var ul = el('alert-list');
     while (ul.firstChild) ul.removeChild(ul.firstChild);
-    (s.alerts.length ? s.alerts : [{ alert: 'none', detail: '' }]).forEach(function (a) {
-      var li = document.createElement('li'); text(li, a.detail ? a.alert + ': ' + a.detail : a.alert); ul.appendChild(li);
+    if (!s.alerts.length) { var none = document.createElement('li'); text(none, 'none'); ul.appendChild(none); }
+    s.alerts.forEach(function (a) {
+      var li = document.createElement('li'); li.className = a.state; li.setAttribute('data-alert', a.alert);
+      text(li, a.alert + ' (' + state(a) + '): ' + a.detail); ul.appendChild(li);
     });
     var p = s.pipeline;
+    var w = s.windowSeconds === null ? '' : ' over ' + Math.round(s.windowSeconds) + ' s';
+    var noRecords = p.engine === 'flink' ? 'n/a (not polled from Flink)' : 'n/a';
     list('pipeline', [
       ['pipeline', p.up === null ? 'not running here' : (p.name || '') + (p.up ? ' up' : ' DOWN')],
-      ['records in', num(p.recordsIn) + (p.inPerSecond === null ? '' : ' (' + num(p.inPerSecond) + '/s)')],
-      ['records out', num(p.recordsOut) + (p.outPerSecond === null ? '' : ' (' + num(p.outPerSecond) + '/s)')],
+      ['records in', p.recordsIn === null ? noRecords : num(p.recordsIn) + (p.inPerSecond === null ? '' : ' (' + num(p.inPerSecond) + '/s' + w + ')')],
+      ['records out', p.recordsOut === null ? noRecords : num(p.recordsOut) + (p.outPerSecond === null ? '' : ' (' + num(p.outPerSecond) + '/s' + w + ')')],
       ['dead letters', num(p.deadLetters)],
       ['checkpoints', num(p.checkpointsCompleted) + ' completed, ' + num(p.checkpointsFailed) + ' failed'],
       ['pending', num(p.pending)],
-      ['commit p50 / p99', p.commitLatencyMs ? ms(p.commitLatencyMs.p50) + ' / ' + ms(p.commitLatencyMs.p99) : 'n/a'],
+      ['commit p50 / p99', p.commitLatencyMs ? ms(p.commitLatencyMs.p50) + ' / ' + ms(p.commitLatencyMs.p99) + w : 'n/a'],
       ['LSO lag', num(s.lso.maxLagRecords) + ' records' + (s.lso.worstPartition ? ' (' + s.lso.worstPartition + ')' : '')],
-      ['Kafka', s.kafka.up === null ? 'unknown' : s.kafka.up ? 'up' + (s.kafka.brokers ? ' (' + s.kafka.brokers + ' brokers)' : '') : 'UNREACHABLE'],
+      ['Kafka', s.kafka.up === null ? 'unknown' : s.kafka.up ? 'up' + (s.kafka.brokers ? ' (' + s.kafka.brokers + ' broker' + (s.kafka.brokers === 1 ? '' : 's') + ')' : '') : 'UNREACHABLE'],
     ]);
     var c = s.canary;
     list('canary', c ? [['sent', num(c.sent)], ['received', num(c.received)], ['duplicates', num(c.duplicates)], ['lost', num(c.lost)], ['out of order', num(c.outOfOrder)], ['wrong value', num(c.wrongValue)]] : [['canary', 'not enabled']]);
-    var done = prev ? Math.max(0, p.checkpointsCompleted - prev.pipeline.checkpointsCompleted) : null;
-    var failed = prev ? Math.max(0, p.checkpointsFailed - prev.pipeline.checkpointsFailed) : null;
-    s._done = done; s._failed = failed;
-    var pad = function (f) { var v = history.map(f); while (v.length < MAX) v.unshift(null); return v; };
-    chart('chart-checkpoints', [{ color: '#15803d', values: pad(function (h) { return h._done; }) }, { color: '#b91c1c', values: pad(function (h) { return h._failed; }) }]);
-    chart('chart-latency', [
-      { color: '#15803d', values: pad(function (h) { return h.pipeline.commitLatencyMs ? h.pipeline.commitLatencyMs.p50 : null; }) },
-      { color: '#b45309', values: pad(function (h) { return h.pipeline.commitLatencyMs ? h.pipeline.commitLatencyMs.p99 : null; }) },
-    ]);
-    chart('chart-pending', [{ color: '#1d4ed8', values: pad(function (h) { return h.pipeline.pending; }) }]);
-    chart('chart-lag', [{ color: '#7c3aed', values: pad(function (h) { return h.lso.maxLagRecords; }) }]);
+    var anyFailed = points.some(function (h) { return h.failedPerMinute > 0; });
+    el('legend-failed').className = anyFailed ? 'bad' : 'neutral';
+    chart('chart-records', [{ color: '#15803d', value: function (h) { return h.inPerSecond; } }, { color: '#1d4ed8', value: function (h) { return h.outPerSecond; } }]);
+    chart('chart-checkpoints', [{ color: '#15803d', value: function (h) { return h.completedPerMinute; } }, { color: anyFailed ? '#b91c1c' : '#9ca3af', value: function (h) { return h.failedPerMinute; } }]);
+    chart('chart-latency', [{ color: '#15803d', value: function (h) { return h.commitP50Ms; } }, { color: '#b45309', value: function (h) { return h.commitP99Ms; } }]);
+    chart('chart-pending', [{ color: '#1d4ed8', value: function (h) { return h.pending; } }]);
+    chart('chart-lag', [{ color: '#7c3aed', value: function (h) { return h.lsoLag; } }]);
+    if (s.history) text(el('window'), s.history.windowSeconds + ' s');
     text(el('audit-summary'), s.audit ? s.audit.critical + ' critical, ' + s.audit.warning + ' warning' : 'the first audit has not finished (or the audit is off)');
     var tbody = el('findings').tBodies[0];
     while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
@@ -144,11 +178,11 @@ const JS = `'use strict';
       });
       tbody.appendChild(tr);
     });
-    text(el('updated'), 'last update ' + new Date(s.at).toLocaleTimeString());
+    text(el('updated'), 'last sample ' + new Date(s.at).toLocaleTimeString());
   }
   function tick() {
-    fetch('status.json', { cache: 'no-store' }).then(function (r) { return r.json(); }).then(render, function () {
-      var state = el('state'); text(state, 'eoswatch not reachable'); state.className = 'badge alerting';
+    fetch('status.json' + (points.length ? '?since=' + lastAt : ''), { cache: 'no-store' }).then(function (r) { return r.json(); }).then(render, function () {
+      var st = el('state'); text(st, 'eoswatch not reachable'); st.className = 'badge alerting';
     });
   }
   tick();
@@ -157,29 +191,22 @@ const JS = `'use strict';
 `;
 
 export function statusPageRouter(deps: StatusPageDeps): Router {
-  const readings: Reading[] = [];
   const r = Router();
   r.get('/', (_req, res) => {
     res.type('html').set('Cache-Control', 'no-store').send(HTML);
   });
-  r.get('/status/page.js', (_req, res) => void res.type('application/javascript').send(JS));
+  r.get('/status/page.js', (_req, res) => void res.type('application/javascript').send(PAGE_SCRIPT));
   r.get('/status/page.css', (_req, res) => void res.type('text/css').send(CSS));
-  r.get('/status.json', async (_req, res) => {
+  r.get('/status.json', async (req, res) => {
     try {
-      const current: Reading = { atMs: Date.now(), metrics: parsePrometheusText(await rendererFor(deps.registry).render()) };
-      const previous = [...readings].reverse().find((x) => current.atMs - x.atMs >= MIN_WINDOW_MS);
-      if (!readings.length || current.atMs - readings[readings.length - 1]!.atMs >= MIN_WINDOW_MS / 2) readings.push(current);
-      if (readings.length > 10) readings.shift();
-      const ready = deps.readiness();
-      const report = deps.audit?.();
-      const summary = summarize({
-        url: '',
-        current,
-        previous,
-        ready: { ok: ready.ready, services: ready.services },
-        audit: report ? { summary: report.summary, findings: sortFindings(report.findings).filter((f) => !f.passed) } : undefined,
-      });
-      res.set('Cache-Control', 'no-store').json(summary);
+      if (!deps.sampler.summary()) await deps.sampler.sample();
+      const summary = deps.sampler.summary();
+      if (!summary) {
+        res.status(503).set('Retry-After', '5').json({ error: 'no status sample yet' });
+        return;
+      }
+      const since = Number(req.query.since);
+      res.set('Cache-Control', 'no-store').json({ ...summary, history: deps.sampler.history(Number.isFinite(since) ? since : -Infinity) });
     } catch (err) {
       res.status(500).json({ error: (err as Error).message });
     }

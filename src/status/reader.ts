@@ -1,12 +1,10 @@
-// Reads a running eoswatch over HTTP (/metrics, /readyz, /audit?failing=1) and keeps the previous
-// /metrics reading, so that each summary's rates cover the time since the last one.
+// Reads a running eoswatch's /status.json: the daemon's own summary, its alert conditions judged
+// with their rules' `for:` since the daemon started, rates over its last 60 s (src/status/sampler.ts).
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
-import { parsePrometheusText } from '../metrics/text-format.js';
-import { summarize, type FailingFinding, type Reading, type StatusSummary } from './summary.js';
+import type { StatusHistory } from './sampler.js';
+import type { StatusSummary } from './summary.js';
 
 export class StatusReader {
-  private previous: Reading | undefined;
-
   constructor(
     readonly url: string,
     private readonly timeoutMs = 5000,
@@ -22,16 +20,15 @@ export class StatusReader {
     }
   }
 
-  async read(): Promise<StatusSummary> {
-    const res = await this.get('/metrics');
-    if (!res.ok) throw new EosError(ErrorCodes.EOSWATCH_UNREACHABLE, `${this.url}/metrics answered ${res.status}`);
-    const current: Reading = { atMs: Date.now(), metrics: parsePrometheusText(await res.text()) };
-    const readyRes = await this.get('/readyz');
-    const readyBody = (await readyRes.json().catch(() => ({}))) as { services?: Record<string, { ready: boolean; detail?: string }> };
-    const auditRes = await this.get('/audit?failing=1');
-    const audit = auditRes.ok ? ((await auditRes.json()) as { summary?: { critical: number; warning: number }; findings?: FailingFinding[] }) : undefined;
-    const summary = summarize({ url: this.url, current, previous: this.previous, ready: { ok: readyRes.ok, services: readyBody.services }, audit });
-    this.previous = current;
-    return summary;
+  /** The summary, with the chart history when `history` (else without it). */
+  async read(opts: { history?: boolean } = {}): Promise<StatusSummary & { history?: StatusHistory }> {
+    // ?since: a far future time, so that the daemon sends no chart points unless asked for.
+    const res = await this.get(opts.history ? '/status.json' : `/status.json?since=${Number.MAX_SAFE_INTEGER}`);
+    const body = (await res.json().catch(() => undefined)) as (StatusSummary & { history?: StatusHistory; error?: string }) | undefined;
+    if (!res.ok || !body || body.error !== undefined) {
+      throw new EosError(ErrorCodes.EOSWATCH_UNREACHABLE, `${this.url}/status.json answered ${res.status}${body?.error ? `: ${body.error}` : ''}`);
+    }
+    if (!opts.history) delete body.history;
+    return { ...body, url: this.url };
   }
 }

@@ -1,7 +1,13 @@
-// What a running eoswatch shows, in one screen: built from its /metrics (two readings, for rates
-// and increases), /readyz and /audit. `eoswatch status`, the demo's live summary and the status
-// page (GET /status.json) all use this one piece of code. Pure: no I/O here.
+// What a running eoswatch shows, in one screen: built in the daemon (src/status/sampler.ts) from
+// its /metrics, its recent history (src/status/history.ts), readiness and audit, served as
+// GET /status.json; `eoswatch status`, the demo's live summary and the status page all show that.
+// Alert conditions mirror alerts/eoswatch.rules.yml, windows included, and are judged with the
+// rules' `for:` (src/status/alert-timers.ts). Pure: no I/O, no clock here.
 import type { Parsed, Sample } from '../metrics/text-format.js';
+import { AlertTimers, fmtState, type AlertStatus, type Condition } from './alert-timers.js';
+import { baseline, commitQuantileMs, histogramQuantile, increase, pointOf, zeroPoint, type Point } from './history.js';
+
+export { histogramQuantile };
 
 export interface Reading {
   atMs: number;
@@ -16,32 +22,40 @@ export interface FailingFinding {
   remediation: string;
 }
 
+/** Rates and the shown commit latency cover this much of the history. */
+export const RATE_WINDOW_MS = 60_000;
+
 export interface StatusInput {
   url: string;
   current: Reading;
-  /** An earlier reading: rates and increases are over the time between the two. */
-  previous?: Reading;
+  /**
+   * Earlier points of this process, oldest first. Its counters started at zero with it, so an alert
+   * window longer than the history counts from zero (what the process did since it started).
+   */
+  history?: readonly Point[];
+  /** The current reading as a point, when the caller has made it already. */
+  currentPoint?: Point;
   ready?: { ok: boolean; services?: Record<string, { ready: boolean; detail?: string }> };
   audit?: { summary?: { critical: number; warning: number }; findings?: FailingFinding[] };
 }
 
-export interface Alert {
-  /** The rule in alerts/eoswatch.rules.yml whose condition holds. */
-  alert: string;
-  detail: string;
-}
+export type { AlertStatus };
 
 export interface StatusSummary {
   url: string;
   at: string;
+  /** What the rates and the shown commit latency cover: the last `nominalWindowSeconds` of the daemon's history, less right after it started (null: no earlier point yet, no rates). */
   windowSeconds: number | null;
+  nominalWindowSeconds: number;
   ready: boolean | null;
   kafka: { up: boolean | null; brokers: number | null };
   pipeline: {
     name: string | null;
+    engine: string | null;
     up: boolean | null;
-    recordsIn: number;
-    recordsOut: number;
+    /** null: no pipeline here exports eos_pipeline_records_total (a watched Flink job: not polled). */
+    recordsIn: number | null;
+    recordsOut: number | null;
     deadLetters: number;
     inPerSecond: number | null;
     outPerSecond: number | null;
@@ -55,91 +69,120 @@ export interface StatusSummary {
   lso: { maxLagRecords: number; worstPartition: string | null; maxStuckSeconds: number };
   canary: { sent: number; received: number; duplicates: number; lost: number; outOfOrder: number; wrongValue: number } | null;
   audit: { critical: number; warning: number; failing: FailingFinding[] } | null;
-  alerts: Alert[];
+  /** Conditions that hold now, pending until they have held for their rule's `for:`, then firing. */
+  alerts: AlertStatus[];
+  /** How many of `alerts` are firing. */
+  firing: number;
 }
 
 const of = (m: Parsed, name: string, labels: Record<string, string> = {}): Sample[] =>
   m.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-const sum = (m: Parsed | undefined, name: string, labels: Record<string, string> = {}): number => (m ? of(m, name, labels).reduce((a, s) => a + s.value, 0) : 0);
+const sum = (m: Parsed, name: string, labels: Record<string, string> = {}): number => of(m, name, labels).reduce((a, s) => a + s.value, 0);
 const max = (m: Parsed, name: string): Sample | undefined => of(m, name).reduce<Sample | undefined>((a, s) => (a === undefined || s.value > a.value ? s : a), undefined);
 const first = (m: Parsed, name: string): number | undefined => of(m, name)[0]?.value;
+/** The labels that name one pipeline (`on (job, instance, pipeline)` in the rules; job_id and engine tell Flink jobs apart). */
+const pipelineKey = (s: Sample): Record<string, string> => Object.fromEntries(['pipeline', 'engine', 'job_id'].filter((k) => s.labels[k] !== undefined).map((k) => [k, s.labels[k]!]));
+const samePipeline = (a: Sample, b: Sample): boolean => {
+  const ka = pipelineKey(a);
+  const kb = pipelineKey(b);
+  return Object.keys(ka).length === Object.keys(kb).length && Object.entries(ka).every(([k, v]) => kb[k] === v);
+};
 
-/** histogram_quantile over the buckets (cumulative counts by upper bound), linear within a bucket, as Prometheus does. */
-export function histogramQuantile(q: number, buckets: { le: number; count: number }[]): number | undefined {
-  const sorted = [...buckets].sort((a, b) => a.le - b.le);
-  const total = sorted[sorted.length - 1]?.count ?? 0;
-  if (total <= 0) return undefined;
-  const rank = q * total;
-  let prevLe = 0;
-  let prevCount = 0;
-  for (const b of sorted) {
-    if (b.count >= rank) {
-      if (b.le === Infinity) return prevLe;
-      return prevLe + ((b.le - prevLe) * (rank - prevCount)) / Math.max(b.count - prevCount, Number.EPSILON);
-    }
-    prevLe = b.le;
-    prevCount = b.count;
-  }
-  return prevLe;
-}
+/** The rules' windows: rate(...[5m]) of the commit latency, increase(...[10m]) of the counters. */
+const LATENCY_WINDOW_MS = 5 * 60_000;
+const INCREASE_WINDOW_MS = 10 * 60_000;
 
-function buckets(m: Parsed | undefined, name: string): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const s of m ? of(m, `${name}_bucket`) : []) {
-    const le = s.labels.le === '+Inf' ? Infinity : Number(s.labels.le);
-    out.set(le, (out.get(le) ?? 0) + s.value);
+/** The alert conditions of alerts/eoswatch.rules.yml that hold now (before their `for:`). */
+export function conditions(m: Parsed, now: Point, history: readonly Point[], s: Pick<StatusSummary, 'kafka'>): Condition[] {
+  // A window longer than the history: the counters started at zero with this process.
+  const since = (windowMs: number): Point => {
+    const b = baseline(history, now.atMs, windowMs);
+    return b && b.atMs <= now.atMs - windowMs ? b : zeroPoint(now.atMs - windowMs);
+  };
+  const out: Condition[] = [];
+  const p99 = commitQuantileMs(0.99, since(LATENCY_WINDOW_MS), now);
+  if (p99 !== undefined && p99 > 500) out.push({ alert: 'EosTransactionCommitLatencyHigh', detail: `commit latency p99 ${fmtMs(p99)} > 500 ms over 5 min` });
+  const pending = of(m, 'eos_checkpoints_pending').filter((x) => x.value > 1);
+  if (pending.length) out.push({ alert: 'EosCheckpointsPendingHigh', detail: pending.map((x) => `${x.labels.pipeline ?? ''}: ${x.value} checkpoints pending > 1`).join(', ') });
+  const consecutive = of(m, 'eos_checkpoint_consecutive_failures').reduce((a, x) => Math.max(a, x.value), 0);
+  const failed10m = increase(since(INCREASE_WINDOW_MS), now, 'failed');
+  if (consecutive > 0 || failed10m > 0) out.push({ alert: 'EosCheckpointFailing', detail: `${consecutive} consecutive failed checkpoints, ${failed10m} failed in 10 min` });
+  // Per pipeline, as the rule joins on (job, instance, pipeline): its own interval, its own up.
+  const stalled: string[] = [];
+  for (const up of of(m, 'eos_pipeline_up').filter((x) => x.value === 1)) {
+    const last = of(m, 'eos_checkpoint_last_completed_timestamp_seconds').find((x) => samePipeline(x, up));
+    const interval = of(m, 'eos_checkpoint_interval_seconds').find((x) => samePipeline(x, up));
+    if (!last || !interval || !(interval.value > 0)) continue;
+    const ago = now.atMs / 1000 - last.value;
+    if (ago > 3 * interval.value) stalled.push(`${up.labels.pipeline ?? ''}: last checkpoint ${ago.toFixed(0)} s ago > 3 × ${interval.value} s`);
   }
+  if (stalled.length) out.push({ alert: 'EosCheckpointStalled', detail: stalled.join(', ') });
+  const down = of(m, 'eos_pipeline_up').filter((x) => x.value === 0);
+  if (down.length) out.push({ alert: 'EosPipelineDown', detail: `eos_pipeline_up 0: ${down.map((x) => x.labels.pipeline ?? '').join(', ')}` });
+  const dup = increase(since(INCREASE_WINDOW_MS), now, 'canaryDuplicates');
+  if (dup > 0) out.push({ alert: 'EosDuplicatesDetected', detail: `${dup} canary duplicates in 10 min` });
+  const lost = increase(since(INCREASE_WINDOW_MS), now, 'canaryLost');
+  if (lost > 0) out.push({ alert: 'EosDataLossDetected', detail: `${lost} canary records lost in 10 min` });
+  const critical = of(m, 'eos_audit_check_passed', { severity: 'critical' }).filter((x) => x.value === 0);
+  if (critical.length) out.push({ alert: 'EosConfigAuditCritical', detail: `${critical.length} critical audit finding${critical.length === 1 ? '' : 's'}, first ${critical[0]!.labels.check} (${critical[0]!.labels.target})` });
+  const hanging = of(m, 'eos_partition_lso_stuck_seconds').filter(
+    (x) => x.value > 300 && of(m, 'eos_partition_lso_lag_records', { topic: x.labels.topic!, partition: x.labels.partition! }).some((l) => l.value > 0),
+  );
+  if (hanging.length) out.push({ alert: 'EosHangingTransaction', detail: hanging.map((x) => `${x.labels.topic}-${x.labels.partition} stuck ${x.value.toFixed(0)} s`).join(', ') });
+  const fenced = increase(since(INCREASE_WINDOW_MS), now, 'fenced');
+  if (fenced > 0) out.push({ alert: 'EosProducerFenced', detail: `${fenced} producers fenced in 10 min` });
+  if (s.kafka.up === false) out.push({ alert: 'EosKafkaUnreachable', detail: 'eos_kafka_up 0' });
   return out;
 }
 
-/** Commit latency p50/p99 over the window (the whole life when nothing was committed in it). */
-function commitLatency(cur: Parsed, prev: Parsed | undefined): { p50: number; p99: number } | null {
-  const name = 'eos_kafka_transaction_commit_latency_seconds';
-  const now = buckets(cur, name);
-  const before = buckets(prev, name);
-  let window = [...now].map(([le, count]) => ({ le, count: count - (before.get(le) ?? 0) }));
-  if (!window.some((b) => b.count > 0)) window = [...now].map(([le, count]) => ({ le, count }));
-  const p50 = histogramQuantile(0.5, window);
-  const p99 = histogramQuantile(0.99, window);
-  return p50 === undefined || p99 === undefined ? null : { p50: p50 * 1000, p99: p99 * 1000 };
-}
-
-/** The summary and the alert conditions of alerts/eoswatch.rules.yml that hold (without their `for:` durations). */
-export function summarize(input: StatusInput): StatusSummary {
+/**
+ * The summary at `input.current`, its alert conditions judged by `timers` (one evaluation at the
+ * current reading's time; the caller keeps the timers between evaluations). Without timers every
+ * condition is judged as if it had just started to hold.
+ */
+export function summarize(input: StatusInput, timers: AlertTimers = new AlertTimers()): StatusSummary {
   const m = input.current.metrics;
-  const p = input.previous?.metrics;
-  const windowSeconds = input.previous ? (input.current.atMs - input.previous.atMs) / 1000 : null;
-  const increase = (name: string, labels: Record<string, string> = {}) => (p ? Math.max(0, sum(m, name, labels) - sum(p, name, labels)) : 0);
-  const perSecond = (name: string, labels: Record<string, string>) => (windowSeconds ? increase(name, labels) / windowSeconds : null);
-  const pipelineUp = first(m, 'eos_pipeline_up');
-  const lastCompleted = first(m, 'eos_checkpoint_last_completed_timestamp_seconds');
-  const interval = first(m, 'eos_checkpoint_interval_seconds');
+  const history = input.history ?? [];
+  const now = input.currentPoint ?? pointOf(input.current.atMs, m);
+  const base = baseline(history, now.atMs, RATE_WINDOW_MS);
+  const seconds = base ? (now.atMs - base.atMs) / 1000 : null;
+  const perSecond = (key: 'recordsIn' | 'recordsOut') => (base && seconds && now[key] !== null ? increase(base, now, key) / seconds : null);
+  const firstUp = of(m, 'eos_pipeline_up')[0];
+  const ofFirst = (name: string) => (firstUp ? of(m, name).find((x) => samePipeline(x, firstUp))?.value : first(m, name));
+  const lastCompleted = ofFirst('eos_checkpoint_last_completed_timestamp_seconds');
   const kafkaUp = first(m, 'eos_kafka_up');
   const canaryOn = of(m, 'eos_canary_records_total').length > 0;
   const canary = (result: string) => sum(m, 'eos_canary_records_total', { result });
   const worstLag = max(m, 'eos_partition_lso_lag_records');
   const failing = input.audit?.findings ?? [];
+  const latencyFrom = base ?? zeroPoint(now.atMs);
+  const p50 = commitQuantileMs(0.5, latencyFrom, now);
+  const p99 = commitQuantileMs(0.99, latencyFrom, now);
 
-  const summary: StatusSummary = {
+  const kafka = { up: kafkaUp === undefined ? null : kafkaUp === 1, brokers: first(m, 'eos_kafka_brokers') ?? null };
+  const alerts = timers.evaluate(conditions(m, now, history, { kafka }), now.atMs);
+  return {
     url: input.url,
     at: new Date(input.current.atMs).toISOString(),
-    windowSeconds,
+    windowSeconds: seconds,
+    nominalWindowSeconds: RATE_WINDOW_MS / 1000,
     ready: input.ready ? input.ready.ok : null,
-    kafka: { up: kafkaUp === undefined ? null : kafkaUp === 1, brokers: first(m, 'eos_kafka_brokers') ?? null },
+    kafka,
     pipeline: {
-      name: of(m, 'eos_pipeline_up')[0]?.labels.pipeline ?? null,
-      up: pipelineUp === undefined ? null : pipelineUp === 1,
-      recordsIn: sum(m, 'eos_pipeline_records_total', { direction: 'in' }),
-      recordsOut: sum(m, 'eos_pipeline_records_total', { direction: 'out' }),
-      deadLetters: sum(m, 'eos_pipeline_records_total', { direction: 'dlq' }),
-      inPerSecond: perSecond('eos_pipeline_records_total', { direction: 'in' }),
-      outPerSecond: perSecond('eos_pipeline_records_total', { direction: 'out' }),
-      checkpointsCompleted: sum(m, 'eos_checkpoints_total', { outcome: 'completed' }),
-      checkpointsFailed: sum(m, 'eos_checkpoints_total', { outcome: 'failed' }) + sum(m, 'eos_checkpoints_total', { outcome: 'timeout' }),
+      name: firstUp?.labels.pipeline ?? null,
+      engine: firstUp?.labels.engine ?? null,
+      up: firstUp === undefined ? null : firstUp.value === 1,
+      recordsIn: now.recordsIn,
+      recordsOut: now.recordsOut,
+      deadLetters: now.deadLetters,
+      inPerSecond: perSecond('recordsIn'),
+      outPerSecond: perSecond('recordsOut'),
+      checkpointsCompleted: now.completed,
+      checkpointsFailed: now.failed,
       consecutiveFailures: sum(m, 'eos_checkpoint_consecutive_failures'),
-      pending: sum(m, 'eos_checkpoints_pending'),
+      pending: now.pending,
       lastCompletedSecondsAgo: lastCompleted ? Math.max(0, input.current.atMs / 1000 - lastCompleted) : null,
-      commitLatencyMs: commitLatency(m, p),
+      commitLatencyMs: p50 === undefined || p99 === undefined ? null : { p50, p99 },
     },
     lso: {
       maxLagRecords: worstLag?.value ?? 0,
@@ -150,39 +193,16 @@ export function summarize(input: StatusInput): StatusSummary {
       ? { sent: canary('sent'), received: canary('received'), duplicates: canary('duplicate'), lost: canary('lost'), outOfOrder: canary('out_of_order'), wrongValue: canary('wrong_value') }
       : null,
     audit: input.audit?.summary ? { critical: input.audit.summary.critical, warning: input.audit.summary.warning, failing } : null,
-    alerts: [],
+    alerts,
+    firing: alerts.filter((a) => a.state === 'firing').length,
   };
-
-  const alerts = summary.alerts;
-  const s = summary.pipeline;
-  if (s.commitLatencyMs && s.commitLatencyMs.p99 > 500) alerts.push({ alert: 'EosTransactionCommitLatencyHigh', detail: `commit latency p99 ${fmtMs(s.commitLatencyMs.p99)} > 500 ms` });
-  if (s.pending > 1) alerts.push({ alert: 'EosCheckpointsPendingHigh', detail: `${s.pending} checkpoints pending > 1` });
-  const failedInWindow = increase('eos_checkpoints_total', { outcome: 'failed' }) + increase('eos_checkpoints_total', { outcome: 'timeout' });
-  if (s.consecutiveFailures > 0 || failedInWindow > 0) alerts.push({ alert: 'EosCheckpointFailing', detail: `${s.consecutiveFailures} consecutive failed checkpoints, ${failedInWindow} failed in the window` });
-  if (s.up === true && s.lastCompletedSecondsAgo !== null && interval && s.lastCompletedSecondsAgo > 3 * interval) {
-    alerts.push({ alert: 'EosCheckpointStalled', detail: `last checkpoint ${s.lastCompletedSecondsAgo.toFixed(0)} s ago > 3 × ${interval} s` });
-  }
-  if (s.up === false) alerts.push({ alert: 'EosPipelineDown', detail: 'eos_pipeline_up 0' });
-  // The canary counts since eoswatch started: no duplicate or loss is ever expected (the alerts look at 10 minutes).
-  if (summary.canary && summary.canary.duplicates > 0) alerts.push({ alert: 'EosDuplicatesDetected', detail: `${summary.canary.duplicates} canary duplicates since start` });
-  if (summary.canary && summary.canary.lost > 0) alerts.push({ alert: 'EosDataLossDetected', detail: `${summary.canary.lost} canary records lost since start` });
-  const critical = of(m, 'eos_audit_check_passed', { severity: 'critical' }).filter((x) => x.value === 0);
-  if (critical.length) alerts.push({ alert: 'EosConfigAuditCritical', detail: `${critical.length} critical audit finding${critical.length === 1 ? '' : 's'}, first ${critical[0]!.labels.check} (${critical[0]!.labels.target})` });
-  const hanging = of(m, 'eos_partition_lso_stuck_seconds').filter(
-    (x) => x.value > 300 && of(m, 'eos_partition_lso_lag_records', { topic: x.labels.topic!, partition: x.labels.partition! }).some((l) => l.value > 0),
-  );
-  if (hanging.length) alerts.push({ alert: 'EosHangingTransaction', detail: hanging.map((x) => `${x.labels.topic}-${x.labels.partition} stuck ${x.value.toFixed(0)} s`).join(', ') });
-  const fenced = increase('eos_producer_fenced_total');
-  if (fenced > 0) alerts.push({ alert: 'EosProducerFenced', detail: `${fenced} producers fenced in the window` });
-  if (summary.kafka.up === false) alerts.push({ alert: 'EosKafkaUnreachable', detail: 'eos_kafka_up 0' });
-  return summary;
 }
 
 export function fmtMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms < 10 ? ms.toFixed(1) : ms.toFixed(0)} ms`;
 }
 
-const n = (x: number): string => Math.round(x).toLocaleString('en-US');
+const n = (x: number | null): string => (x === null ? 'n/a' : Math.round(x).toLocaleString('en-US'));
 const rate = (x: number | null): string => (x === null ? '' : ` (${n(x)}/s)`);
 
 /** The summary as a few aligned lines for a terminal. */
@@ -193,7 +213,14 @@ export function formatSummary(s: StatusSummary): string {
   ];
   if (p.up !== null) {
     lines.push(
-      ['pipeline', `${p.name ?? ''} ${p.up ? 'up' : 'DOWN'}  records in ${n(p.recordsIn)}${rate(p.inPerSecond)}  out ${n(p.recordsOut)}${rate(p.outPerSecond)}  dead letters ${n(p.deadLetters)}`],
+      [
+        'pipeline',
+        `${p.name ?? ''} ${p.up ? 'up' : 'DOWN'}  ` +
+          (p.recordsIn === null
+            ? `records in/out n/a (${p.engine === 'flink' ? 'not polled from Flink' : 'not exported'})`
+            : `records in ${n(p.recordsIn)}${rate(p.inPerSecond)}  out ${n(p.recordsOut)}${rate(p.outPerSecond)}  dead letters ${n(p.deadLetters)}` +
+              `${s.windowSeconds === null ? '' : `  (rates over ${s.windowSeconds.toFixed(0)} s)`}`),
+      ],
       [
         'checkpoints',
         `${n(p.checkpointsCompleted)} completed, ${n(p.checkpointsFailed)} failed  pending ${p.pending}` +
@@ -213,7 +240,7 @@ export function formatSummary(s: StatusSummary): string {
     const more = s.audit.failing.length - 1;
     lines.push(['audit', `${s.audit.critical} critical, ${s.audit.warning} warning${f ? `: ${f.check} (${f.observed})${more > 0 ? ` and ${more} more: /audit?failing=1` : ''}` : ''}`]);
   }
-  lines.push(['alerts', s.alerts.length ? s.alerts.map((a) => `${a.alert}: ${a.detail}`).join('; ') : 'none']);
+  lines.push(['alerts', s.alerts.length ? s.alerts.map((a) => `${a.alert} (${fmtState(a)}): ${a.detail}`).join('; ') : 'none']);
   const w = Math.max(...lines.map(([k]) => k.length));
   return `${lines.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n')}\n`;
 }

@@ -1,8 +1,11 @@
 // eoswatch status and the status page against a running daemon on a 1-node cluster: the summary
-// shows live numbers, the alert conditions of a single broker (critical audit findings) make the
-// exit code 3, an unreachable eoswatch 1; headless Chromium renders the page with live numbers,
-// no console error, and shows a hostile file name as text. The screenshot stays in a temp dir
-// that the test removes (EOSWATCH_KEEP_SCREENSHOT=DIR copies it there first).
+// shows live numbers, the alert conditions of a single broker (critical audit findings, no for:)
+// fire and make the exit code 3, an unreachable eoswatch 1. A delayed commit (faultInjection)
+// stalls the checkpoints for 40 s: EosCheckpointStalled (for: 1m) is pending while it lasts, on
+// /status.json, in `eoswatch status` and on the page, and is never shown firing. Headless Chromium
+// renders the page with live numbers, the daemon's chart history on a fresh load, no console
+// error, and shows a hostile file name as text. The screenshot stays in a temp dir that the test
+// removes (EOSWATCH_KEEP_SCREENSHOT=DIR copies it there first).
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -14,6 +17,18 @@ import { CLI, runEoswatch, spawnTracked, uniqueName, useCluster, waitForLine } f
 
 const execFileP = promisify(execFile);
 
+type Alert = { alert: string; state: 'pending' | 'firing'; heldSeconds: number; forSeconds: number };
+type Summary = {
+  pipeline: { checkpointsCompleted: number; recordsOut: number };
+  canary: { received: number; duplicates: number; lost: number };
+  alerts: Alert[];
+  firing: number;
+  windowSeconds: number | null;
+  nominalWindowSeconds: number;
+  audit: { critical: number } | null;
+  history: { stepSeconds: number; windowSeconds: number; points: { at: number; pending: number }[] };
+};
+
 describe('eoswatch status and the status page (1-node cluster)', () => {
   const h = useCluster({ nodes: 1 });
   let dir = '';
@@ -21,7 +36,7 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  test('status summarises a running daemon; the page renders it live in Chromium', async () => {
+  test('status summarises a running daemon; a stall shorter than its for: is pending, never firing; the page renders it live in Chromium', async () => {
     dir = await mkdtemp(join(tmpdir(), 'eoswatch-status-'));
     const id = uniqueName('status');
     // A client file whose name is markup: the page must show it as text.
@@ -36,7 +51,10 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
         'http: {host: 127.0.0.1, port: 0}',
         'shutdown: {gracePeriod: 5s}',
         `kafka: {brokers: [${h.cluster.brokers.join(', ')}], healthCheckInterval: 1s}`,
-        `pipeline: {enabled: true, name: st, sourceTopic: ${id}-in, sinkTopic: ${id}-out, groupId: ${id}, transactionalIdPrefix: ${id}}`,
+        `pipeline: {enabled: true, name: st, sourceTopic: ${id}-in, sinkTopic: ${id}-out, groupId: ${id}, transactionalIdPrefix: ${id},`,
+        // The first two checkpoints with records wait 40 s before their commit: at least one of them
+        // after a checkpoint completed, so that the checkpoints stall (> 3 × 1 s) for about 37 s < for: 1m.
+        '  checkpoint: {interval: 1s, timeout: 50s}, transactionTimeout: 90s, faultInjection: {commitDelay: 40s, commitDelayTimes: 2}}',
         'canary: {enabled: true, id: st, rate: 20}',
         'lsoMonitor: {interval: 1s}',
         'audit:',
@@ -49,37 +67,80 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
     const child = spawnTracked('node', [...CLI, 'run', '--config', cfg, '--log-format', 'json']);
     const url = (await waitForLine(child, /"url":"(http:\/\/[^"]+)".*HTTP server listening/, 60_000))[1]!;
 
-    type Summary = { pipeline: { checkpointsCompleted: number; recordsOut: number }; canary: { received: number; duplicates: number; lost: number }; alerts: { alert: string }[]; audit: { critical: number } | null };
+    // Every /status.json answer of the test is watched: EosCheckpointStalled must never be firing.
+    const seen: Alert[] = [];
+    const read = async (): Promise<Summary> => {
+      const s = (await (await fetch(`${url}/status.json`)).json()) as Summary;
+      seen.push(...s.alerts.filter((a) => a.alert === 'EosCheckpointStalled'));
+      return s;
+    };
+    const chromium = (extra: string[]) =>
+      execFileP('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--user-data-dir=' + join(dir, 'chromium'), '--window-size=1280,1600', '--virtual-time-budget=6000', '--enable-logging=stderr', '--v=0', ...extra, `${url}/`], {
+        timeout: 120_000,
+        maxBuffer: 32 * 1024 * 1024,
+      });
+
+    // The stall: pending on /status.json, in `eoswatch status` and on the page.
+    let stalled: Alert | undefined;
+    for (const deadline = Date.now() + 150_000; Date.now() < deadline && !stalled; await new Promise((r) => setTimeout(r, 1000))) {
+      stalled = (await read()).alerts.find((a) => a.alert === 'EosCheckpointStalled');
+    }
+    assert.ok(stalled, 'the delayed commit stalls the checkpoints');
+    assert.equal(stalled.state, 'pending');
+    assert.equal(stalled.forSeconds, 60);
+    assert.ok(stalled.heldSeconds < 60, `held ${stalled.heldSeconds} s`);
+    const pendingTable = await runEoswatch(['status', '--url', url]);
+    assert.match(pendingTable.stdout, /^alerts\s+.*EosCheckpointStalled \(pending \d+ s of 1m\): st: last checkpoint \d+ s ago > 3 × 1 s/m);
+    const { stdout: pendingDom } = await chromium(['--dump-dom']);
+    assert.match(pendingDom, /<li class="pending" data-alert="EosCheckpointStalled">EosCheckpointStalled \(pending \d+ s of 1m\): /, 'shown as pending');
+    assert.doesNotMatch(pendingDom, /class="firing" data-alert="EosCheckpointStalled"/);
+    // The stall is counted as pending, apart from what fires (the audit's critical findings, no for:, once the first audit ran).
+    assert.match(pendingDom, /<span id="state" class="badge (alerting|pending)">(\d+ alerts? firing, )?\d+ pending<\/span>/);
+
     let status: { code: number; summary: Summary } | undefined;
-    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
-      const r = await runEoswatch(['status', '--url', url, '--window', '1s', '--format', 'json']);
+    for (const deadline = Date.now() + 180_000; Date.now() < deadline; ) {
+      const r = await runEoswatch(['status', '--url', url, '--format', 'json']);
       const summary = JSON.parse(r.stdout) as Summary;
+      await read();
       status = { code: r.code, summary };
-      if (summary.canary.received > 0 && summary.audit && summary.pipeline.checkpointsCompleted > 0) break;
+      const stallOver = !summary.alerts.some((a) => a.alert === 'EosCheckpointStalled');
+      if (summary.canary.received > 0 && summary.audit && summary.pipeline.checkpointsCompleted > 0 && stallOver && summary.history.points.length >= 12) break;
       await new Promise((res) => setTimeout(res, 1000));
     }
     assert.ok(status && status.summary.canary.received > 0, `canary records come back: ${JSON.stringify(status?.summary)}`);
     assert.equal(status.summary.canary.duplicates + status.summary.canary.lost, 0);
     assert.ok(status.summary.audit!.critical > 0, 'a single broker has critical findings');
-    assert.ok(status.summary.alerts.some((a) => a.alert === 'EosConfigAuditCritical'));
-    assert.equal(status.code, 3, 'an alert condition holds: exit 3');
-    const table = await runEoswatch(['status', '--url', url, '--window', '0']);
+    assert.ok(status.summary.alerts.some((a) => a.alert === 'EosConfigAuditCritical' && a.state === 'firing'));
+    assert.equal(status.code, 3, 'an alert fires: exit 3');
+    assert.equal(status.summary.nominalWindowSeconds, 60);
+    const w = status.summary.windowSeconds!;
+    assert.ok(w >= 60 && w < 66, `rates over the last 60 s of the daemon (one 5 s step more at most), whoever polled last: ${w}`);
+    assert.ok(seen.length > 0 && seen.every((a) => a.state === 'pending'), `the stall was never firing: ${JSON.stringify(seen.map((a) => [a.state, a.heldSeconds]))}`);
+    const table = await runEoswatch(['status', '--url', url]);
     assert.match(table.stdout, /^checkpoints\s+[\d,]+ completed, \d+ failed/m);
-    assert.match(table.stdout, /^alerts\s+EosConfigAuditCritical: /m);
-    const gone = await runEoswatch(['status', '--url', 'http://127.0.0.1:9', '--window', '0']);
+    assert.match(table.stdout, /^alerts\s+EosConfigAuditCritical \(firing for [^)]+\): /m);
+    assert.doesNotMatch(table.stdout, /EosCheckpointStalled/, 'the stall cleared');
+    const gone = await runEoswatch(['status', '--url', 'http://127.0.0.1:9']);
     assert.equal(gone.code, 1);
-    assert.match(gone.stderr, /cannot reach eoswatch at http:\/\/127\.0\.0\.1:9\/metrics/);
+    assert.match(gone.stderr, /cannot reach eoswatch at http:\/\/127\.0\.0\.1:9\/status\.json/);
 
-    // The page in headless Chromium: the DOM after its scripts ran, the console, a screenshot.
+    // A fresh load (a new Chromium) charts the daemon's history, not an empty one.
+    const before = await read();
     const shot = join(dir, 'status-page.png');
-    const chromium = (extra: string[]) =>
-      execFileP('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--user-data-dir=' + join(dir, 'chromium'), '--window-size=1280,1600', '--virtual-time-budget=6000', '--enable-logging=stderr', '--v=0', ...extra, `${url}/`], { timeout: 120_000, maxBuffer: 32 * 1024 * 1024 });
     const { stdout: dom, stderr: console } = await chromium(['--dump-dom']);
     await chromium([`--screenshot=${shot}`]);
+    const drawn = (chart: string) => Number(new RegExp(`<svg id="${chart}"[^>]*data-points="(\\d+)"`).exec(dom)?.[1] ?? 0);
+    assert.ok(drawn('chart-pending') >= before.history.points.length, `pending chart: ${drawn('chart-pending')} points drawn of ${before.history.points.length} in the history`);
+    assert.ok(drawn('chart-records') >= before.history.points.length - 1, `records chart: ${drawn('chart-records')} points`);
+    assert.match(dom, /<text[^>]*class="x-tick"[^>]*>now<\/text>/, 'a time axis');
+    assert.match(dom, /<text[^>]*class="y-tick"[^>]*>0<\/text>/, 'a scale');
+    assert.match(dom, /<h2>Checkpoints \(checkpoints\/min\)<\/h2>/);
+    assert.match(dom, /<span id="legend-failed" class="neutral">failed<\/span>/, 'no failed checkpoint: drawn neutral');
     const out = /id="pipeline-records-out">([^<]*)</.exec(dom)?.[1];
     assert.ok(out && Number(out.split(' ')[0]!.replace(/,/g, '')) > 0, `records out shown: ${out}`);
+    assert.match(out, /\/s over 60 s\)$/);
     assert.match(dom, /id="canary-received">[1-9][\d,]*</);
-    assert.match(dom, /<span id="state" class="badge alerting">\d+ alert condition\(s\)<\/span>/);
+    assert.match(dom, /<span id="state" class="badge alerting">1 alert firing<\/span>/);
     assert.match(dom, /<td class="critical">critical<\/td><td>topic\.replication-factor<\/td>/);
     assert.match(dom, /<td>producer:[^<]*&lt;img src=x onerror=alert\(1\)&gt;\/producer\.properties<\/td>/, 'the file name is text');
     assert.doesNotMatch(dom, /<img src="?x/, 'no element made from data');

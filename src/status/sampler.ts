@@ -1,0 +1,123 @@
+// The daemon's status sampler: every `stepMs` (5 s) it renders the registry once, adds a point to
+// the history ring (30 min by default, fixed size) and judges the alert conditions with their
+// rules' `for:`, so that /status.json (src/http/status-page.ts) answers from the last sample: the
+// same summary, alert timers and chart history for every reader, whoever polls and how often.
+import type { Registry } from 'prom-client';
+import type { AuditReport } from '../audit/runner.js';
+import { sortFindings } from '../audit/report.js';
+import type { Readiness } from '../http/server.js';
+import { rendererFor } from '../metrics/render.js';
+import { parsePrometheusText } from '../metrics/text-format.js';
+import { redactText } from '../redact.js';
+import type { Service, ServiceHealth } from '../service.js';
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import { AlertTimers } from './alert-timers.js';
+import { baseline, chartPoint, pointOf, Ring, type ChartPoint, type Point } from './history.js';
+import { RATE_WINDOW_MS, summarize, type StatusSummary } from './summary.js';
+
+export interface SamplerDeps {
+  registry: Registry;
+  readiness(): Readiness;
+  audit?(): AuditReport | undefined;
+  logger?: Logger;
+  now?: () => number;
+  stepMs?: number;
+  keepMs?: number;
+}
+
+export interface StatusHistory {
+  stepSeconds: number;
+  keepSeconds: number;
+  /** Each chart point's rates cover up to this long before it. */
+  windowSeconds: number;
+  points: ChartPoint[];
+}
+
+export class StatusSampler implements Service {
+  readonly name = 'status';
+  readonly stepMs: number;
+  readonly keepMs: number;
+  private readonly points: Ring<Point>;
+  private readonly charts: Ring<ChartPoint>;
+  private readonly timers = new AlertTimers();
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private sampling: Promise<void> | null = null;
+  private latest: StatusSummary | undefined;
+
+  constructor(private readonly deps: SamplerDeps) {
+    this.stepMs = deps.stepMs ?? 5000;
+    this.keepMs = deps.keepMs ?? 30 * 60_000;
+    this.now = deps.now ?? Date.now;
+    const capacity = Math.ceil(this.keepMs / this.stepMs);
+    this.points = new Ring(capacity);
+    this.charts = new Ring(capacity);
+  }
+
+  async start(): Promise<void> {
+    await this.sample();
+    this.timer = setInterval(() => void this.sample(), this.stepMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sampling;
+  }
+
+  ready(): ServiceHealth {
+    return { ready: true };
+  }
+
+  /** One sample now (the timer calls this; a sample still running is not doubled). */
+  sample(): Promise<void> {
+    this.sampling ??= this.takeSample().finally(() => (this.sampling = null));
+    return this.sampling;
+  }
+
+  private async takeSample(): Promise<void> {
+    try {
+      const text = await rendererFor(this.deps.registry).render();
+      const atMs = this.now();
+      const metrics = parsePrometheusText(text);
+      const point = pointOf(atMs, metrics);
+      const history = this.points.toArray();
+      const ready = this.deps.readiness();
+      const report = this.deps.audit?.();
+      const summary = summarize(
+        {
+          url: '',
+          current: { atMs, metrics },
+          currentPoint: point,
+          history,
+          ready: { ok: ready.ready, services: ready.services },
+          audit: report ? { summary: report.summary, findings: sortFindings(report.findings).filter((f) => !f.passed) } : undefined,
+        },
+        this.timers,
+      );
+      for (const a of summary.alerts) a.detail = redactText(a.detail);
+      this.charts.push(chartPoint(baseline(history, atMs, RATE_WINDOW_MS), point));
+      this.points.push(point);
+      this.latest = summary;
+    } catch (err) {
+      this.deps.logger?.warn({ err: errorMessage(err) }, 'status sample failed');
+    }
+  }
+
+  /** The last sample's summary (undefined before the first). */
+  summary(): StatusSummary | undefined {
+    return this.latest;
+  }
+
+  /** The chart points, oldest first; `sinceMs`: only those after it. */
+  history(sinceMs = -Infinity): StatusHistory {
+    return {
+      stepSeconds: this.stepMs / 1000,
+      keepSeconds: this.keepMs / 1000,
+      windowSeconds: RATE_WINDOW_MS / 1000,
+      points: this.charts.toArray().filter((p) => p.at > sinceMs),
+    };
+  }
+}
