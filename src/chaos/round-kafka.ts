@@ -106,6 +106,23 @@ export async function waitTopicsOnEveryBroker(brokers: string[], nodeIds: number
 }
 
 /**
+ * An idempotent harness step tried again (every 2 s) until it succeeds or budgetMs is spent, then
+ * a HarnessError naming the step and its last error. Only for steps that can be repeated safely
+ * (creating topics that may exist), never for writing the input.
+ */
+export async function retryStep<T>(what: string, fn: () => Promise<T>, budgetMs = 60_000): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() + 2000 > deadline) throw new HarnessError(`${what} (${attempt} attempts): ${(err as Error).message}`, { cause: err });
+    }
+    await sleep(2000);
+  }
+}
+
+/**
  * One line of a failed broker start for the report: the error's first line and the first error
  * line of the broker's log it quotes (LocalCluster.start's "First errors in ..."), else the last
  * line of the log's tail.

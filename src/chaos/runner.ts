@@ -17,7 +17,7 @@ import { produceVerifyRecords } from '../verify/verify.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
 import { RoundNetwork } from './network-faults.js';
 import { windowResults, type FaultWindowResult } from './windows.js';
-import { committedProgress, restoreBrokers, sinkFigures, startBroker, verifyRound, waitReplicated, waitTopicsOnEveryBroker, type SinkFigures } from './round-kafka.js';
+import { committedProgress, restoreBrokers, retryStep, sinkFigures, startBroker, verifyRound, waitReplicated, waitTopicsOnEveryBroker, type SinkFigures } from './round-kafka.js';
 import { WorkerProcess } from './worker.js';
 import { roundAvailability, workerMetrics, type RoundAvailability, type Scrape } from './availability.js';
 import { HarnessError, countVerdicts, harnessStep, roundVerdict, runVerdict, type Verdict, type VerdictCounts } from './verdict.js';
@@ -277,7 +277,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     // A round starts on a whole cluster (a broker the previous round could not start again gets another try).
     await restoreBrokers(cluster, ctx.brokers, brokerStart);
     const topics = [source, sink, `${sink}.dlq`];
-    await harnessStep('creating the round\'s topics', () => ensureTopics(admin, topics.map((topic) => ({ topic, numPartitions: opts.partitions, replicationFactor: 3 }))));
+    await retryStep('creating the round\'s topics', () => ensureTopics(admin, topics.map((topic) => ({ topic, numPartitions: opts.partitions, replicationFactor: 3 }))));
     await waitTopicsOnEveryBroker(brokers, ctx.brokers, topics, opts.partitions);
     const manifest = await harnessStep('writing the input', () => produceVerifyRecords(kafka, source, { records: opts.records, run: id, batch: opts.partitions * 100 }));
     total = BigInt(opts.records);

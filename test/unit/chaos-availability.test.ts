@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { longestStallMs, roundAvailability, workerMetrics, type Scrape, type WorkerMetrics } from '../../src/chaos/availability.js';
 import { HarnessError, countVerdicts, exitCodeOf, harnessStep, roundVerdict, runVerdict, summaryLine } from '../../src/chaos/verdict.js';
-import { metadataShortfall, startFailureSummary } from '../../src/chaos/round-kafka.js';
+import { metadataShortfall, retryStep, startFailureSummary } from '../../src/chaos/round-kafka.js';
 
 const L = 'pipeline="p",engine="eoswatch",job_id=""';
 const page = (o: { completed?: number; failed?: number; timeout?: number; restarts?: number; last?: number }) =>
@@ -121,4 +121,17 @@ test('a failed broker start in one line: the error and the first error of the lo
   assert.equal(startFailureSummary(msg), 'Kafka node 2 exited during start-up. [2026-12-01 10:00:01,000] ERROR Exiting Kafka due to fatal exception (kafka.Kafka$)');
   assert.equal(startFailureSummary('Kafka node 3 exited during start-up.\nTail of /x:\nline a\nlast line\n'), 'Kafka node 3 exited during start-up. last line');
   assert.equal(startFailureSummary(`x${'y'.repeat(400)}`).length, 240);
+});
+
+test('an idempotent harness step is tried again within its budget, then a HarnessError naming it', async () => {
+  let calls = 0;
+  const flaky = async () => {
+    if (++calls === 1) throw new Error('This server does not host this topic-partition');
+    return 'created';
+  };
+  assert.equal(await retryStep('creating the topics', flaky, 10_000), 'created');
+  assert.equal(calls, 2);
+  const err = await retryStep('creating the topics', () => Promise.reject(new Error('no controller')), 0).catch((e: unknown) => e);
+  assert.ok(err instanceof HarnessError);
+  assert.equal((err as Error).message, 'creating the topics (1 attempts): no controller');
 });
