@@ -321,7 +321,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     if (flink.status(flink.taskManager(1)) === 'stopped') await flink.startTaskManager(1, { timeoutMs: 300_000 }).catch(() => undefined);
     await cancelAll(flink).catch(() => undefined);
     await daemon?.kill();
-    await restoreBrokers(cluster, brokerIds);
+    await restoreBrokers(cluster, brokerIds).catch((err: Error) => opts.log(`  restoring the brokers failed: ${err.message}`));
     await offsets.close();
     await admin.disconnect().catch(() => undefined);
   }

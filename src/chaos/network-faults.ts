@@ -6,6 +6,7 @@
 // link, as a test's control node does.
 import type { ClusterNetwork, Cut, SlowLinks } from '../localcluster/network.js';
 import type { FaultWindow } from './windows.js';
+import { harnessStep } from './verdict.js';
 
 export class RoundNetwork {
   readonly windows: FaultWindow[] = [];
@@ -26,9 +27,9 @@ export class RoundNetwork {
     return `w${name}`;
   }
 
-  /** Creates a worker's namespace (before the worker starts in it). */
-  async addWorker(name: string): Promise<void> {
-    await this.net.endpoint(this.worker(name));
+  /** Creates a worker's namespace (before the worker starts in it); its address, which the runner reaches over the never-cut harness link. */
+  async addWorker(name: string): Promise<string> {
+    return (await harnessStep(`creating the namespace of worker ${name}`, () => this.net.endpoint(this.worker(name)))).addr;
   }
 
   /** Runs a command in a worker's namespace. */
@@ -49,30 +50,30 @@ export class RoundNetwork {
 
   /** Every endpoint of `a` cut off from every endpoint of `b`, both ways. */
   async partition(fault: string, a: string[], b: string[]): Promise<void> {
-    await this.net.partition(a, b);
+    await harnessStep(`network: ${fault}`, () => this.net.partition(a, b));
     this.open(fault);
   }
 
   /** Directed cuts: only packets from `from` to `to` are dropped. */
   async cut(fault: string, cuts: Cut[]): Promise<void> {
-    await this.net.cut(cuts);
+    await harnessStep(`network: ${fault}`, () => this.net.cut(cuts));
     this.open(fault);
   }
 
   async linkDown(fault: string, endpoint: string): Promise<void> {
-    await this.net.link(endpoint, false);
+    await harnessStep(`network: ${fault}`, () => this.net.link(endpoint, false));
     this.open(fault);
   }
 
   /** Every cut removed, every link up again: closes the open windows. */
   async heal(what = 'healed'): Promise<void> {
-    await this.net.heal();
+    await harnessStep(`network: ${what}`, () => this.net.heal());
     this.closeOpen(what);
   }
 
   /** Slow, lossy links between all endpoints; a window that stays open until the end of the round. */
   async slow(fault: string, spec: SlowLinks): Promise<void> {
-    await this.net.slow(spec);
+    await harnessStep(`network: ${fault}`, () => this.net.slow(spec));
     this.open(fault);
   }
 
@@ -83,6 +84,6 @@ export class RoundNetwork {
 
   /** Back to a whole, fast network for the next round. */
   async reset(): Promise<void> {
-    await this.net.reset();
+    await harnessStep('resetting the network', () => this.net.reset());
   }
 }

@@ -1,9 +1,11 @@
 // The chaos report: one row per round (scenario, records, duplicates, lost, order violations,
 // time to recover, worst LSO lag), as a table, JSON or Markdown; for Flink rounds also what
 // eoswatch showed (the held LSO of a killed process, checkpoint failures, failovers, visibility
-// latency, alerts).
+// latency, alerts). Beside the exactly-once verdict of each round, its availability (failed
+// checkpoints, restarts, worker exits, the longest commit stall) in a table of its own.
 import type { FlinkChaosRun, FlinkRoundResult } from './flink-runner.js';
 import type { ChaosRun, RoundResult } from './runner.js';
+import { countVerdicts, runVerdict, summaryLine, verdictOf } from './verdict.js';
 import type { FaultWindowResult } from './windows.js';
 
 // Short headers keep the table within 120 columns; LEGEND says what each one counts.
@@ -18,18 +20,57 @@ const COLUMNS: [string, (r: RoundResult) => string][] = [
   ['aborted', (r) => String(r.abortedRecords)],
   ['recovery', (r) => (r.recoverySeconds === null ? 'n/a' : `${r.recoverySeconds.toFixed(1)} s`)],
   ['LSO lag', (r) => String(r.worstLsoLagRecords)],
-  ['sup.rst', (r) => String(r.supervisorRestarts)],
   ['time', (r) => `${r.durationSeconds.toFixed(0)} s`],
-  ['verdict', (r) => (r.passed ? 'PASS' : 'FAIL')],
+  ['verdict', (r) => verdictOf(r)],
 ];
 
 export const LEGEND = [
   '#: round; received: distinct records at the sink (read_committed); dup, lost, order, value: duplicates, lost records,',
   'order violations per source partition and wrong values (each must be 0); aborted: records of aborted transactions,',
   'seen only by a read_uncommitted pass (expected after faults, never delivered); recovery: fault end to the next commit;',
-  "LSO lag: worst records behind the sink's last stable offset; sup.rst: restarts by eoswatch's pipeline supervisor inside",
-  'a worker (process kills and restarts that a scenario injects are listed under faults); time: the whole round.',
+  "LSO lag: worst records behind the sink's last stable offset; time: the whole round; verdict: PASS; FAIL: exactly-once",
+  'broken, the pipeline stalled or did not finish, or an enforced availability expectation missed; ERROR: the harness',
+  'could not run the round (a broker that would not start again, ...; never counted as a FAIL).',
 ];
+
+const dash = '-';
+const AVAILABILITY_COLUMNS: [string, (r: RoundResult) => string][] = [
+  ['scenario', (r) => r.scenario],
+  ['#', (r) => String(r.round)],
+  ['ckpt failed', (r) => (r.availability ? String(r.availability.failedCheckpoints) : dash)],
+  ['ckpt done', (r) => (r.availability ? String(r.availability.completedCheckpoints) : dash)],
+  ['pipeline rst', (r) => (r.availability ? String(r.availability.pipelineRestarts) : dash)],
+  ['worker exits', (r) => (r.availability ? String(r.availability.workerExits) : dash)],
+  ['longest stall', (r) => (r.availability?.longestCommitStallSeconds == null ? dash : `${r.availability.longestCommitStallSeconds.toFixed(1)} s`)],
+  ['gaps', (r) => (r.availability ? `${r.availability.scrapeGaps}/${r.availability.scrapes}` : dash)],
+  ['availability', (r) => (r.availability ? `${r.availability.expectation}${r.availability.enforced ? ' (enforced)' : ''}` : dash)],
+];
+
+export const AVAILABILITY_LEGEND = [
+  'From /metrics of every worker process, scraped each second (a worker down, starting or not answering is a gap, not a',
+  'zero; gaps: gaps/scrapes; counters are summed over the processes, up to the last scrape of each): ckpt failed:',
+  'eos_checkpoints_total{outcome="failed"|"timeout"}; ckpt done: outcome="completed"; pipeline rst:',
+  'eos_service_restarts_total{service="pipeline"} (the daemon restarted its pipeline); worker exits: worker processes',
+  'that exited without the scenario stopping them (the runner started them again); longest stall: the longest time',
+  'without a completed checkpoint of any worker while input was pending, from the round\'s first completed checkpoint',
+  'until every input record was committed (completions from eos_checkpoint_last_completed_timestamp_seconds; one',
+  'overwritten before the next answered scrape is not seen: a stall can read long by that much, never short);',
+  'availability: the scenario\'s expectation met / not met (n/a: none), apart from the verdict unless enforced.',
+];
+
+/** Why a round missed its availability expectation, and what the harness had to do again. */
+function availabilityNotes(run: ChaosRun): string[] {
+  return run.results.flatMap((r) => [
+    ...(r.availability?.missed.length ? [`${r.scenario} #${r.round}: availability not met: ${r.availability.missed.join('; ')}`] : []),
+    ...(r.harnessNotes ?? []).map((n) => `${r.scenario} #${r.round}: harness: ${n}`),
+  ]);
+}
+
+/** The run's last line: the verdict and the rounds by verdict ("verdict: FAIL (2 PASS, 1 FAIL, 0 ERROR (harness))"). */
+export function runSummary(run: ChaosRun): string {
+  const c = run.counts ?? countVerdicts(run.results);
+  return `${run.verdict ?? runVerdict(c)} (${summaryLine(c)})`;
+}
 
 /** Seconds with `digits` decimals, or `none` when there is no figure. */
 const secs = (v: number | null, none = 'end of round', digits = 1) => (v === null ? none : `${v.toFixed(digits)} s`);
@@ -73,12 +114,23 @@ function markdownTable<R>(columns: [string, (r: R) => string][], results: R[]): 
 export function formatChaosTable(run: ChaosRun): string {
   const lines = textTable(COLUMNS, run.results);
   const faults = run.results.map((r) => `${r.scenario} #${r.round}: ${r.faults.join('; ') || 'no fault injected'}${r.error ? `\n  error: ${r.error.split('\n')[0]}` : ''}`);
-  return `Kafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions\n\n${lines[0]}\n${lines.slice(1).join('\n')}\n\n${LEGEND.join('\n')}\n\nfaults:\n${faults.join('\n')}\n${windowLines(run)}\nverdict: ${run.passed ? 'PASS' : 'FAIL'}\n`;
+  const avail = textTable(AVAILABILITY_COLUMNS, run.results);
+  const notes = availabilityNotes(run);
+  return (
+    `Kafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions\n\n${lines.join('\n')}\n\n${LEGEND.join('\n')}\n\n` +
+    `availability:\n${avail.join('\n')}\n\n${AVAILABILITY_LEGEND.join('\n')}\n${notes.length ? `\n${notes.join('\n')}\n` : ''}\n` +
+    `faults:\n${faults.join('\n')}\n${windowLines(run)}\nverdict: ${runSummary(run)}\n`
+  );
 }
 
 export function formatChaosMarkdown(run: ChaosRun): string {
   const faults = run.results.map((r) => `- **${r.scenario} #${r.round}**: ${r.faults.join('; ') || 'no fault injected'}${r.error ? ` — error: ${r.error.split('\n')[0]}` : ''}`);
-  return `## eoswatch chaos\n\nKafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions, started ${run.startedAt}.\n\n${markdownTable(COLUMNS, run.results)}\n\n${LEGEND.join(' ')}\n\nFaults injected (with the pipeline's progress at that moment):\n\n${faults.join('\n')}\n${windowMarkdown(run)}\nVerdict: **${run.passed ? 'PASS' : 'FAIL'}**\n`;
+  const notes = availabilityNotes(run);
+  return (
+    `## eoswatch chaos\n\nKafka ${run.kafkaVersion}, ${run.records} records per round, ${run.partitions} partitions, started ${run.startedAt}.\n\n${markdownTable(COLUMNS, run.results)}\n\n${LEGEND.join(' ')}\n\n` +
+    `Availability:\n\n${markdownTable(AVAILABILITY_COLUMNS, run.results)}\n\n${AVAILABILITY_LEGEND.join(' ')}\n${notes.length ? `\n${notes.map((n) => `- ${n}`).join('\n')}\n` : ''}\n` +
+    `Faults injected (with the pipeline's progress at that moment):\n\n${faults.join('\n')}\n${windowMarkdown(run)}\nVerdict: **${runSummary(run)}**\n`
+  );
 }
 
 

@@ -2,9 +2,13 @@
 // pipeline, src/chaos/flink-runner.ts for a Flink job): committed progress of the pipeline's group
 // on its source topic, waiting for every replica to be back in sync after a broker fault, the
 // cluster made whole again after a round, and the verifier's figures of a round.
-import type { Admin, Kafka } from 'kafkajs';
+import { Kafka as KafkaClient, logLevel, type Admin, type Kafka } from 'kafkajs';
+import { createCluster } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { checkSinkTopic, type VerifyReport } from '../verify/verify.js';
+import { HarnessError } from './verdict.js';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Input records committed by `groupId` on `topic` (sum of its committed offsets), the topic's end,
@@ -42,12 +46,137 @@ export async function waitReplicated(admin: Admin, topics: string[], timeoutMs =
   }
 }
 
-/** Every broker a round paused or stopped, running again for the next round. */
-export async function restoreBrokers(cluster: LocalCluster, ids: number[]): Promise<void> {
+/** The kafkajs cluster calls of one broker's Metadata answer (kafkajs' own cluster object, src/kafka/offsets.ts createCluster). */
+interface MetadataCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  findBroker(req: { nodeId: string }): Promise<{ metadata(topics: string[]): Promise<{ topicMetadata: { topic: string; partitionMetadata: { partitionId: number; leader: number }[] }[] }> }>;
+}
+
+/**
+ * What a broker's Metadata answer lacks of `topics` (each with `partitions` partitions, each with
+ * a leader): "" when it has them all. Pure, for the per-broker wait below.
+ */
+export function metadataShortfall(answer: { topicMetadata: { topic: string; partitionMetadata: { partitionId: number; leader: number }[] }[] }, topics: string[], partitions: number): string {
+  const short: string[] = [];
+  for (const t of topics) {
+    const m = answer.topicMetadata.find((x) => x.topic === t);
+    if (!m) short.push(`${t} unknown`);
+    else if (m.partitionMetadata.length < partitions) short.push(`${t} has ${m.partitionMetadata.length} of ${partitions} partitions`);
+    else {
+      const leaderless = m.partitionMetadata.filter((p) => p.leader < 0).map((p) => p.partitionId);
+      if (leaderless.length) short.push(`${t} partitions ${leaderless.join(', ')} without a leader`);
+    }
+  }
+  return short.join('; ');
+}
+
+/**
+ * Waits until every broker's own Metadata answer has each of `topics` with a leader for every
+ * partition: a topic just created is known to the controller first and to each broker only when
+ * the metadata reaches it, and a client sent to a broker that has not seen it yet gets "This
+ * server does not host this topic-partition". A HarnessError after timeoutMs names what was missing where.
+ */
+export async function waitTopicsOnEveryBroker(brokers: string[], nodeIds: number[], topics: string[], partitions: number, timeoutMs = 60_000): Promise<void> {
+  const kafka = new KafkaClient({ clientId: 'eoswatch-chaos-metadata', brokers, logLevel: logLevel.NOTHING, connectionTimeout: 2000, requestTimeout: 5000, retry: { retries: 0 } });
+  const cluster = createCluster<MetadataCluster>(kafka, 0);
+  const deadline = Date.now() + timeoutMs;
+  const missing = new Map<number, string>(nodeIds.map((id) => [id, 'not asked yet']));
+  try {
+    while (missing.size) {
+      for (const id of [...missing.keys()]) {
+        try {
+          await cluster.connect();
+          const answer = await (await cluster.findBroker({ nodeId: String(id) })).metadata(topics);
+          const short = metadataShortfall(answer, topics, partitions);
+          if (short) missing.set(id, short);
+          else missing.delete(id);
+        } catch (err) {
+          // kafkajs throws on a topic error in the answer (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE).
+          missing.set(id, (err as Error).message);
+        }
+      }
+      if (!missing.size) return;
+      if (Date.now() > deadline) throw new HarnessError(`the round's topics did not reach every broker's metadata within ${timeoutMs / 1000} s: ${[...missing].map(([id, why]) => `broker ${id}: ${why}`).join('; ')}`);
+      await sleep(200);
+    }
+  } finally {
+    await cluster.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * An idempotent harness step tried again (every 2 s) until it succeeds or budgetMs is spent, then
+ * a HarnessError naming the step and its last error. Only for steps that can be repeated safely
+ * (creating topics that may exist), never for writing the input.
+ */
+export async function retryStep<T>(what: string, fn: () => Promise<T>, budgetMs = 60_000): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() + 2000 > deadline) throw new HarnessError(`${what} (${attempt} attempts): ${(err as Error).message}`, { cause: err });
+    }
+    await sleep(2000);
+  }
+}
+
+/**
+ * One line of a failed broker start for the report: the error's first line and the first error
+ * line of the broker's log it quotes (LocalCluster.start's "First errors in ..."), else the last
+ * line of the log's tail.
+ */
+export function startFailureSummary(message: string): string {
+  const lines = message.split('\n').map((l) => l.trim());
+  const at = lines.findIndex((l) => l.startsWith('First errors in '));
+  const tailAt = lines.findIndex((l) => l.startsWith('Tail of '));
+  const detail = at >= 0 ? lines[at + 1] : tailAt >= 0 ? lines.slice(tailAt + 1).filter(Boolean).pop() : undefined;
+  const clip = (s: string) => (s.length > 240 ? `${s.slice(0, 237)}...` : s);
+  return clip(detail && detail !== lines[0] ? `${lines[0]} ${detail}` : lines[0]!);
+}
+
+export interface BrokerStartOptions {
+  /** The whole time the start may take, retries included (ms). */
+  budgetMs: number;
+  /** A failed attempt, summarised, for the round's report. */
+  note(line: string): void;
+}
+
+/**
+ * Starts a stopped broker; a node that exits during start-up (or never becomes ready) is started
+ * again until the budget is spent, each failure summarised through `note`. A HarnessError when it
+ * never came up: the harness could not run the round, the pipeline did nothing wrong.
+ */
+export async function startBroker(cluster: LocalCluster, id: number, opts: BrokerStartOptions): Promise<void> {
+  const deadline = Date.now() + opts.budgetMs;
+  let last = '';
+  for (let attempt = 1; ; attempt++) {
+    const left = deadline - Date.now();
+    try {
+      if (cluster.status(id) === 'running') await cluster.waitReady([id], Math.max(10_000, left));
+      else await cluster.start(id, Math.max(10_000, Math.min(120_000, left)));
+      if (attempt > 1) opts.note(`broker ${id} started on attempt ${attempt}`);
+      return;
+    } catch (err) {
+      last = startFailureSummary((err as Error).message);
+      opts.note(`broker ${id} start attempt ${attempt} failed: ${last}`);
+      // Up but never ready: start it over.
+      if (cluster.status(id) !== 'stopped') await cluster.kill(id).catch(() => undefined);
+    }
+    if (Date.now() + 5000 > deadline) throw new HarnessError(`broker ${id} did not start again within ${Math.round(opts.budgetMs / 1000)} s (${attempt} attempts; last: ${last})`);
+    await sleep(3000);
+  }
+}
+
+/** Every broker a round paused or stopped, running again for the next round (started again as startBroker does). */
+export async function restoreBrokers(cluster: LocalCluster, ids: number[], opts: BrokerStartOptions = { budgetMs: 120_000, note: () => undefined }): Promise<void> {
+  const failures: string[] = [];
   for (const n of ids) {
     if (cluster.status(n) === 'paused') await cluster.resume(n).catch(() => undefined);
-    if (cluster.status(n) === 'stopped') await cluster.start(n).catch(() => undefined);
+    if (cluster.status(n) === 'stopped') await startBroker(cluster, n, opts).catch((err: Error) => failures.push(err.message));
   }
+  if (failures.length) throw new HarnessError(failures.join('; '));
 }
 
 export interface SinkFigures {

@@ -3,6 +3,9 @@
 // verification records written up front, the pipeline slowed to last about the scenario's length,
 // the faults injected at chosen points of its progress, a supervisor restarting a worker that
 // exits on its own (as an orchestrator would), then the sink read read_committed and judged.
+// Beside that exactly-once verdict, the workers' /metrics are scraped every second for the
+// round's availability (./availability.ts); a round the harness itself cannot run (a broker that
+// will not start again, a topic that never reached every broker) is an ERROR, not a FAIL (./verdict.ts).
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,8 +17,10 @@ import { produceVerifyRecords } from '../verify/verify.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
 import { RoundNetwork } from './network-faults.js';
 import { windowResults, type FaultWindowResult } from './windows.js';
-import { committedProgress, restoreBrokers, sinkFigures, verifyRound, waitReplicated, type SinkFigures } from './round-kafka.js';
+import { committedProgress, restoreBrokers, retryStep, sinkFigures, startBroker, verifyRound, waitReplicated, waitTopicsOnEveryBroker, type SinkFigures } from './round-kafka.js';
 import { WorkerProcess } from './worker.js';
+import { roundAvailability, workerMetrics, type RoundAvailability, type Scrape } from './availability.js';
+import { HarnessError, countVerdicts, harnessStep, roundVerdict, runVerdict, type Verdict, type VerdictCounts } from './verdict.js';
 
 export interface ChaosOptions {
   records: number;
@@ -51,16 +56,31 @@ export interface RoundResult extends SinkFigures {
   recoverySeconds: number | null;
   worstLsoLagRecords: number;
   durationSeconds: number;
-  /** Worker restarts by the supervisor (a worker that exited on its own, e.g. FAILED). */
+  /**
+   * Workers the runner restarted after they exited on their own (e.g. a FAILED pipeline under
+   * onFailure: exit); the same count as availability.workerExits.
+   */
   supervisorRestarts: number;
   faults: string[];
   /** Network faults (networked cluster): when each started and healed, and the recovery after it. */
   windows?: FaultWindowResult[];
+  /** Failed checkpoints, pipeline restarts, worker exits, the longest commit stall, the scenario's expectation. */
+  availability?: RoundAvailability;
+  /** What the harness had to do again (a broker restarted after it exited during start-up), or could not do. */
+  harnessNotes?: string[];
+  /** PASS, FAIL (exactly-once or the pipeline broken), ERROR (the harness could not run the round). */
+  verdict?: Verdict;
+  /** verdict === 'PASS'. */
   passed: boolean;
   error?: string;
 }
 
 const TIMEOUTS = { transaction: 12_000, session: 6_000, request: 10_000, checkpoint: 10_000 };
+/** How often the runner scrapes its workers' /metrics, and how long it waits for an answer. */
+const SCRAPE_MS = 1000;
+const SCRAPE_TIMEOUT_MS = 2000;
+/** A broker a scenario stopped may take this long to start again, retries included, unless the scenario says otherwise. */
+const BROKER_START_BUDGET_MS = 240_000;
 /** A round whose pipeline commits nothing for this long after its last fault has stalled. */
 const STALL_MS = 180_000;
 /** The names scenarios start workers under; each gets a namespace on a networked cluster. */
@@ -95,6 +115,17 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   const workers = new Map<string, WorkerProcess>();
   const intended = new Set<WorkerProcess>();
   let supervisorRestarts = 0;
+  const scrapes: Scrape[] = [];
+  const harnessNotes: string[] = [];
+  /** Workers' HTTP addresses on a networked cluster (each in its own namespace); 127.0.0.1 otherwise. */
+  const workerHosts = new Map<string, string>();
+  const brokerStart = {
+    budgetMs: scenario.brokerStartBudgetMs ?? BROKER_START_BUDGET_MS,
+    note: (line: string) => {
+      harnessNotes.push(line);
+      opts.log(`  harness: ${line}`);
+    },
+  };
   let finished = false;
   let worstLag = 0n;
   const progressLog: { t: number; committed: bigint }[] = [];
@@ -137,7 +168,8 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   };
 
   const startWorker = (name = 'main'): WorkerProcess => {
-    const w = new WorkerProcess(config, name, { logFile: join(opts.workDir, `${id}-${name}.log`), ...(net ? { command: net.wrapWorker(name) } : {}) });
+    const host = workerHosts.get(name);
+    const w = new WorkerProcess(host ? { ...config, http: { ...config.http, host } } : config, name, { logFile: join(opts.workDir, `${id}-${name}.log`), ...(net ? { command: net.wrapWorker(name) } : {}) });
     workers.set(name, w);
     void w.exited.then(async () => {
       if (finished || intended.has(w) || workers.get(name) !== w) return;
@@ -190,27 +222,64 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       faults.push(`${what} at ${pct()}`);
       opts.log(`  ${what} (progress ${pct()})`);
     },
-    killBroker: (n) => cluster.kill(n).then(() => void (lastFaultAt = Date.now())),
-    stopBroker: (n) => cluster.stop(n).then(() => void (lastFaultAt = Date.now())),
-    startBroker: (n) => cluster.start(n).then(() => void (lastFaultAt = Date.now())),
-    pauseBroker: (n) => cluster.pause(n),
-    resumeBroker: (n) => cluster.resume(n).then(() => void (lastFaultAt = Date.now())),
+    // The cluster's own operations are the harness's: their failures make the round an ERROR.
+    killBroker: (n) => harnessStep(`killing broker ${n}`, () => cluster.kill(n)).then(() => void (lastFaultAt = Date.now())),
+    stopBroker: (n) => harnessStep(`stopping broker ${n}`, () => cluster.stop(n)).then(() => void (lastFaultAt = Date.now())),
+    // A node that exits during start-up (e.g. it could not reach the others yet) is started again within the budget.
+    startBroker: (n) => startBroker(cluster, n, brokerStart).then(() => void (lastFaultAt = Date.now())),
+    pauseBroker: (n) => harnessStep(`pausing broker ${n}`, () => cluster.pause(n)),
+    resumeBroker: (n) => harnessStep(`resuming broker ${n}`, () => cluster.resume(n)).then(() => void (lastFaultAt = Date.now())),
     async waitReplicated() {
-      await waitReplicated(admin, [source, sink, '__transaction_state', '__consumer_offsets']);
+      await harnessStep('waiting for the replicas to be in sync', () => waitReplicated(admin, [source, sink, '__transaction_state', '__consumer_offsets']));
       lastFaultAt = Date.now();
     },
-    transactionCoordinatorOf: (p) => transactionCoordinator(admin, `${id}-${source}-${p}`),
-    async leaderOf(topic, partition) {
-      const meta = await admin.fetchTopicMetadata({ topics: [topic === 'source' ? source : sink] });
-      return meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!.leader;
-    },
+    transactionCoordinatorOf: (p) => harnessStep('finding the transaction coordinator', () => transactionCoordinator(admin, `${id}-${source}-${p}`)),
+    leaderOf: (topic, partition) =>
+      harnessStep(`finding the leader of ${topic} partition ${partition}`, async () => {
+        const meta = await admin.fetchTopicMetadata({ topics: [topic === 'source' ? source : sink] });
+        return meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!.leader;
+      }),
     sleep,
     timeouts,
   };
 
+  /** Every current worker's /metrics once; a worker down, not listening yet or not answering is a gap. */
+  const scrapeAll = async () => {
+    await Promise.all(
+      [...workers.entries()].map(async ([name, w]) => {
+        const t = Date.now();
+        const text = await w.scrape(SCRAPE_TIMEOUT_MS);
+        let metrics;
+        try {
+          metrics = text === undefined ? undefined : workerMetrics(text);
+        } catch {
+          /* a page cut short: a gap */
+        }
+        scrapes.push({ t, worker: name, pid: w.pid, ...(metrics ? { metrics } : {}) });
+      }),
+    );
+  };
+  // Input is pending from the start of the round until the first reading that has it all committed.
+  // A round the harness could not run has its figures, but its expectation is not judged.
+  const judgeAvailability = (judge = true) =>
+    roundAvailability({
+      scrapes,
+      workerExits: supervisorRestarts,
+      inputDoneAt: progressLog.find((x) => total > 0n && x.committed >= total)?.t ?? null,
+      endAt: Date.now(),
+      ...(judge && scenario.availability ? { expectation: scenario.availability } : {}),
+      brokers: ctx.brokers.length,
+    });
+  let scraper: Promise<void> | undefined;
+  let scraping = true;
+
   try {
-    await ensureTopics(admin, [source, sink, `${sink}.dlq`].map((topic) => ({ topic, numPartitions: opts.partitions, replicationFactor: 3 })));
-    const manifest = await produceVerifyRecords(kafka, source, { records: opts.records, run: id, batch: opts.partitions * 100 });
+    // A round starts on a whole cluster (a broker the previous round could not start again gets another try).
+    await restoreBrokers(cluster, ctx.brokers, brokerStart);
+    const topics = [source, sink, `${sink}.dlq`];
+    await retryStep('creating the round\'s topics', () => ensureTopics(admin, topics.map((topic) => ({ topic, numPartitions: opts.partitions, replicationFactor: 3 }))));
+    await waitTopicsOnEveryBroker(brokers, ctx.brokers, topics, opts.partitions);
+    const manifest = await harnessStep('writing the input', () => produceVerifyRecords(kafka, source, { records: opts.records, run: id, batch: opts.partitions * 100 }));
     total = BigInt(opts.records);
     opts.log(`  ${opts.records} records written in ${(manifest.ms / 1000).toFixed(1)} s; ${rate ? `pipeline limited to ${rate} records/s` : 'pipeline at full speed'}`);
 
@@ -230,9 +299,14 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       }
     })();
 
-    if (net) for (const name of WORKER_NAMES) await net.addWorker(name);
+    if (net) for (const name of WORKER_NAMES) workerHosts.set(name, await net.addWorker(name));
     await scenario.setup?.(ctx);
     startWorker('main');
+    scraper = (async () => {
+      while (scraping && !finished) {
+        await Promise.all([scrapeAll(), sleep(SCRAPE_MS)]);
+      }
+    })();
     await scenario.inject(ctx);
     const faultEnd = lastFaultAt;
     const atFault = [...progressLog].reverse().find((x) => x.t <= faultEnd)?.committed ?? 0n;
@@ -255,13 +329,21 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     const recovered = progressLog.find((x) => x.t > faultEnd && x.committed > atFault);
     const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : atFault >= total ? 0 : null;
 
+    // The last counters before the workers stop (their final checkpoint on SIGTERM is not the round's).
+    scraping = false;
+    await scraper;
+    await scrapeAll();
     finished = true;
-    if (net?.failure) throw new Error(net.failure);
+    if (net?.failure) throw new HarnessError(`the network fault was not what it claimed: ${net.failure}`);
     opts.log(`  every input record committed; stopping the workers and reading the sink (read_committed, then read_uncommitted)`);
     await Promise.all([...workers.values()].map((w) => w.stop()));
     // The verifier's reads cross no faulty link, but the brokers' own traffic does: heal first.
     await net?.reset();
-    const report = await verifyRound(kafka, sink, id, opts.records, opts.partitions);
+    const report = await harnessStep('reading the sink', () => verifyRound(kafka, sink, id, opts.records, opts.partitions));
+    const availability = judgeAvailability();
+    const enforcedMisses = availability.enforced ? availability.missed : [];
+    const verdict = roundVerdict({ violations: report.violations, enforcedMisses });
+    const errors = [...report.violations, ...enforcedMisses.map((m) => `availability: ${m}`)];
     return {
       scenario: scenario.name,
       round,
@@ -273,10 +355,14 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       supervisorRestarts,
       faults,
       ...(net ? { windows: windowResults(net.windows, progressLog, t0, total) } : {}),
-      passed: report.violations.length === 0,
-      ...(report.violations.length ? { error: report.violations.join('; ') } : {}),
+      availability,
+      ...(harnessNotes.length ? { harnessNotes } : {}),
+      verdict,
+      passed: verdict === 'PASS',
+      ...(errors.length ? { error: errors.join('; ') } : {}),
     };
   } catch (err) {
+    const verdict = roundVerdict({ error: err, violations: [], enforcedMisses: [] });
     return {
       scenario: scenario.name,
       round,
@@ -288,16 +374,22 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       supervisorRestarts,
       faults,
       ...(net ? { windows: windowResults(net.windows, progressLog, t0, total) } : {}),
+      // No worker started (the round ended before its pipeline ran): no availability to speak of.
+      ...(scrapes.length ? { availability: judgeAvailability(verdict !== 'ERROR') } : {}),
+      ...(harnessNotes.length ? { harnessNotes } : {}),
+      verdict,
       passed: false,
-      error: `${(err as Error).message}${[...workers.values()].map((w) => `\n${w.tail(15)}`).join('')}`,
+      error: `${verdict === 'ERROR' ? 'harness: ' : ''}${(err as Error).message}${[...workers.values()].map((w) => `\n${w.tail(15)}`).join('')}`,
     };
   } finally {
     finished = true;
+    scraping = false;
     await Promise.all([...workers.values()].map((w) => w.kill()));
     await monitor;
-    // Leave the cluster whole for the next round.
+    await scraper;
+    // Leave the cluster whole for the next round (which checks again before it starts).
     await net?.reset().catch((err: Error) => opts.log(`  resetting the network failed: ${err.message}`));
-    await restoreBrokers(cluster, ctx.brokers);
+    await restoreBrokers(cluster, ctx.brokers, brokerStart).catch((err: Error) => opts.log(`  restoring the brokers failed: ${err.message}`));
     await offsets.close();
     await admin.disconnect().catch(() => undefined);
   }
@@ -310,7 +402,11 @@ export interface ChaosRun {
   rounds: number;
   partitions: number;
   results: RoundResult[];
+  /** Every round PASS. */
   passed: boolean;
+  /** Rounds by verdict: an ERROR (harness) is never counted as a FAIL. */
+  counts?: VerdictCounts;
+  verdict?: Verdict;
 }
 
 /** Runs every round of every scenario on one cluster, in order. */
@@ -320,10 +416,13 @@ export async function runScenarios(cluster: LocalCluster, scenarios: Scenario[],
     for (let r = 1; r <= opts.rounds; r++) {
       opts.log(`${s.name} round ${r}/${opts.rounds}: ${s.description}`);
       const res = await runRound(cluster, s, r, opts);
-      opts.log(`  ${res.passed ? 'PASS' : 'FAIL'}: ${res.received} received, ${res.duplicates} duplicates, ${res.lost} lost, ${res.orderViolations} order violations${res.error ? ` (${res.error.split('\n')[0]})` : ''}`);
+      const a = res.availability;
+      opts.log(`  ${res.verdict ?? (res.passed ? 'PASS' : 'FAIL')}: ${res.received} received, ${res.duplicates} duplicates, ${res.lost} lost, ${res.orderViolations} order violations${a ? `; availability ${a.expectation}: ${a.failedCheckpoints} failed checkpoints, ${a.pipelineRestarts} pipeline restarts, ${a.workerExits} worker exits` : ''}${res.error ? ` (${res.error.split('\n')[0]})` : ''}`);
       run.results.push(res);
       if (!res.passed) run.passed = false;
     }
   }
+  run.counts = countVerdicts(run.results);
+  run.verdict = runVerdict(run.counts);
   return run;
 }

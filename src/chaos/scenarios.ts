@@ -1,6 +1,7 @@
 // The fault scenarios of `eoswatch chaos`. Each one injects its faults into a running round (the
 // pipeline workers and the local 3-node cluster) through the round's context, and returns when
 // the last fault is over; the runner then waits for the pipeline to finish and verifies the sink.
+import type { AvailabilityExpectation } from './availability.js';
 import type { WorkerProcess } from './worker.js';
 
 export interface ScenarioContext {
@@ -51,6 +52,13 @@ export interface Scenario {
     /** The slowest pace still expected (records/s): the round's overall limit is the input at that pace. */
     minRecordsPerSecond: number;
   };
+  /**
+   * What the pipeline's availability must be (worker exits, failed checkpoints, ...: src/chaos/availability.ts),
+   * reported as met / not met beside the exactly-once verdict; it fails the round only with `enforce`.
+   */
+  availability?: AvailabilityExpectation;
+  /** How long a broker the scenario stopped may take to start again, retries of a node that exits during start-up included (ms; default 240 s). */
+  brokerStartBudgetMs?: number;
   /** Faults in place before the first worker starts (after the input is written), e.g. for the whole round. */
   setup?(ctx: ScenarioContext): Promise<void>;
   inject(ctx: ScenarioContext): Promise<void>;
@@ -68,6 +76,9 @@ export async function bounceBroker(ctx: BrokerFaults, id: number, how: 'SIGKILL'
   await ctx.startBroker(id);
   await ctx.waitReplicated();
 }
+
+/** Process faults that take one broker away at a time on a 3-node cluster: no worker exit, no failed checkpoint. */
+export const BROKER_AWAY_EXPECTATION: AvailabilityExpectation = { workerExits: 0, failedCheckpoints: 0, minBrokers: 3 };
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -96,6 +107,9 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'broker-kill',
+    // One broker away on a 3-node cluster (RF 3, min ISR 2) leaves every partition writable: the
+    // pipeline should ride it out without a failed checkpoint or a worker exit (not enforced yet).
+    availability: BROKER_AWAY_EXPECTATION,
     description: 'every broker in turn killed with SIGKILL and restarted, each after the previous one is back in sync',
     seconds: 90,
     async inject(ctx) {
@@ -105,6 +119,9 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'broker-rolling-restart',
+    // One broker away on a 3-node cluster (RF 3, min ISR 2) leaves every partition writable: the
+    // pipeline should ride it out without a failed checkpoint or a worker exit (not enforced yet).
+    availability: BROKER_AWAY_EXPECTATION,
     description: 'a clean rolling restart: every broker in turn stopped with SIGTERM and started, each after the previous one is back in sync',
     seconds: 90,
     async inject(ctx) {
@@ -114,6 +131,9 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'coordinator-kill',
+    // One broker away on a 3-node cluster (RF 3, min ISR 2) leaves every partition writable: the
+    // pipeline should ride it out without a failed checkpoint or a worker exit (not enforced yet).
+    availability: BROKER_AWAY_EXPECTATION,
     description: 'SIGKILL of the broker leading the transaction coordinator partition of partition 0\'s transactional id, restarted after 5 s',
     seconds: 40,
     async inject(ctx) {
@@ -147,6 +167,8 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'broker-pause',
+    // The pause outlasts the checkpoint timeout: checkpoints may fail, but the pipeline must recover without exiting.
+    availability: { workerExits: 0, minBrokers: 3 },
     description: 'the leader of source partition 0 paused (SIGSTOP) for longer than the request timeout, then resumed',
     seconds: 45,
     async inject(ctx) {

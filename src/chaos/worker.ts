@@ -38,6 +38,8 @@ export class WorkerProcess {
   /** The latest output (stdout and stderr), up to KEEP_CHARS characters. */
   output = '';
   readonly url: Promise<string>;
+  /** The HTTP server's URL once it is listening (undefined before). */
+  urlNow: string | undefined;
   readonly exited: Promise<number | null>;
   private readonly log: WriteStream | undefined;
   /** The temporary directory of its configuration file, removed when the worker exits. */
@@ -80,7 +82,10 @@ export class WorkerProcess {
       }),
     );
     this.url = this.waitFor(/"url":"(http:\/\/[^"]+)".*HTTP server listening/).then((m) => m[1]!);
-    this.url.catch(() => undefined);
+    this.url.then(
+      (u) => void (this.urlNow = u),
+      () => undefined,
+    );
   }
 
   get pid(): number {
@@ -134,6 +139,20 @@ export class WorkerProcess {
 
   async metricsText(): Promise<string> {
     return (await fetch(`${await this.url}/metrics`)).text();
+  }
+
+  /**
+   * One /metrics page within timeoutMs, or undefined when the worker is down, not listening yet,
+   * paused or slow to answer (for the runner's availability scrapes: a gap, not a zero).
+   */
+  async scrape(timeoutMs = 2000): Promise<string | undefined> {
+    if (!this.alive || !this.urlNow) return undefined;
+    try {
+      const res = await fetch(`${this.urlNow}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+      return res.ok ? await res.text() : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   signal(sig: NodeJS.Signals): void {

@@ -173,7 +173,7 @@ export async function handler(args: string[]): Promise<number> {
   };
   try {
     let text: string;
-    let passed: boolean;
+    let code: number;
     const workDir = resolve(dir, 'workers');
     if (engine === 'flink') {
       const runs = await runFlinkLines(cluster, flinkScenarios, flinkLines, {
@@ -189,19 +189,22 @@ export async function handler(args: string[]): Promise<number> {
       });
       const { formatFlinkChaosMarkdown, formatFlinkChaosTable } = await import('../chaos/report.js');
       text = format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : format === 'markdown' ? formatFlinkChaosMarkdown(runs) : formatFlinkChaosTable(runs);
-      passed = runs.every((r) => r.passed);
+      code = runs.every((r) => r.passed) ? ExitCodes.OK : ExitCodes.VIOLATION;
     } else {
       const { runScenarios } = await import('../chaos/runner.js');
-      const { formatChaosMarkdown, formatChaosTable } = await import('../chaos/report.js');
+      const { formatChaosMarkdown, formatChaosTable, runSummary } = await import('../chaos/report.js');
+      const { countVerdicts, exitCodeOf } = await import('../chaos/verdict.js');
       const run = await runScenarios(cluster, scenarios, { records, rounds, partitions, fullSpeed: values['full-speed'], workDir, kafkaVersion: version, log, progress: (p) => onProgress(p) });
       text = format === 'json' ? `${JSON.stringify(run, null, 2)}\n` : format === 'markdown' ? formatChaosMarkdown(run) : formatChaosTable(run);
-      passed = run.passed;
+      // 3 when a round FAILed (exactly-once), 1 when the harness could not run a round (ERROR) and none failed.
+      code = exitCodeOf(run.counts ?? countVerdicts(run.results));
+      log(`chaos: ${runSummary(run)}`);
     }
     progress.done('');
     process.stdout.write(text);
     if (values.out) await writeFile(values.out, text);
     log(`worker logs: ${join(resolve(dir), 'workers')}`);
-    return passed ? ExitCodes.OK : ExitCodes.VIOLATION;
+    return code;
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -50,6 +50,8 @@ for (const [version, name] of LINES) {
       assert.ok(w.progressAtStart < 100, context);
       assert.ok(w.healedSeconds !== null && w.healedSeconds - w.startedSeconds >= 29, context);
       assert.ok(w.recoverySeconds !== null, `the pipeline committed again after the heal\n${context}`);
+      // The runner scrapes each worker in its namespace over the harness's own link, which no fault cuts.
+      assert.ok(r.availability && r.availability.scrapeGaps < r.availability.scrapes && r.availability.completedCheckpoints > 0, `the workers' /metrics were scraped\n${context}`);
       assert.ok(r.passed, context);
       // The round leaves the network whole: no cut, no link down, fast links.
       assert.deepEqual(h.cluster.network!.faults, { cuts: [], down: [], slow: null });
