@@ -77,8 +77,17 @@ export async function bounceBroker(ctx: BrokerFaults, id: number, how: 'SIGKILL'
   await ctx.waitReplicated();
 }
 
-/** Process faults that take one broker away at a time on a 3-node cluster: no worker exit, no failed checkpoint. */
-export const BROKER_AWAY_EXPECTATION: AvailabilityExpectation = { workerExits: 0, failedCheckpoints: 0, minBrokers: 3 };
+/** Process faults that take one broker away at a time on a 3-node cluster: no worker exit, no failed checkpoint (a miss fails the round). */
+export const BROKER_AWAY_EXPECTATION: AvailabilityExpectation = { workerExits: 0, failedCheckpoints: 0, minBrokers: 3, enforce: true };
+
+/**
+ * The workers' timeouts for those faults: the pipeline's defaults (30 s checkpoints, 60 s
+ * transactions). A killed broker is declared dead after the broker session timeout (9 s) and only
+ * then do its partitions and coordinators move; the runner's short 10 s checkpoints (kept short for
+ * the scenarios that wait for a timeout) would fail on that wait alone, where a production
+ * checkpoint timeout only slows down.
+ */
+export const BROKER_AWAY_TIMEOUTS = { checkpoint: 30_000, transaction: 60_000 };
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -108,8 +117,9 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'broker-kill',
     // One broker away on a 3-node cluster (RF 3, min ISR 2) leaves every partition writable: the
-    // pipeline should ride it out without a failed checkpoint or a worker exit (not enforced yet).
+    // pipeline rides it out without a failed checkpoint or a worker exit.
     availability: BROKER_AWAY_EXPECTATION,
+    timeouts: BROKER_AWAY_TIMEOUTS,
     description: 'every broker in turn killed with SIGKILL and restarted, each after the previous one is back in sync',
     seconds: 90,
     async inject(ctx) {
@@ -120,8 +130,9 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'broker-rolling-restart',
     // One broker away on a 3-node cluster (RF 3, min ISR 2) leaves every partition writable: the
-    // pipeline should ride it out without a failed checkpoint or a worker exit (not enforced yet).
+    // pipeline rides it out without a failed checkpoint or a worker exit.
     availability: BROKER_AWAY_EXPECTATION,
+    timeouts: BROKER_AWAY_TIMEOUTS,
     description: 'a clean rolling restart: every broker in turn stopped with SIGTERM and started, each after the previous one is back in sync',
     seconds: 90,
     async inject(ctx) {
@@ -132,8 +143,9 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'coordinator-kill',
     // One broker away on a 3-node cluster (RF 3, min ISR 2) leaves every partition writable: the
-    // pipeline should ride it out without a failed checkpoint or a worker exit (not enforced yet).
+    // pipeline rides it out without a failed checkpoint or a worker exit.
     availability: BROKER_AWAY_EXPECTATION,
+    timeouts: BROKER_AWAY_TIMEOUTS,
     description: 'SIGKILL of the broker leading the transaction coordinator partition of partition 0\'s transactional id, restarted after 5 s',
     seconds: 40,
     async inject(ctx) {
