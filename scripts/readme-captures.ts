@@ -9,7 +9,7 @@ import { demoInstructions } from '../src/demo.js';
 import { StatusReader } from '../src/status/reader.js';
 import { formatSummary } from '../src/status/summary.js';
 
-const README = 'README.md';
+export const README = 'README.md';
 const SHOWN_URL = 'http://127.0.0.1:7395';
 
 /** The demo's summary once it has run a while (the port it got replaced by the default one). */
@@ -43,19 +43,24 @@ async function demoSummary(): Promise<string> {
   }
 }
 
-const CAPTURES: Record<string, () => Promise<string>> = {
+/** The block a capture replaces: the ```text fence after its marker (test/unit/docs-links.test.ts checks README.md has each). */
+export const captureBlock = (name: string): RegExp => new RegExp(`(<!-- capture: ${name} -->\\n\`\`\`text\\n)[\\s\\S]*?(\`\`\`)`);
+
+export const CAPTURES: Record<string, () => Promise<string>> = {
   'demo-summary': demoSummary,
   'demo-instructions': async () => demoInstructions({ dir: '.eoswatch/demo', nodes: 3, url: SHOWN_URL }),
 };
 
-const readme = await readFile(README, 'utf8');
-let out = readme;
-for (const [name, produce] of Object.entries(CAPTURES)) {
-  const block = new RegExp(`(<!-- capture: ${name} -->\\n\`\`\`text\\n)[\\s\\S]*?(\`\`\`)`);
-  if (!block.test(out)) throw new Error(`${README} has no block for capture ${name}`);
-  const text = (await produce()).replace(/\s+$/, '');
-  out = out.replace(block, (_m, open: string, close: string) => `${open}${text}\n${close}`);
-  process.stderr.write(`captured ${name}\n`);
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const readme = await readFile(README, 'utf8');
+  let out = readme;
+  for (const [name, produce] of Object.entries(CAPTURES)) {
+    const block = captureBlock(name);
+    if (!block.test(out)) throw new Error(`${README} has no block for capture ${name}`);
+    const text = (await produce()).replace(/\s+$/, '');
+    out = out.replace(block, (_m, open: string, close: string) => `${open}${text}\n${close}`);
+    process.stderr.write(`captured ${name}\n`);
+  }
+  if (out !== readme) await writeFile(README, out);
+  process.stderr.write(out === readme ? 'README.md unchanged\n' : 'README.md updated\n');
 }
-if (out !== readme) await writeFile(README, out);
-process.stderr.write(out === readme ? 'README.md unchanged\n' : 'README.md updated\n');

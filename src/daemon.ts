@@ -41,6 +41,30 @@ interface Supervised {
   stopRequested?: boolean;
 }
 
+/**
+ * The supervisor's metrics, defined into `registry` (the daemon, and docs/metrics.md's generator):
+ * returns the restart counter; eos_service_ready is collected from `readiness` at scrape time.
+ */
+export function defineSupervisorMetrics(registry: Registry, readiness: () => Readiness): Counter {
+  const restarts = new Counter({
+    name: 'eos_service_restarts_total',
+    help: 'Times the supervisor started a service again after a failed start or a runtime failure.',
+    labelNames: ['service'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'eos_service_ready',
+    help: '1 when the service is ready, 0 when it is not (or failed), per enabled service.',
+    labelNames: ['service'],
+    registers: [registry],
+    collect() {
+      // In-memory state only: ready() is cheap by contract.
+      for (const [name, h] of Object.entries(readiness().services)) this.set({ service: name }, h.ready ? 1 : 0);
+    },
+  });
+  return restarts;
+}
+
 export class Daemon {
   private http: RunningServer | undefined;
   private readonly supervised: Supervised[];
@@ -52,24 +76,8 @@ export class Daemon {
   constructor(private readonly opts: DaemonOptions) {
     this.logger = opts.logger;
     this.supervised = opts.services.map((service) => ({ service, attempt: 0 }));
-    this.restarts = new Counter({
-      name: 'eos_service_restarts_total',
-      help: 'Times the supervisor started a service again after a failed start or a runtime failure.',
-      labelNames: ['service'],
-      registers: [opts.registry],
-    });
+    this.restarts = defineSupervisorMetrics(opts.registry, () => this.readiness());
     for (const s of opts.services) this.restarts.inc({ service: s.name }, 0);
-    const daemon = this;
-    new Gauge({
-      name: 'eos_service_ready',
-      help: '1 when the service is ready, 0 when it is not (or failed), per enabled service.',
-      labelNames: ['service'],
-      registers: [opts.registry],
-      collect() {
-        // In-memory state only: ready() is cheap by contract.
-        for (const [name, h] of Object.entries(daemon.readiness().services)) this.set({ service: name }, h.ready ? 1 : 0);
-      },
-    });
   }
 
   get url(): string | undefined {

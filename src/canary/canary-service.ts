@@ -10,7 +10,7 @@
 // therefore never mistaken for a duplicate, and a reset to "latest" never skips records.
 import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -50,8 +50,9 @@ export function canaryTopics(config: Config): CanaryOptions {
 const TICK_MS = 100;
 const RESULTS: CanaryResult[] = ['received', 'duplicate', 'out_of_order', 'lost', 'late', 'wrong_value'];
 
-function canaryMetrics(ctx: ServiceContext) {
-  const registers = [ctx.registry];
+/** The canary's metrics, defined into `registry` (the service, and docs/metrics.md's generator). */
+export function defineCanaryMetrics(registry: Registry) {
+  const registers = [registry];
   return {
     records: new Counter({
       name: 'eos_canary_records_total',
@@ -79,7 +80,7 @@ export class CanaryService implements Service {
   readonly name = 'canary';
   run: string;
   private readonly logger: Logger;
-  private readonly metrics: ReturnType<typeof canaryMetrics>;
+  private readonly metrics: ReturnType<typeof defineCanaryMetrics>;
   private readonly tracker: CanaryTracker;
   private readonly published: Record<CanaryResult, number> = { received: 0, duplicate: 0, out_of_order: 0, lost: 0, late: 0, wrong_value: 0 };
   private producer: Producer | undefined;
@@ -107,7 +108,7 @@ export class CanaryService implements Service {
     now = Date.now(),
   ) {
     this.logger = ctx.logger;
-    this.metrics = canaryMetrics(ctx);
+    this.metrics = defineCanaryMetrics(ctx.registry);
     this.labels = { pipeline: opts.pipeline };
     this.run = `canary.${opts.id}.${now.toString(36)}`;
     this.tracker = new CanaryTracker({ ownRun: this.run, lostAfterMs: opts.lostAfterMs, valueDelta: opts.valueDelta });

@@ -47,6 +47,15 @@ function describeCertificate(pem: string): Record<string, string> {
   }
 }
 
+/** The web configuration reload's gauge, defined into `registry` (the reloader, and docs/metrics.md's generator). */
+export function defineWebReloadMetrics(registry: Registry): Gauge {
+  return new Gauge({
+    name: 'eos_web_config_last_reload_successful',
+    help: '1 when the last read of the web configuration file (http.webConfigFile) loaded and applies, 0 when it failed or needs a restart (the running configuration is kept).',
+    registers: [registry],
+  });
+}
+
 export function reloadWebConfig(opts: {
   initial: WebConfig;
   server: Server;
@@ -61,13 +70,7 @@ export function reloadWebConfig(opts: {
   let runningPrint = fingerprint(running);
   /** The last problem logged, so that a file that stays bad is logged once, not every interval. */
   let lastProblem: string | undefined;
-  const ok = opts.registry
-    ? new Gauge({
-        name: 'eos_web_config_last_reload_successful',
-        help: '1 when the last read of the web configuration file (http.webConfigFile) loaded and applies, 0 when it failed or needs a restart (the running configuration is kept).',
-        registers: [opts.registry],
-      })
-    : undefined;
+  const ok = opts.registry ? defineWebReloadMetrics(opts.registry) : undefined;
   ok?.set(1);
   const problem = (outcome: ReloadOutcome, text: string, details: string[] = []): ReloadOutcome => {
     ok?.set(0);

@@ -2,11 +2,19 @@
 // does not answer is `eos_kafka_up 0`, never a crash. The service is ready once it has probed
 // once, whatever the answer: readiness must not hide a down cluster from Prometheus by taking
 // the sidecar out of its Service endpoints.
-import { Gauge } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
+
+/** The Kafka health probe's metrics, defined into `registry` (the service, and docs/metrics.md's generator). */
+export function defineKafkaHealthMetrics(registry: Registry): { up: Gauge; brokers: Gauge } {
+  return {
+    up: new Gauge({ name: 'eos_kafka_up', help: '1 when the Kafka cluster answered the last probe, 0 otherwise.', registers: [registry] }),
+    brokers: new Gauge({ name: 'eos_kafka_brokers', help: 'Brokers the cluster reported in the last successful probe.', registers: [registry] }),
+  };
+}
 
 export class KafkaHealthService implements Service {
   readonly name = 'kafka-health';
@@ -25,8 +33,7 @@ export class KafkaHealthService implements Service {
     ctx: ServiceContext,
   ) {
     this.logger = ctx.logger;
-    this.up = new Gauge({ name: 'eos_kafka_up', help: '1 when the Kafka cluster answered the last probe, 0 otherwise.', registers: [ctx.registry] });
-    this.brokers = new Gauge({ name: 'eos_kafka_brokers', help: 'Brokers the cluster reported in the last successful probe.', registers: [ctx.registry] });
+    ({ up: this.up, brokers: this.brokers } = defineKafkaHealthMetrics(ctx.registry));
   }
 
   async start(): Promise<void> {

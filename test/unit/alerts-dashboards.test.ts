@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { allPanels, metricNames, type Panel, type Rule, type RuleFile } from '../harness/promql.js';
+import { baseProblem, runbookBaseOf } from '../../scripts/alerts-runbook.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RULES = 'alerts/eoswatch.rules.yml';
 const RULE_TESTS = 'alerts/tests/eoswatch.rules.test.yml';
 const RUNBOOK = 'alerts/RUNBOOK.md';
 const DASHBOARD = 'dashboards/eoswatch-overview.json';
-const RUNBOOK_BASE = 'https://github.com/eoswatch/eoswatch/blob/main/alerts/RUNBOOK.md#';
 const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
 
 const ALERTS = [
@@ -124,6 +124,11 @@ describe('alerts: rule contracts', () => {
         .filter((l) => l.startsWith('## '))
         .map((l) => githubAnchor(l.slice(3))),
     );
+    // One base for every alert (npm run alerts:runbook sets it): the shipped path of the runbook, or an operator's URL.
+    const base = runbookBaseOf(read(RULES));
+    assert.ok(base !== undefined, `${RULES}: no runbook_url`);
+    assert.equal(baseProblem(base), undefined);
+    const RUNBOOK_BASE = `${base}#`;
     for (const r of rules()) {
       const name = r.alert as string;
       assert.ok(['critical', 'warning'].includes(r.labels?.severity ?? ''), `${name}: labels.severity must be critical or warning`);
