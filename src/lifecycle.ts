@@ -59,9 +59,8 @@ export async function runUntilStoppedOutcome(
   const exit = opts.exit ?? ((code: number) => process.exit(code));
   const { stop, fatal } = await start();
   const reason = await new Promise<StopReason>((resolve) => {
-    const onSignal = (signal: string) => resolve({ signal });
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }));
+    process.once('SIGINT', () => resolve({ signal: 'SIGINT' }));
     void fatal.then((error) => resolve({ error }));
   });
   const why = describeReason(reason);
@@ -69,8 +68,8 @@ export async function runUntilStoppedOutcome(
     logger.error({ signal, exitCode: ExitCodes.RUNTIME }, `exiting at once: ${signal} during shutdown (after ${why})`);
     exit(ExitCodes.RUNTIME);
   };
-  process.once('SIGTERM', again);
-  process.once('SIGINT', again);
+  process.once('SIGTERM', () => again('SIGTERM'));
+  process.once('SIGINT', () => again('SIGINT'));
   if (reason.signal) logger.info({ signal: reason.signal }, 'shutting down');
   else logger.error({ err: errorMessage(reason.error) }, 'fatal service error; shutting down');
   const clean = await stop();
