@@ -134,7 +134,10 @@ export function demoTerminal(logFormat: LogFormat): { out: Writable; panel: Live
   const out = new Writable({
     write(chunk, _enc, cb) {
       panel.touched();
-      process.stdout.write(chunk, cb);
+      // Handed on at once, not after stdout's callback: a line logged just before process.exit
+      // (the last line, saying why) must not wait in this stream's buffer.
+      process.stdout.write(chunk);
+      cb();
     },
   });
   const logger = createLogger('info', logDestination(logFormat, { destination: out, isTTY: tty }) ?? out);
@@ -164,6 +167,12 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   let failure: unknown;
   try {
     const config = demoConfig(cluster.brokers, opts.port);
+    if (config.pipeline.enabled) {
+      logger.info(
+        { onFailure: config.pipeline.onFailure, restartStrategy: config.pipeline.restartStrategy },
+        'demo pipeline: a FAILED pipeline is restarted in-process and the demo keeps serving (production: see pipeline.onFailure)',
+      );
+    }
     // The topics as `eoswatch topics create` makes them: RF 3 / min ISR 2 on 3 nodes (1 node: unsafe,
     // which the audit explains), the pipeline group starting at the beginning of the new source topic.
     const topics = await createConfiguredTopics(
