@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Partitioners } from 'kafkajs';
-import { runUntilStopped } from './lifecycle.js';
+import { runUntilStoppedOutcome, type Outcome } from './lifecycle.js';
 import { validateConfig } from './config/load.js';
 import { createConfiguredTopics, topicsOfConfig } from './kafka/topics.js';
 import { createKafka } from './kafka/client.js';
@@ -30,6 +30,9 @@ export interface DemoOptions {
 }
 
 const PARTITIONS = 6;
+
+/** How long stopping the seed producer may take: a send stuck on a paused broker is not waited for longer. */
+const SEED_STOP_MS = 5000;
 
 /** Writes seed records {id, ts, value} at a steady rate until stopped. */
 export function seedStream(kafka: KafkaConfig, topic: string, rate: number, logger: Logger): { stop: () => Promise<void> } {
@@ -61,8 +64,12 @@ export function seedStream(kafka: KafkaConfig, topic: string, rate: number, logg
   return {
     stop: async () => {
       running = false;
-      await loop.catch(() => undefined);
-      await producer.disconnect().catch(() => undefined);
+      // A send to a paused broker hangs in kafkajs' retries: give up waiting after SEED_STOP_MS.
+      let timer: NodeJS.Timeout | undefined;
+      const bounded = <T>(p: Promise<T>) =>
+        Promise.race([p.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, SEED_STOP_MS).unref()))]).finally(() => clearTimeout(timer));
+      await bounded(loop);
+      await bounded(producer.disconnect());
     },
   };
 }
@@ -85,6 +92,12 @@ export function demoConfig(brokers: string[], port: number): Config {
         startFrom: 'none',
         transform: 'increment',
         checkpoint: { interval: '1s', timeout: '30s' },
+        // The demo is there to be broken (kill a broker, pause one): a FAILED pipeline is restarted
+        // in-process and the demo keeps serving, whatever the example config says for production
+        // (onFailure: exit, the orchestrator restarts the process). Restarts come quickly and keep
+        // coming while a broker is down, counted by eos_service_restarts_total{service="pipeline"}.
+        onFailure: 'keep-serving',
+        restartStrategy: { type: 'exponential-delay', attempts: 0, initialBackoff: '1s', maxBackoff: '10s', multiplier: 2, jitter: 0.2, resetAfter: '1m' },
       },
       // 10 canary records/s through the same pipeline; the LSO monitor watches both topics.
       canary: { enabled: true, id: 'demo', rate: 10, lostAfter: '1m' },
@@ -110,25 +123,56 @@ export function demoInstructions(opts: { dir: string; nodes: number; url: string
   return `${lines.join('\n')}\n`;
 }
 
-export async function runDemo(opts: DemoOptions): Promise<number> {
-  // Everything the demo and its logger write goes through `out`, so the live summary knows when
-  // other lines came in between (and then prints afresh instead of overwriting them).
+/**
+ * The demos' terminal: everything the demo and its logger write goes through `out`, so the live
+ * summary knows when other lines came in between (and then prints afresh instead of overwriting
+ * them); logs are pretty on a terminal (auto), JSON in a captured log.
+ */
+export function demoTerminal(logFormat: LogFormat): { out: Writable; panel: LivePanel; logger: Logger } {
   const tty = Boolean(process.stdout.isTTY);
   const panel = new LivePanel(process.stdout, tty);
   const out = new Writable({
     write(chunk, _enc, cb) {
       panel.touched();
-      process.stdout.write(chunk, cb);
+      // Handed on at once, not after stdout's callback: a line logged just before process.exit
+      // (the last line, saying why) must not wait in this stream's buffer.
+      process.stdout.write(chunk);
+      cb();
     },
   });
-  const logger = createLogger('info', logDestination(opts.logFormat, { destination: out, isTTY: tty }) ?? out);
+  const logger = createLogger('info', logDestination(logFormat, { destination: out, isTTY: tty }) ?? out);
+  return { out, panel, logger };
+}
+
+/** The live summary of the daemon at url, redrawn every 5 s; returns its stop. */
+export function liveSummary(url: string, panel: LivePanel): () => void {
+  const reader = new StatusReader(url);
+  const refresh = setInterval(() => {
+    reader.read().then(
+      (s) => panel.draw(formatSummary(s)),
+      () => undefined,
+    );
+  }, 5000);
+  return () => clearInterval(refresh);
+}
+
+export async function runDemo(opts: DemoOptions): Promise<number> {
+  const { out, panel, logger } = demoTerminal(opts.logFormat);
   logger.info({ nodes: opts.nodes, dir: opts.dir }, 'starting local Kafka cluster (first run fetches the jars with Maven)');
   await fetchKafkaWithProgress(opts.version ?? DEFAULT_KAFKA_VERSION);
   const started = Date.now();
   const cluster = await LocalCluster.start({ nodes: opts.nodes, version: opts.version, dir: opts.dir, killOnExit: true });
   logger.info({ bootstrap: cluster.bootstrapServers, version: cluster.version, seconds: (Date.now() - started) / 1000 }, 'Kafka cluster up');
+  let outcome: Outcome | undefined;
+  let failure: unknown;
   try {
     const config = demoConfig(cluster.brokers, opts.port);
+    if (config.pipeline.enabled) {
+      logger.info(
+        { onFailure: config.pipeline.onFailure, restartStrategy: config.pipeline.restartStrategy },
+        'demo pipeline: a FAILED pipeline is restarted in-process and the demo keeps serving (production: see pipeline.onFailure)',
+      );
+    }
     // The topics as `eoswatch topics create` makes them: RF 3 / min ISR 2 on 3 nodes (1 node: unsafe,
     // which the audit explains), the pipeline group starting at the beginning of the new source topic.
     const topics = await createConfiguredTopics(
@@ -140,7 +184,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     logger.info({ topics: topics.outcomes.map((o) => `${o.topic} ${o.result}`), replicationFactor: topics.plan.replicationFactor }, 'demo topics ready');
     const seed = seedStream(config.kafka, 'demo.orders', opts.rate, logger);
     try {
-      return await runUntilStopped(async () => {
+      outcome = await runUntilStoppedOutcome(async () => {
         const { daemon, fatal } = createDaemon(config, logger);
         await daemon.start();
         const url = daemon.url!;
@@ -159,26 +203,35 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
           ].join('\n'),
         );
         // The live summary: every 5 s on a terminal, every 30 s in a captured log.
-        const reader = new StatusReader(url);
-        const refresh = setInterval(() => {
-          reader.read().then(
-            (s) => panel.draw(formatSummary(s)),
-            () => undefined,
-          );
-        }, 5000);
+        const stopSummary = liveSummary(url, panel);
         return {
           stop: () => {
-            clearInterval(refresh);
+            stopSummary();
             return daemon.stop();
           },
           fatal,
         };
-      }, logger);
+      }, logger, { gracePeriodMs: config.shutdown.gracePeriod });
+      return outcome.code;
     } finally {
       await seed.stop();
     }
+  } catch (err) {
+    failure = err;
+    throw err;
   } finally {
-    await cluster.down({ keepData: true });
-    logger.info({ dir: cluster.dir }, 'Kafka cluster stopped; data and logs kept');
+    await cluster.down({ keepData: true }).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'stopping the Kafka cluster failed'));
+    // The demo's last line says why it ended.
+    logger.info({ dir: cluster.dir, exitCode: exitCodeOf(outcome, failure) }, demoExitLine(outcome, failure));
   }
+}
+
+function exitCodeOf(outcome: Outcome | undefined, failure: unknown): number {
+  return outcome?.code ?? (failure === undefined ? 0 : 1);
+}
+
+/** The demo's last line: why it ended, and that the cluster is stopped. Pure. */
+export function demoExitLine(outcome: Outcome | undefined, failure: unknown): string {
+  const why = outcome ? outcome.why : failure !== undefined ? `error: ${failure instanceof Error ? failure.message.split('\n')[0] : String(failure)}` : 'unknown reason';
+  return `demo exiting (${why}, exit code ${exitCodeOf(outcome, failure)}): Kafka cluster stopped, data and logs kept`;
 }

@@ -29,7 +29,9 @@ Options:
   --engine E             eoswatch (its own pipeline, default) or flink
   --scenario LIST        comma-separated scenario names or groups: all; with --engine eoswatch
                          also process (the process faults) and network (the net-* faults)
-                         (default: all)
+                         (default: process with --engine eoswatch, the faults that run on any
+                         machine; all and network need root for the net-* faults; --engine
+                         flink: all)
   --network              run every selected scenario on the networked cluster (implied when a
                          network scenario is selected; --engine eoswatch only)
   --records N            verification records per round (default 10000)
@@ -70,7 +72,8 @@ function wrap(text: string, width: number): string[] {
 export async function handler(args: string[]): Promise<number> {
   const { values } = parse(args, {
     engine: { type: 'string', default: 'eoswatch' },
-    scenario: { type: 'string', default: 'all' },
+    // No default here: it depends on the engine (eoswatch: process, which needs no root; flink: all).
+    scenario: { type: 'string' },
     records: { type: 'string' },
     rounds: { type: 'string' },
     partitions: { type: 'string' },
@@ -90,9 +93,10 @@ export async function handler(args: string[]): Promise<number> {
   const { DEFAULT_KAFKA_VERSION } = await import('../localcluster/kafka-dist.js');
   let scenarios: Scenario[] = [];
   let flinkScenarios: FlinkScenario[] = [];
+  const scenarioList = values.scenario ?? (engine === 'flink' ? 'all' : 'process');
   try {
-    if (engine === 'flink') flinkScenarios = findFlinkScenarios(values.scenario);
-    else scenarios = selectScenarios(values.scenario);
+    if (engine === 'flink') flinkScenarios = findFlinkScenarios(scenarioList);
+    else scenarios = selectScenarios(scenarioList);
   } catch (err) {
     throw new EosError(ErrorCodes.USAGE, `--scenario: ${errorMessage(err)}`);
   }
@@ -146,6 +150,7 @@ export async function handler(args: string[]): Promise<number> {
   const stop = () => void (started?.down() ?? Promise.resolve()).finally(() => process.exit(ExitCodes.RUNTIME));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  if (values.scenario === undefined && engine === 'eoswatch') log('no --scenario: running the process faults (--scenario all adds the net-* faults, which need root, iproute2, nftables, iptables and python3)');
   log(`starting a local 3-node Kafka ${version} cluster in ${clusterDir}${network ? ', each node in a network namespace of its own' : ''}`);
   const cluster = await LocalCluster.start({ nodes: 3, version, dir: clusterDir, network });
   started = cluster;

@@ -45,7 +45,7 @@ export async function handler(args: string[]): Promise<number> {
   const version = values['kafka-version'];
   if (values.flink) {
     const { runFlinkDemo } = await import('../flink/demo.js');
-    return runFlinkDemo({ port, nodes, rate, version, flinkVersion: values['flink-version'], dir: values.dir ?? '.eoswatch/demo-flink' });
+    return runFlinkDemo({ port, nodes, rate, logFormat: logFormatOption(values['log-format'], 'auto'), version, flinkVersion: values['flink-version'], dir: values.dir ?? '.eoswatch/demo-flink' });
   }
   const { runDemo } = await import('../demo.js');
   return runDemo({ port, nodes, rate, logFormat: logFormatOption(values['log-format'], 'auto'), version, dir: values.dir ?? '.eoswatch/demo' });

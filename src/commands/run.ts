@@ -70,5 +70,5 @@ export async function handler(args: string[]): Promise<number> {
       },
       fatal,
     };
-  }, logger);
+  }, logger, { gracePeriodMs: config.shutdown.gracePeriod });
 }

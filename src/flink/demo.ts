@@ -3,12 +3,12 @@
 // submitted to it, a steady stream of seed records, and eoswatch watching the job as a sidecar
 // (flink: only, no own pipeline). On Ctrl-C everything it started is stopped by pid.
 import { join } from 'node:path';
-import { runUntilStopped } from '../lifecycle.js';
+import { runUntilStoppedOutcome, type Outcome } from '../lifecycle.js';
 import { validateConfig } from '../config/load.js';
-import { seedStream } from '../demo.js';
+import { demoTerminal, liveSummary, seedStream } from '../demo.js';
 import { ensureTopics } from '../kafka/admin.js';
 import { createKafka } from '../kafka/client.js';
-import { createLogger } from '../log.js';
+import type { LogFormat } from '../config/types.js';
 import { LocalCluster } from '../localcluster/cluster.js';
 import { LocalFlinkCluster } from '../localcluster/flink-cluster.js';
 import { createDaemon } from '../create-daemon.js';
@@ -20,13 +20,17 @@ export interface FlinkDemoOptions {
   flinkVersion?: string;
   dir: string;
   rate: number;
+  logFormat: LogFormat;
 }
 
 const PARTITIONS = 2;
 const JOB_NAME = 'demo-orders-increment';
 
 export async function runFlinkDemo(opts: FlinkDemoOptions): Promise<number> {
-  const logger = createLogger('info');
+  // As the demo: pretty logs and a live summary on a terminal, JSON in a captured log.
+  const { out, panel, logger } = demoTerminal(opts.logFormat);
+  let outcome: Outcome | undefined;
+  let failure: unknown;
   logger.info({ nodes: opts.nodes, dir: opts.dir }, 'starting local Kafka and Flink clusters (first run fetches the jars with Maven)');
   const cluster = await LocalCluster.start({ nodes: opts.nodes, version: opts.version, dir: join(opts.dir, 'kafka'), killOnExit: true });
   try {
@@ -53,33 +57,49 @@ export async function runFlinkDemo(opts: FlinkDemoOptions): Promise<number> {
       logger.info({ jobId, rest: flink.restUrl }, 'Flink job submitted');
       const seed = seedStream(config.kafka, 'demo.orders', opts.rate, logger);
       try {
-        return await runUntilStopped(async () => {
+        outcome = await runUntilStoppedOutcome(async () => {
           const { daemon, fatal } = createDaemon(config, logger);
           await daemon.start();
-          process.stdout.write(
+          out.write(
             [
               '',
               `eoswatch demo --flink running (Ctrl-C stops everything)`,
               `  Kafka ${cluster.version}, ${opts.nodes} node(s): ${cluster.bootstrapServers}`,
               `  Flink ${flink.state.version}: ${flink.restUrl}  job ${JOB_NAME} (${jobId}), data and logs in ${opts.dir}`,
               `  job: demo.orders -> value + 1 -> demo.orders.enriched (KafkaSink EXACTLY_ONCE), ${opts.rate} seed records/s`,
+              `  status page:   ${daemon.url}/`,
               `  metrics:       ${daemon.url}/metrics   (pipeline="${JOB_NAME}", engine="flink"; eos_flink_sink_visibility_latency_seconds: checkpoint completion to visible)`,
               `  audit:         ${daemon.url}/audit`,
               `  readiness:     ${daemon.url}/readyz`,
-              `  break it:      npm run flink -- kill-tm 1 --dir ${join(opts.dir, 'flink')}`,
+              `  break it:      npm run flink -- kill-tm 1 --dir ${join(opts.dir, 'flink')}   (start-tm 1 to bring it back)`,
+              `  summary:       npx eoswatch status --url ${daemon.url}`,
               '',
             ].join('\n'),
           );
-          return { stop: () => daemon.stop(), fatal };
-        }, logger);
+          const stopSummary = liveSummary(daemon.url!, panel);
+          return {
+            stop: () => {
+              stopSummary();
+              return daemon.stop();
+            },
+            fatal,
+          };
+        }, logger, { gracePeriodMs: config.shutdown.gracePeriod });
+        return outcome.code;
       } finally {
         await seed.stop();
       }
     } finally {
       await flink.down({ keepData: true });
     }
+  } catch (err) {
+    failure = err;
+    throw err;
   } finally {
-    await cluster.down({ keepData: true });
-    logger.info({ dir: opts.dir }, 'Kafka and Flink clusters stopped; data and logs kept');
+    await cluster.down({ keepData: true }).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'stopping the Kafka cluster failed'));
+    // The last line says why the demo ended.
+    const code = outcome?.code ?? (failure === undefined ? 0 : 1);
+    const why = outcome ? outcome.why : failure !== undefined ? `error: ${(failure as Error).message?.split('\n')[0] ?? String(failure)}` : 'unknown reason';
+    logger.info({ dir: opts.dir, exitCode: code }, `demo --flink exiting (${why}, exit code ${code}): Kafka and Flink clusters stopped, data and logs kept`);
   }
 }

@@ -13,8 +13,10 @@ Commands:
                    start a cluster (default 3 nodes, Kafka ${DEFAULT_KAFKA_VERSION}) and print its bootstrap servers;
                    --network: each node in a network namespace of its own on a bridge, with an
                    address of its own (root, iproute2, nftables, iptables, python3; see README)
-  down [--keep]    kill every node of the cluster and remove its data (--keep: keep data and logs)
-  status           each node: pid, ports, running | paused | stopped
+  down [--keep]    kill every node of the cluster (also one started by another process) and remove
+                   its data (--keep: keep data and logs); fails naming any process left running
+  status           each node: pid, ports, running | paused | stopped (the live process checked
+                   against the recorded pid and start time)
   kill N           SIGKILL node N          stop N      SIGTERM node N (controlled shutdown)
   pause N          SIGSTOP node N          resume N    SIGCONT node N
   start N          start a stopped node    restart N   stop then start node N
@@ -99,7 +101,10 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       if (c.network) process.stdout.write(`network ${c.network.id}: namespaces ${c.network.state.endpoints.map((e) => e.ns).join(', ')} on bridge ${c.network.state.bridgeNs}\n`);
       for (const n of c.nodes) {
         const host = n.host ?? '127.0.0.1';
-        process.stdout.write(`node ${n.id}: ${c.status(n.id).padEnd(7)} pid ${n.pid ?? '-'}  broker ${host}:${n.brokerPort}  controller ${host}:${n.controllerPort}  log ${n.logFile}\n`);
+        const st = c.status(n.id);
+        // The pid shown is the live process's; a recorded one that exited (or was reused by another process) is named as such.
+        const pid = st !== 'stopped' ? String(n.pid) : n.pid !== null ? `- (recorded pid ${n.pid} is gone)` : '-';
+        process.stdout.write(`node ${n.id}: ${st.padEnd(7)} pid ${pid}  broker ${host}:${n.brokerPort}  controller ${host}:${n.controllerPort}  log ${n.logFile}\n`);
       }
       return 0;
     }

@@ -1,10 +1,14 @@
 // A real Kafka cluster on loopback, for tests, the demo and benchmarks: KRaft combined
 // broker+controller nodes started with plain `java` from the jars Maven fetched. Every process
-// is tracked by pid in a state file next to the data, so another process (the CLI) can kill,
-// pause or restart a node, and nothing but the processes we started is ever signalled.
+// is tracked by pid and start time (./proc.ts) in a state file next to the data, so another
+// process (the CLI) can kill, pause or restart a node, and nothing but the processes we started
+// is ever signalled. The state file is the truth shared by every process attached to a cluster:
+// each action reads it first and writes it after every start, restart and stop, and the exit hook
+// of the process that started the cluster kills what the file names (also a node `start N`
+// started from another terminal).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +18,7 @@ import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { DEFAULT_KAFKA_VERSION, ensureKafka, isKafka4 } from './kafka-dist.js';
 import { ClusterNetwork, type NetworkState } from './network.js';
+import { describeSurvivors, processStatus, processesReferencing, readProcStat, startTimeOf } from './proc.js';
 
 const execFileP = promisify(execFile);
 
@@ -47,6 +52,8 @@ export interface NodeState {
   propsFile: string;
   logFile: string;
   pid: number | null;
+  /** Start time of pid (/proc/<pid>/stat field 22): with the pid, the identity of the process we started. */
+  startTime?: number | null;
   /** The node's address: 127.0.0.1, or its own in a networked cluster. */
   host?: string;
 }
@@ -172,23 +179,24 @@ export async function freePort(): Promise<number> {
 
 /** Process state from /proc: R/S/D… running, T stopped (paused), Z zombie, or gone. */
 export function procState(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
-  } catch {
-    return null;
-  }
+  return readProcStat(pid)?.state ?? null;
 }
 
-/** True only when pid is alive and is the java process started with this node's properties. */
+/** True only when pid is alive, has the start time we recorded, and runs this node's properties. */
 function isOurProcess(node: NodeState): boolean {
-  if (node.pid === null) return false;
-  const st = procState(node.pid);
-  if (st === null || st === 'Z' || st === 'X') return false;
-  try {
-    return readFileSync(`/proc/${node.pid}/cmdline`, 'utf8').includes(node.propsFile);
-  } catch {
-    return false;
+  return processStatus(node, node.propsFile) !== 'stopped';
+}
+
+/**
+ * The state file's view of the nodes merged into ours: the file wins for the process fields
+ * (pid, start time), which another process (the CLI) may have changed. Pure.
+ */
+export function mergeRecordedNodes(ours: NodeState[], recorded: readonly NodeState[]): void {
+  for (const n of ours) {
+    const r = recorded.find((x) => x.id === n.id);
+    if (!r) continue;
+    n.pid = r.pid;
+    n.startTime = r.startTime ?? null;
   }
 }
 
@@ -222,7 +230,7 @@ function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on('exit', () => {
-    for (const c of liveClusters) c.killAllSync();
+    for (const c of liveClusters) c.killAllSync({ record: true });
   });
 }
 
@@ -343,6 +351,18 @@ export class LocalCluster {
     await writeFile(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
   }
 
+  /** Reads the state file again (another process may have started or stopped a node); a missing file changes nothing. */
+  refreshSync(): void {
+    let recorded: ClusterState;
+    try {
+      recorded = JSON.parse(readFileSync(join(this.state.dir, STATE_FILE), 'utf8')) as ClusterState;
+    } catch {
+      return;
+    }
+    if (recorded.clusterId !== this.state.clusterId) return;
+    mergeRecordedNodes(this.state.nodes, recorded.nodes);
+  }
+
   private javaArgs(n: NodeState): string[] {
     const log = loggingConfig(this.state.version);
     return [
@@ -386,14 +406,18 @@ export class LocalCluster {
     if (!this.killOnExit) child.unref();
     n.pid = child.pid ?? null;
     if (n.pid === null) throw new Error(`could not start java for node ${n.id}`);
-    liveClusters.add(this);
-    if (this.killOnExit) installExitHook();
+    // spawn() returns after exec: the start time read now is the java process's (null if it already died).
+    n.startTime = startTimeOf(n.pid);
+    if (this.killOnExit) {
+      liveClusters.add(this);
+      installExitHook();
+    }
   }
 
+  /** What the node's recorded process is now, checked against its recorded identity (the state file is read first). */
   status(id: number): NodeStatus {
-    const n = this.node(id);
-    if (!isOurProcess(n)) return 'stopped';
-    return procState(n.pid!) === 'T' ? 'paused' : 'running';
+    this.refreshSync();
+    return processStatus(this.node(id), this.node(id).propsFile);
   }
 
   private admin() {
@@ -476,26 +500,31 @@ export class LocalCluster {
 
   /** SIGKILL: the node dies without any shutdown. */
   async kill(id: number): Promise<void> {
+    this.refreshSync();
     const n = this.node(id);
-    if (this.signal(n, 'SIGKILL')) await this.waitExit(n, 10_000);
+    if (this.signal(n, 'SIGKILL') && !(await this.waitExit(n, 10_000))) throw new Error(`node ${id} (pid ${n.pid}) did not exit after SIGKILL`);
     n.pid = null;
+    n.startTime = null;
     await this.save();
   }
 
   /** SIGTERM: controlled shutdown; SIGKILL if it has not exited after timeoutMs. */
   async stop(id: number, timeoutMs = 30_000): Promise<void> {
+    this.refreshSync();
     const n = this.node(id);
-    if (procState(n.pid ?? -1) === 'T') this.signal(n, 'SIGCONT');
+    if (processStatus(n, n.propsFile) === 'paused') this.signal(n, 'SIGCONT');
     if (this.signal(n, 'SIGTERM') && !(await this.waitExit(n, timeoutMs))) {
       this.signal(n, 'SIGKILL');
-      await this.waitExit(n, 10_000);
+      if (!(await this.waitExit(n, 10_000))) throw new Error(`node ${id} (pid ${n.pid}) did not exit after SIGKILL`);
     }
     n.pid = null;
+    n.startTime = null;
     await this.save();
   }
 
   /** SIGSTOP: the node freezes (no heartbeats, no replies) until resumed. Resolves once it is stopped. */
   async pause(id: number): Promise<void> {
+    this.refreshSync();
     const n = this.node(id);
     if (!this.signal(n, 'SIGSTOP')) throw new Error(`node ${id} is not running`);
     await this.waitState(n, (st) => st === 'T');
@@ -503,6 +532,7 @@ export class LocalCluster {
 
   /** SIGCONT: a paused node runs again. */
   async resume(id: number): Promise<void> {
+    this.refreshSync();
     const n = this.node(id);
     if (!this.signal(n, 'SIGCONT')) throw new Error(`node ${id} is not running`);
     await this.waitState(n, (st) => st !== 'T');
@@ -514,6 +544,7 @@ export class LocalCluster {
 
   /** Starts a stopped node (after kill or stop) and waits until the cluster sees it again. */
   async start(id: number, timeoutMs = 120_000): Promise<void> {
+    this.refreshSync();
     const n = this.node(id);
     if (isOurProcess(n)) throw new Error(`node ${id} is already running (pid ${n.pid})`);
     this.spawnNode(n);
@@ -528,25 +559,62 @@ export class LocalCluster {
 
   /** Leader of the transaction coordinator partition for a transactional id is found by the caller; this maps node ids to pids. */
   pids(): Record<number, number | null> {
+    this.refreshSync();
     return Object.fromEntries(this.state.nodes.map((n) => [n.id, isOurProcess(n) ? n.pid : null]));
   }
 
-  killAllSync(): void {
+  /**
+   * SIGKILL every node the state file names (read first: a node may have been started by another
+   * process), each checked by identity. `record`: also write the state file (the exit hook, which
+   * cannot wait for the nodes to die, records them as stopped so `status` tells the truth).
+   */
+  killAllSync(opts: { record?: boolean } = {}): void {
+    this.refreshSync();
+    const gone: NodeState[] = [];
     for (const n of this.state.nodes) {
-      if (procState(n.pid ?? -1) === 'T') this.signal(n, 'SIGCONT');
-      this.signal(n, 'SIGKILL');
+      if (processStatus(n, n.propsFile) === 'paused') this.signal(n, 'SIGCONT');
+      if (this.signal(n, 'SIGKILL') || !isOurProcess(n)) gone.push(n);
+    }
+    if (opts.record && existsSync(join(this.state.dir, STATE_FILE))) {
+      // SIGKILL cannot be refused: a signalled node is as good as gone.
+      for (const n of gone) {
+        n.pid = null;
+        n.startTime = null;
+      }
+      try {
+        writeFileSync(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
+      } catch {
+        /* exiting anyway: the next `status` finds the pids gone */
+      }
     }
   }
 
-  /** Kills every node this cluster started and, unless keepData, removes its directory. */
+  /** Processes still running that name this cluster's node files (ours or not): none may be left after down. */
+  survivors(): { pid: number; cmdline: string }[] {
+    return processesReferencing(this.state.nodes.map((n) => n.propsFile)).filter((p) => !/kafka\.tools\.StorageTool/.test(p.cmdline));
+  }
+
+  /**
+   * Kills every node of this cluster (those the state file names, by identity) and, unless
+   * keepData, removes its directory. Throws naming any process of the cluster still running, and
+   * then keeps the directory and the state file.
+   */
   async down(opts: { keepData?: boolean } = {}): Promise<void> {
     this.killAllSync();
     await Promise.all(this.state.nodes.map((n) => this.waitExit(n, 10_000)));
     const alive = this.state.nodes.filter(isOurProcess);
-    if (alive.length) throw new Error(`nodes ${alive.map((n) => n.id).join(', ')} did not exit after SIGKILL`);
-    for (const n of this.state.nodes) n.pid = null;
+    if (alive.length) throw new Error(`nodes ${alive.map((n) => `${n.id} (pid ${n.pid})`).join(', ')} did not exit after SIGKILL; cluster directory ${this.state.dir} kept`);
+    for (const n of this.state.nodes) {
+      n.pid = null;
+      n.startTime = null;
+    }
     liveClusters.delete(this);
     await this.network?.remove();
+    const left = this.survivors();
+    if (left.length) {
+      await this.save();
+      throw new Error(`cluster in ${this.state.dir}: its recorded nodes are stopped, but ${left.length === 1 ? 'a process' : 'processes'} naming its files ${left.length === 1 ? 'is' : 'are'} still running and ${left.length === 1 ? 'was' : 'were'} not started by this cluster's record: ${describeSurvivors(left)}; directory kept, stop ${left.length === 1 ? 'it' : 'them'} by pid`);
+    }
     if (opts.keepData) await this.save();
     else await rm(this.state.dir, { recursive: true, force: true });
   }

@@ -13,7 +13,8 @@ const HELP = `Usage: npm run flink -- <command> [options]
 Commands:
   up [--flink-version V] [--taskmanagers N] [--set key=value ...]
                    start a standalone session cluster (default Flink ${FLINK_LINES[DEFAULT_FLINK_LINE]?.version}, 1 TaskManager)
-  down [--keep]    kill the JobManager and every TaskManager and remove the data (--keep: keep it)
+  down [--keep]    kill the JobManager and every TaskManager (also one started by another process)
+                   and remove the data (--keep: keep it); fails naming any process left running
   status           JobManager and TaskManagers: pid, running | stopped; the REST URL; jobs
   kill-tm N        SIGKILL TaskManager N          start-tm N   start TaskManager N again
   kill-jm          SIGKILL the JobManager         start-jm     start the JobManager again
@@ -87,7 +88,9 @@ export async function flinkCli(argv: string[]): Promise<number> {
       const c = await LocalFlinkCluster.load(dir);
       process.stdout.write(`Flink ${c.state.version}, REST ${c.restUrl}\n`);
       for (const p of [c.state.jobmanager, ...c.state.taskmanagers]) {
-        process.stdout.write(`${p.name.padEnd(14)} ${c.status(p).padEnd(7)} pid ${p.pid ?? '-'}  log ${p.logFile}\n`);
+        const st = c.status(p);
+        const pid = st !== 'stopped' ? String(p.pid) : p.pid !== null ? `- (recorded pid ${p.pid} is gone)` : '-';
+        process.stdout.write(`${p.name.padEnd(14)} ${st.padEnd(7)} pid ${pid}  log ${p.logFile}\n`);
       }
       const jobs = await c.rest<{ jobs: { jid: string; name: string; state: string }[] }>('/jobs/overview').catch(() => null);
       for (const j of jobs?.jobs ?? []) process.stdout.write(`job ${j.jid} ${j.state.padEnd(10)} ${j.name}\n`);

@@ -1,15 +1,18 @@
 // A real standalone Flink session cluster on loopback, next to the Kafka one (cluster.ts): one
 // JobManager and N TaskManagers, each its own `java -cp 'lib/*'` process started from the jars
-// Maven fetched (flink-dist.ts) and tracked by pid in a state file, so the CLI can kill one and
-// nothing but the processes we started is ever signalled. Jobs go in through the REST API
+// Maven fetched (flink-dist.ts) and tracked by pid and start time (./proc.ts) in a state file, so
+// the CLI can kill or start one and nothing but the processes we started is ever signalled. As
+// for the Kafka cluster, the state file is the shared truth: read before every action, written
+// after every start and stop, and what the exit hook and `down` kill. Jobs go in through the REST API
 // (flink-runtime-web serves /jars/upload and /jars/<id>/run).
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { explainLog, freePort, procState } from './cluster.js';
+import { explainLog, freePort } from './cluster.js';
+import { describeSurvivors, processStatus, processesReferencing, startTimeOf } from './proc.js';
 import { ensureFlink, ensureFlinkJob, resolveFlinkLine } from './flink-dist.js';
 
 const execFileP = promisify(execFile);
@@ -40,6 +43,8 @@ export interface FlinkProcess {
   name: string;
   logFile: string;
   pid: number | null;
+  /** Start time of pid (/proc/<pid>/stat field 22): with the pid, the identity of the process we started. */
+  startTime?: number | null;
 }
 
 export interface FlinkClusterState {
@@ -121,15 +126,20 @@ export function parseBashJavaUtils(output: string): { jvm: string[]; dynamic: st
   return { jvm: split(lines[0] ?? ''), dynamic: split(lines[1] ?? '') };
 }
 
+/** True only when pid is alive, has the start time we recorded, and runs with this cluster's config dir. */
 function isOurProcess(p: FlinkProcess, confDir: string): boolean {
-  if (p.pid === null) return false;
-  const st = procState(p.pid);
-  if (st === null || st === 'Z' || st === 'X') return false;
-  try {
-    return readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes(confDir);
-  } catch {
-    return false;
-  }
+  return processStatus(p, confDir) !== 'stopped';
+}
+
+/** The state file's process fields (pid, start time) merged into ours: another process (the CLI) may have changed them. Pure. */
+export function mergeRecordedFlink(ours: FlinkClusterState, recorded: FlinkClusterState): void {
+  const take = (o: FlinkProcess, r: FlinkProcess | undefined) => {
+    if (!r || r.name !== o.name) return;
+    o.pid = r.pid;
+    o.startTime = r.startTime ?? null;
+  };
+  take(ours.jobmanager, recorded.jobmanager);
+  ours.taskmanagers.forEach((tm, i) => take(tm, recorded.taskmanagers[i]));
 }
 
 const live = new Set<LocalFlinkCluster>();
@@ -203,6 +213,18 @@ export class LocalFlinkCluster {
     await writeFile(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
   }
 
+  /** Reads the state file again (another process may have started or killed a process); a missing file changes nothing. */
+  refreshSync(): void {
+    let recorded: FlinkClusterState;
+    try {
+      recorded = JSON.parse(readFileSync(join(this.state.dir, STATE_FILE), 'utf8')) as FlinkClusterState;
+    } catch {
+      return;
+    }
+    if (recorded.confDir !== this.state.confDir || recorded.restPort !== this.state.restPort) return;
+    mergeRecordedFlink(this.state, recorded);
+  }
+
   private async resourceParams(kind: 'JM' | 'TM'): Promise<{ jvm: string[]; dynamic: string[] }> {
     const { stdout, stderr } = await execFileP('java', ['-cp', `${this.state.lib}/*`, 'org.apache.flink.runtime.util.bash.BashJavaUtils', `GET_${kind}_RESOURCE_PARAMS`, '--configDir', this.state.confDir], {
       maxBuffer: 8 * 1024 * 1024,
@@ -237,16 +259,20 @@ export class LocalFlinkCluster {
     if (!this.killOnExit) child.unref();
     p.pid = child.pid ?? null;
     if (p.pid === null) throw new Error(`could not start java for ${p.name}`);
+    // spawn() returns after exec: the start time read now is the java process's (null if it already died).
+    p.startTime = startTimeOf(p.pid);
+    if (!this.killOnExit) return;
     live.add(this);
-    if (this.killOnExit && !exitHook) {
+    if (!exitHook) {
       exitHook = true;
       process.on('exit', () => {
-        for (const c of live) c.killAllSync();
+        for (const c of live) c.killAllSync({ record: true });
       });
     }
   }
 
   async startJobManager(timeoutMs = 120_000): Promise<void> {
+    this.refreshSync();
     const jm = this.state.jobmanager;
     if (isOurProcess(jm, this.state.confDir)) throw new Error(`the JobManager is already running (pid ${jm.pid})`);
     this.spawnProcess(jm, 'org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint', await this.resourceParams('JM'), ['--executionMode', 'cluster']);
@@ -261,6 +287,7 @@ export class LocalFlinkCluster {
   }
 
   async startTaskManager(n: number, opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    this.refreshSync();
     const tm = this.taskManager(n);
     if (isOurProcess(tm, this.state.confDir)) throw new Error(`TaskManager ${n} is already running (pid ${tm.pid})`);
     // A fresh resource id per start: the JobManager may still list the previous, dead one.
@@ -271,8 +298,10 @@ export class LocalFlinkCluster {
     if (opts.wait !== false) await this.waitTaskManager(tm, resourceId, opts.timeoutMs ?? 120_000);
   }
 
-  status(p: FlinkProcess): 'running' | 'stopped' {
-    return isOurProcess(p, this.state.confDir) ? 'running' : 'stopped';
+  /** What a recorded process is now, checked against its recorded identity (the state file is read first). */
+  status(p: FlinkProcess): 'running' | 'paused' | 'stopped' {
+    this.refreshSync();
+    return processStatus(p, this.state.confDir);
   }
 
   /** A REST call; job submission (upload, run) on a loaded machine takes tens of seconds. */
@@ -344,8 +373,10 @@ export class LocalFlinkCluster {
 
   /** SIGKILL one process (the JobManager or TaskManager n). */
   async kill(p: FlinkProcess): Promise<void> {
-    if (this.signal(p, 'SIGKILL')) await this.waitExit(p, 10_000);
+    this.refreshSync();
+    if (this.signal(p, 'SIGKILL') && !(await this.waitExit(p, 10_000))) throw new Error(`${p.name} (pid ${p.pid}) did not exit after SIGKILL`);
     p.pid = null;
+    p.startTime = null;
     await this.save();
   }
 
@@ -420,19 +451,57 @@ export class LocalFlinkCluster {
     return done[0]?.path ?? null;
   }
 
-  killAllSync(): void {
-    for (const p of [...this.state.taskmanagers, this.state.jobmanager]) this.signal(p, 'SIGKILL');
+  /**
+   * SIGKILL every process the state file names (read first: a TaskManager may have been started
+   * by another process), each checked by identity. `record`: also write the state file (the exit
+   * hook), so `status` tells the truth afterwards.
+   */
+  killAllSync(opts: { record?: boolean } = {}): void {
+    this.refreshSync();
+    const gone: FlinkProcess[] = [];
+    for (const p of [...this.state.taskmanagers, this.state.jobmanager]) {
+      if (processStatus(p, this.state.confDir) === 'paused') this.signal(p, 'SIGCONT');
+      if (this.signal(p, 'SIGKILL') || !isOurProcess(p, this.state.confDir)) gone.push(p);
+    }
+    if (opts.record && existsSync(join(this.state.dir, STATE_FILE))) {
+      for (const p of gone) {
+        p.pid = null;
+        p.startTime = null;
+      }
+      try {
+        writeFileSync(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
+      } catch {
+        /* exiting anyway: the next `status` finds the pids gone */
+      }
+    }
   }
 
-  /** Kills every process this cluster started and, unless keepData, removes its directory. */
+  /** Long-running processes still naming this cluster's config dir (ours or not): none may be left after down. */
+  survivors(): { pid: number; cmdline: string }[] {
+    return processesReferencing([this.state.confDir]).filter((p) => !/BashJavaUtils/.test(p.cmdline));
+  }
+
+  /**
+   * Kills every process of this cluster (those the state file names, by identity) and, unless
+   * keepData, removes its directory. Throws naming any process of the cluster still running, and
+   * then keeps the directory and the state file.
+   */
   async down(opts: { keepData?: boolean } = {}): Promise<void> {
-    const all = [this.state.jobmanager, ...this.state.taskmanagers];
     this.killAllSync();
+    const all = [this.state.jobmanager, ...this.state.taskmanagers];
     await Promise.all(all.map((p) => this.waitExit(p, 10_000)));
     const alive = all.filter((p) => isOurProcess(p, this.state.confDir));
-    if (alive.length) throw new Error(`${alive.map((p) => p.name).join(', ')} did not exit after SIGKILL`);
-    for (const p of all) p.pid = null;
+    if (alive.length) throw new Error(`${alive.map((p) => `${p.name} (pid ${p.pid})`).join(', ')} did not exit after SIGKILL; directory ${this.state.dir} kept`);
+    for (const p of all) {
+      p.pid = null;
+      p.startTime = null;
+    }
     live.delete(this);
+    const left = this.survivors();
+    if (left.length) {
+      await this.save();
+      throw new Error(`Flink cluster in ${this.state.dir}: its recorded processes are stopped, but ${left.length === 1 ? 'a process' : 'processes'} naming its config dir ${left.length === 1 ? 'is' : 'are'} still running and not in its record: ${describeSurvivors(left)}; directory kept, stop ${left.length === 1 ? 'it' : 'them'} by pid`);
+    }
     if (opts.keepData) await this.save();
     else await rm(this.state.dir, { recursive: true, force: true });
   }

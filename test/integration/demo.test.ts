@@ -13,6 +13,8 @@ const temp = tempDirs('eoswatch-demo-');
 test('eoswatch demo (1 node): metrics of the pipeline and the canary within seconds, Ctrl-C stops the daemon and the cluster', async () => {
   const dir = join(await temp.make(), 'demo');
   const child = spawnTracked('node', [...CLI, 'demo', '--port', '0', '--nodes', '1', '--rate', '100', '--dir', dir]);
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d));
   const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 120_000);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
@@ -28,6 +30,11 @@ test('eoswatch demo (1 node): metrics of the pipeline and the canary within seco
   assert.equal(await value('eos_canary_records_total', { result: 'lost' }), 0);
   child.kill('SIGINT');
   assert.equal(await exited, 0);
+  // The demo's config keeps serving through a FAILED pipeline (whatever production's onFailure is).
+  assert.match(output, /"onFailure":"keep-serving","restartStrategy":\{"type":"exponential-delay".*demo pipeline: a FAILED pipeline is restarted in-process/);
+  // Its last line says why it exited.
+  const lines = output.trim().split('\n');
+  assert.match(lines.at(-1)!, /"exitCode":0,.*"msg":"demo exiting \(SIGINT, exit code 0\): Kafka cluster stopped, data and logs kept"/, lines.slice(-5).join('\n'));
   // No broker of the demo's cluster is left running.
   let left = '';
   try {
@@ -36,4 +43,54 @@ test('eoswatch demo (1 node): metrics of the pipeline and the canary within seco
     /* pgrep exits 1 when nothing matches */
   }
   assert.equal(left.trim(), '', 'processes left over from the demo');
+});
+
+test('eoswatch demo (3 nodes), broken as its instructions say: survives kill 2 / start 2, Ctrl-C with broker 1 paused exits within the grace period, last line says why, nothing left', async () => {
+  const dir = join(await temp.make(), 'demo3');
+  const child = spawnTracked('node', [...CLI, 'demo', '--port', '0', '--nodes', '3', '--rate', '100', '--dir', dir]);
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d));
+  const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 180_000);
+  let code: number | null | undefined;
+  const exited = new Promise<number | null>((r) => child.once('exit', (c) => r((code = c))));
+  const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
+  const completed = () => value('eos_checkpoints_total', { outcome: 'completed' });
+  const until = async (what: string, ok: () => Promise<boolean>, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await ok().catch(() => false))) {
+      if (code !== undefined) throw new Error(`the demo exited (${code}) while waiting for ${what}:\n${output.slice(-3000)}`);
+      if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}\n${output.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  };
+  const kafka = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'src/localcluster/cli.ts', ...args, '--dir', dir], { encoding: 'utf8', timeout: 180_000 });
+  await until('checkpoints complete', async () => (await completed()) > 0, 120_000);
+
+  assert.match(kafka('kill', '2'), /^node 2: stopped$/m);
+  const before = await completed();
+  await until('checkpoints complete on the other two brokers', async () => (await completed()) > before + 3, 120_000);
+  assert.match(kafka('start', '2'), /^node 2: running$/m);
+  const after2 = await completed();
+  await until('checkpoints complete with broker 2 back', async () => (await completed()) > after2 + 3, 120_000);
+  assert.equal(code, undefined, 'the demo is still running');
+
+  assert.match(kafka('pause', '1'), /^node 1: paused$/m);
+  const t0 = Date.now();
+  child.kill('SIGINT');
+  await exited;
+  const elapsed = Date.now() - t0;
+  process.stdout.write(`# demo Ctrl-C with broker 1 paused: exit ${code} after ${elapsed} ms (grace period 20 s)\n`);
+  // shutdown.gracePeriod (20 s by default) plus the bounded clean-up of the seed producer and the cluster.
+  assert.ok(elapsed < 40_000, `the demo took ${elapsed} ms to exit`);
+  const last = output.trim().split('\n').at(-1)!;
+  assert.match(last, /demo exiting \(SIGINT, exit code [01]\)|exiting: shutdown after SIGINT did not finish within the grace period/, output.slice(-2000));
+  // No process of the cluster is left, the restarted broker 2 included, and status says so.
+  let left = '';
+  try {
+    left = execFileSync('pgrep', ['-f', `kafka.Kafka ${dir}`], { encoding: 'utf8' });
+  } catch {
+    /* pgrep exits 1 when nothing matches */
+  }
+  assert.equal(left.trim(), '', 'broker processes left over from the demo');
+  assert.match(kafka('status'), /^node 2: stopped pid - /m);
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { parseProperties, readPropertiesFile } from '../../src/audit/parsers/properties.js';
-import { flinkCheckpointFacts, parseFlinkConfig, parseFlinkDuration, readFlinkConfigFile } from '../../src/audit/parsers/flink-config.js';
+import { flinkCheckpointFacts, javaPropertiesLines, parseFlinkConfig, parseFlinkDuration, readFlinkConfigFile } from '../../src/audit/parsers/flink-config.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/audit/${name}`, import.meta.url));
 const props = (text: string): Map<string, string> => parseProperties(text, 'test.properties').props;
@@ -261,6 +261,30 @@ describe('Flink configuration parser', () => {
     assert.equal(flat.format, 'legacy');
     assert.equal(flat.props.get('a'), 'b: c');
     assert.equal(flat.props.get('d'), '[1');
+  });
+
+  test('a Java .properties file passed as Flink configuration: one error saying so, not a line-by-line complaint', () => {
+    const text = '# producer for the sink\nbootstrap.servers=localhost:9092\nenable.idempotence=true\n\nacks = all\ntransactional.id=orders-sink\n';
+    for (const name of ['/etc/app/producer.properties', '/etc/app/config.yaml', '/etc/app/flink-conf.yaml', 'job.conf']) {
+      assert.throws(
+        () => parseFlinkConfig(text, name),
+        (err: Error) => {
+          assert.equal(
+            err.message,
+            `${name}: not a Flink configuration file (looks like a Java .properties file: "name=value" at lines 2, 3, 5, …); Flink reads config.yaml (YAML) or flink-conf.yaml ("name: value" lines); a Kafka client's .properties file is audited with --producer, --consumer or --streams`,
+          );
+          return true;
+        },
+        name,
+      );
+    }
+    assert.deepEqual(javaPropertiesLines('a=1\n'), [1]);
+    // Flink's own files: '=' inside a value, or a stray properties line among Flink lines, is not a properties file.
+    assert.equal(javaPropertiesLines('env.java.opts.all: -Dfoo=bar -Dx=y\nexecution.checkpointing.interval: 10 s\n'), null);
+    assert.equal(javaPropertiesLines('a: 1\nb: 2\nc=3\n'), null);
+    assert.equal(javaPropertiesLines('execution:\n  checkpointing:\n    interval: 5 s\n'), null);
+    assert.equal(javaPropertiesLines('# only comments\n! and this\n'), null);
+    assert.equal(parseFlinkConfig('env.java.opts.all: -Dfoo=bar\n', 'flink-conf.yaml').props.get('env.java.opts.all'), '-Dfoo=bar');
   });
 
   test('a missing Flink file: the error names the path and the reason', async () => {

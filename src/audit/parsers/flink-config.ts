@@ -95,11 +95,38 @@ function parseStandard(doc: Document.Parsed, counter: LineCounter, file: string)
 }
 
 /**
+ * The lines of a Java .properties file (`key=value`, the `=` before any `:`) among the
+ * meaningful lines of a text (not blank, not a `#` or `!` comment), when they are the majority:
+ * such a file is a Kafka client's or a connector's configuration, not Flink's, and read as Flink's
+ * every line would be "not a key-value pair" and checkpointing look disabled. Pure.
+ */
+export function javaPropertiesLines(text: string): number[] | null {
+  let meaningful = 0;
+  const found: number[] = [];
+  text.split(/\r\n|\r|\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) return;
+    meaningful++;
+    if (/^[^\s:=]+\s*=/.test(line)) found.push(i + 1);
+  });
+  return found.length > 0 && found.length * 2 > meaningful ? found : null;
+}
+
+/**
  * Parses a Flink configuration file. `flink-conf.yaml` is the legacy flat format, `config.yaml`
  * is YAML; any other name is read as YAML when it is a YAML map and as the flat format otherwise.
+ * A Java .properties file (key=value lines) is refused with one error saying so.
  */
 export function parseFlinkConfig(text: string, file: string): ParsedFlinkConfig {
   const name = basename(file);
+  const propsLines = javaPropertiesLines(text);
+  if (propsLines) {
+    const at = propsLines.length > 3 ? `${propsLines.slice(0, 3).join(', ')}, …` : propsLines.join(', ');
+    throw new Error(
+      `${file}: not a Flink configuration file (looks like a Java .properties file: "name=value" at line${propsLines.length > 1 ? 's' : ''} ${at}); ` +
+        'Flink reads config.yaml (YAML) or flink-conf.yaml ("name: value" lines); a Kafka client\'s .properties file is audited with --producer, --consumer or --streams',
+    );
+  }
   if (name === 'flink-conf.yaml') return parseLegacy(text, file);
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });

@@ -1,0 +1,108 @@
+// Process identity for the local harnesses (Kafka nodes, Flink JobManager and TaskManagers): a
+// process is ours only when its pid is alive AND its start time (field 22 of /proc/<pid>/stat,
+// clock ticks since boot) is the one recorded when we started it. A pid the kernel recycled for
+// another process has another start time, so it is never signalled or reported as ours.
+// The parsing and the judgement are pure; the readers below only read /proc.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** A process as recorded in a harness's state file. */
+export interface TrackedProcess {
+  pid: number | null;
+  /** Start time of that pid (clock ticks since boot); absent in a state file written before it was recorded. */
+  startTime?: number | null;
+}
+
+export interface ProcStat {
+  /** R, S, D… running; T/t stopped (paused); Z zombie; X dead. */
+  state: string;
+  /** Field 22: start time in clock ticks after boot. */
+  startTime: number;
+}
+
+/**
+ * Parses the text of /proc/<pid>/stat. The command name (field 2) is in parentheses and may hold
+ * spaces and ')', so the fields are counted from the last ')'.
+ */
+export function parseProcStat(text: string): ProcStat | null {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  // After ") ": field 3 (state) is index 0, so field 22 (starttime) is index 19.
+  const fields = text.slice(close + 2).trim().split(/\s+/);
+  const state = fields[0];
+  const startTime = Number(fields[19]);
+  if (!state || !Number.isInteger(startTime) || startTime < 0) return null;
+  return { state, startTime };
+}
+
+export type ProcessStatus = 'running' | 'paused' | 'stopped';
+
+/**
+ * What a recorded process is now, given what /proc says of its pid (null: no such pid) and
+ * whether its command line still names the harness's files. A recorded start time must match;
+ * a record without one (an old state file) falls back to the command line alone.
+ */
+export function judgeProcess(recorded: TrackedProcess, observed: ProcStat | null, cmdlineMatches: boolean): ProcessStatus {
+  if (recorded.pid === null || observed === null) return 'stopped';
+  if (observed.state === 'Z' || observed.state === 'X') return 'stopped';
+  if (recorded.startTime !== undefined && recorded.startTime !== null && recorded.startTime !== observed.startTime) return 'stopped';
+  if (!cmdlineMatches) return 'stopped';
+  return observed.state === 'T' || observed.state === 't' ? 'paused' : 'running';
+}
+
+export function readProcStat(pid: number): ProcStat | null {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+function readCmdline(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The live status of a recorded process whose command line must contain `needle`. */
+export function processStatus(p: TrackedProcess, needle: string): ProcessStatus {
+  if (p.pid === null) return 'stopped';
+  return judgeProcess(p, readProcStat(p.pid), readCmdline(p.pid)?.includes(needle) ?? false);
+}
+
+/** The start time of a pid just spawned, to record with it (null when it is already gone). */
+export function startTimeOf(pid: number): number | null {
+  return readProcStat(pid)?.startTime ?? null;
+}
+
+/**
+ * Every live process whose command line contains one of `needles`: used after `down` to prove
+ * nothing of a cluster is left (and to name what is). It reports, it never signals: a process
+ * found this way was not started (or not recorded) by us.
+ */
+export function processesReferencing(needles: readonly string[]): { pid: number; cmdline: string }[] {
+  const found: { pid: number; cmdline: string }[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return found;
+  }
+  for (const e of entries) {
+    if (!/^[0-9]+$/.test(e)) continue;
+    const pid = Number(e);
+    if (pid === process.pid) continue;
+    const cmd = readCmdline(pid);
+    if (!cmd || !needles.some((n) => cmd.includes(n))) continue;
+    const st = readProcStat(pid);
+    if (!st || st.state === 'Z' || st.state === 'X') continue;
+    found.push({ pid, cmdline: cmd.split('\0').filter(Boolean).join(' ') });
+  }
+  return found;
+}
+
+/** One line naming the survivors for an error message: `pid 123 (java … kafka.Kafka …)`. */
+export function describeSurvivors(list: readonly { pid: number; cmdline: string }[]): string {
+  return list.map((p) => `pid ${p.pid} (${p.cmdline.length > 160 ? `${p.cmdline.slice(0, 80)} … ${p.cmdline.slice(-70)}` : p.cmdline})`).join(', ');
+}
