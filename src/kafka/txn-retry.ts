@@ -211,7 +211,8 @@ export function installTxnRetry(req: NodeJS.Require): true {
   if (req.cache[req.resolve('kafkajs/src/producer/index.js')]) {
     throw new Error('src/kafka/txn-retry.ts was imported after kafkajs was loaded: it must come first (see src/kafka/module-cache.ts)');
   }
-  const wrapped = Object.assign(retryingEosManager(req(target) as EosManagerFactory), { [WRAPPED]: true });
+  const original = req(target) as EosManagerFactory;
+  const wrapped = Object.assign(retryingEosManager(original), { [WRAPPED]: true, original });
   return replaceModule(req, { module: EOS_MANAGER, exports: wrapped, requiredBy: 'kafkajs/src/producer/index.js', installer: 'src/kafka/txn-retry.ts' });
 }
 

@@ -204,3 +204,64 @@ test("a periodic reader's request timeout (the LSO monitor): at most two interva
   assert.equal(periodicRequestTimeout(30_000, 60_000), 30_000);
   assert.equal(periodicRequestTimeout(3_000, 10_000), 3_000);
 });
+
+/**
+ * kafkajs' own transaction manager (its eosManager module, the original and as installed) over a
+ * cluster whose coordinators are scripted: the bugs reproduced on kafkajs' real code.
+ */
+type EosManager = { initProducerId(): Promise<void>; beginTransaction(): void; sendOffsets(a: unknown): Promise<void>; commit(): Promise<void> };
+type Factory = (o: Record<string, unknown>) => EosManager;
+function scriptedCluster(script: { txnOffsetCommit?: number[]; endTxn?: number[] }) {
+  const calls: string[] = [];
+  const answer = (name: 'txnOffsetCommit' | 'endTxn', node: number) => async () => {
+    calls.push(`${name}@${node}`);
+    const code = script[name]?.shift();
+    if (code) throw kafkaError(code);
+    return {};
+  };
+  let node = 0;
+  const broker = (id: number) => ({
+    nodeId: id,
+    initProducerId: async () => ({ producerId: 7, producerEpoch: 0 }),
+    addOffsetsToTxn: async () => ({}),
+    txnOffsetCommit: answer('txnOffsetCommit', id),
+    endTxn: answer('endTxn', id),
+  });
+  return {
+    calls,
+    cluster: {
+      retry: { retries: 3, initialRetryTime: 1, maxRetryTime: 5 },
+      refreshMetadataIfNecessary: async () => undefined,
+      findGroupCoordinator: async () => broker(++node),
+      disconnect: async () => undefined,
+    },
+  };
+}
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+const offsets = { consumerGroupId: 'g', topics: [{ topic: 't', partitions: [{ partition: 0, offset: '5' }] }] };
+
+test('kafkajs bug reproduced: its sendOffsets gives up on NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS, its commit on any coordinator error; the installed manager retries them', async () => {
+  const installed = require('kafkajs/src/producer/eosManager/index.js') as Factory & { original: Factory };
+  const run = async (factory: Factory, script: { txnOffsetCommit?: number[]; endTxn?: number[] }) => {
+    const { cluster, calls } = scriptedCluster(script);
+    const eos = factory({ logger: quiet, cluster, transactional: true, transactionalId: 'tx-1', transactionTimeout: 60_000 });
+    await eos.initProducerId();
+    eos.beginTransaction();
+    await eos.sendOffsets(offsets);
+    await eos.commit();
+    return calls;
+  };
+  // The original: the first NOT_COORDINATOR of TxnOffsetCommit fails the transaction (the demo's
+  // "This is not the correct coordinator for this group"), and so does a LOAD_IN_PROGRESS.
+  await assert.rejects(run(installed.original, { txnOffsetCommit: [16] }), /not the correct coordinator/);
+  await assert.rejects(run(installed.original, { txnOffsetCommit: [14] }), /loading/i);
+  await assert.rejects(run(installed.original, { endTxn: [16] }), /not the correct coordinator/);
+  // Installed: each is sent again, after finding the coordinator again where it moved.
+  const calls = await run(installed, { txnOffsetCommit: [16, 14], endTxn: [51, 16] });
+  assert.deepEqual(
+    calls.filter((c) => c.startsWith('txnOffsetCommit')).length,
+    3,
+    `TxnOffsetCommit sent three times: ${calls.join(', ')}`,
+  );
+  assert.equal(calls.filter((c) => c.startsWith('endTxn')).length, 3, `EndTxn sent three times: ${calls.join(', ')}`);
+});
