@@ -86,7 +86,8 @@ export function decodeTxnLogValue(value: Buffer): TxnLogValue {
   const state = transactionStateName(stateId);
   const partition = (r: Reader) => {
     const topic = str('TransactionPartitions[].Topic');
-    const ids = (flexible ? r.compactArray : r.nullableArray).call(r, 'PartitionIds', (r: Reader) => r.int32('PartitionIds[]'));
+    const id = (r: Reader) => r.int32('PartitionIds[]');
+    const ids = flexible ? r.compactNullableArray('PartitionIds', id) : r.nullableArray('PartitionIds', id);
     if (ids === null) throw new ProtocolDecodeError(`__transaction_state value: PartitionIds of ${topic} is null where an array is required`);
     if (flexible) r.taggedFields('TransactionPartitions[]');
     return { topic, partitionIds: ids };
