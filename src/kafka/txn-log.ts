@@ -144,3 +144,74 @@ export function applyTxnLogRecord(state: Map<string, TxnLogValue>, record: TxnLo
   if (record.kind === 'transaction') state.set(record.transactionalId, record.value);
   else if (record.kind === 'tombstone') state.delete(record.transactionalId);
 }
+
+// ---- the records of a fetched __transaction_state partition -------------------------------------
+
+/** A record as stored: key and value are views into the fetched bytes (value null: a tombstone). */
+export interface RawLogRecord {
+  offset: number;
+  timestampMs: number;
+  key: Buffer | null;
+  value: Buffer | null;
+}
+
+function zigzagVarint(b: Buffer, at: { i: number }, field: string): number {
+  let v = 0;
+  for (let shift = 0; shift < 64; shift += 7) {
+    if (at.i >= b.length) throw new ProtocolDecodeError(`__transaction_state record batch: truncated at byte ${at.i}, reading ${field}`);
+    const x = b[at.i++]!;
+    v += (x & 0x7f) * 2 ** shift;
+    if ((x & 0x80) === 0) return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
+  }
+  throw new ProtocolDecodeError(`__transaction_state record batch: ${field} is a varint longer than 10 bytes`);
+}
+
+const BATCH_HEADER = 61;
+
+/**
+ * The records (with their keys) of the record batches (magic 2) of a fetched partition, from
+ * `fromOffset` on; a batch cut off at the end (the fetch size limit) is left for the next fetch.
+ * The coordinator writes its log uncompressed (TransactionLog.EnforcedCompression = NONE), so a
+ * compressed batch is refused rather than guessed at. src/verify/record-batches.ts decodes only
+ * values; the transaction log needs keys.
+ */
+export function logRecords(records: Buffer, fromOffset: number): { records: RawLogRecord[]; nextOffset: number } {
+  const out: RawLogRecord[] = [];
+  let next = fromOffset;
+  let i = 0;
+  while (i + 12 <= records.length) {
+    const baseOffset = Number(records.readBigInt64BE(i));
+    const batchLength = records.readInt32BE(i + 8);
+    const end = i + 12 + batchLength;
+    if (end > records.length) break;
+    const magic = records.readInt8(i + 16);
+    if (magic !== 2) throw new ProtocolDecodeError(`__transaction_state record batch at offset ${baseOffset}: magic ${magic} (expected 2)`);
+    const attributes = records.readInt16BE(i + 21);
+    const lastOffsetDelta = records.readInt32BE(i + 23);
+    const baseTimestamp = Number(records.readBigInt64BE(i + 27));
+    const count = records.readInt32BE(i + 57);
+    if ((attributes & 0x07) !== 0) throw new ProtocolDecodeError(`__transaction_state record batch at offset ${baseOffset}: compressed (codec ${attributes & 0x07}); the coordinator writes it uncompressed`);
+    const control = (attributes & 0x20) !== 0;
+    if (!control) {
+      const at = { i: i + BATCH_HEADER };
+      for (let n = 0; n < count; n++) {
+        const len = zigzagVarint(records, at, 'record length');
+        const recEnd = at.i + len;
+        if (recEnd > end) throw new ProtocolDecodeError(`__transaction_state record batch at offset ${baseOffset}: record ${n} runs past its batch`);
+        at.i += 1; // attributes
+        const tsDelta = zigzagVarint(records, at, 'timestamp delta');
+        const offsetDelta = zigzagVarint(records, at, 'offset delta');
+        const keyLen = zigzagVarint(records, at, 'key length');
+        const key = keyLen < 0 ? null : records.subarray(at.i, (at.i += keyLen));
+        const valueLen = zigzagVarint(records, at, 'value length');
+        const value = valueLen < 0 ? null : records.subarray(at.i, (at.i += valueLen));
+        at.i = recEnd; // headers: the coordinator writes none
+        const offset = baseOffset + offsetDelta;
+        if (offset >= fromOffset) out.push({ offset, timestampMs: baseTimestamp + tsDelta, key, value });
+      }
+    }
+    next = Math.max(next, baseOffset + lastOffsetDelta + 1);
+    i = end;
+  }
+  return { records: out, nextOffset: next };
+}
