@@ -264,8 +264,14 @@ for (const version of VERSIONS) {
       assert.equal(missing.get(7)!.error?.name, 'UNKNOWN_TOPIC_OR_PARTITION');
     });
 
-    test('__transaction_state decoded equals TransactionLogMessageFormatter, every field of every record', async () => {
+    test('__transaction_state decoded equals TransactionLogMessageFormatter, every field of every record', async (t) => {
       const { entries } = await readTransactionLog(kafka);
+      const versions = new Map<string, number>();
+      for (const e of entries) {
+        const k = e.record.kind === 'transaction' ? `value v${e.record.value.version}, TV${e.record.value.clientTransactionVersion}` : e.record.kind;
+        versions.set(k, (versions.get(k) ?? 0) + 1);
+      }
+      t.diagnostic(`${entries.length} records: ${[...versions].map(([k, n]) => `${n} ${k}`).join(', ')}`);
       const kinds = new Set(entries.map((e) => (e.record.kind === 'transaction' ? e.record.value.state : e.record.kind)));
       for (const s of ['Empty', 'Ongoing', 'PrepareCommit', 'CompleteCommit', 'PrepareAbort', 'CompleteAbort']) assert.ok(kinds.has(s as never), `a ${s} record in the log (saw ${[...kinds]})`);
       const tool = await kafkaTool(cluster, 'org.apache.kafka.tools.consumer.ConsoleConsumer', [
