@@ -8,6 +8,9 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Kafka, Producer } from 'kafkajs';
 import { LocalCluster, kafkaFor, uniqueName } from '../harness/index.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
@@ -18,9 +21,10 @@ import type { TxnLogValue } from '../../src/kafka/txn-log.js';
 const execFileP = promisify(execFile);
 
 /** Runs a Kafka tool class from the cluster's own jars; stdout, stderr and the exit code. */
-async function kafkaTool(cluster: LocalCluster, cls: string, args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+async function kafkaTool(cluster: LocalCluster, cls: string, args: string[], extraClassPath?: string): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const { stdout, stderr } = await execFileP('java', ['-Xmx256m', '-cp', `${cluster.state.libs}/*`, cls, ...args], { timeout: 120_000, maxBuffer: 64 << 20 });
+    const cp = `${cluster.state.libs}/*${extraClassPath ? `:${extraClassPath}` : ''}`;
+    const { stdout, stderr } = await execFileP('java', ['-Xmx256m', '-cp', cp, cls, ...args], { timeout: 120_000, maxBuffer: 64 << 20 });
     return { stdout, stderr, code: 0 };
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string; code?: number };
@@ -119,7 +123,10 @@ for (const version of VERSIONS) {
     const topic = uniqueName('txn-out');
     const run = uniqueName('txp');
     const ids = { open1: `${run}-open-1`, open2: `${run}-open-2`, committed: `${run}-committed`, aborted: `${run}-aborted` };
-    const all = Object.values(ids);
+    // Kafka 4.x: a Java producer with transaction version 2 (KIP-890), two commits and an abort.
+    const java = version.startsWith('4.') ? `${run}-java-tv2` : undefined;
+    const all = [...Object.values(ids), ...(java ? [java] : [])];
+    let classes: string | undefined;
     let bootstrap: string[];
 
     before(async () => {
@@ -144,6 +151,12 @@ for (const version of VERSIONS) {
       await transaction(ids.aborted, [2], 'abort');
       await transaction(ids.open1, [0, 2], 'open');
       await transaction(ids.open2, [1], 'open');
+      if (java) {
+        classes = await mkdtemp(join(tmpdir(), 'eoswatch-txnproducer-'));
+        await execFileP('javac', ['-d', classes, '-cp', `${cluster.state.libs}/*`, join(import.meta.dirname, '../fixtures/txn-messages/TxnProducer.java')], { timeout: 120_000 });
+        const res = await kafkaTool(cluster, 'TxnProducer', [cluster.bootstrapServers, java, topic, 'commit', 'commit', 'abort'], classes);
+        assert.equal(res.code, 0, res.stderr);
+      }
       txnAdmin = new TxnAdmin(kafka);
       // Markers are written after EndTxn returns: wait for the ended ones to be complete.
       await until('the ended transactions to complete', async () => {
@@ -157,6 +170,7 @@ for (const version of VERSIONS) {
       await txnAdmin?.close();
       await Promise.all(producers.map((p) => p.disconnect().catch(() => undefined)));
       await cluster?.down();
+      if (classes) await rm(classes, { recursive: true, force: true });
     });
 
     test('ListTransactions equals TransactionsCommand list, every column', async () => {
@@ -170,7 +184,7 @@ for (const version of VERSIONS) {
       assert.deepEqual(sortRows(ours), sortRows(parseTable(tool.stdout)));
       assert.deepEqual(
         ours.filter((r) => all.includes(r.TransactionalId)).map((r) => `${r.TransactionalId}=${r.TransactionState}`).sort(),
-        [`${ids.aborted}=CompleteAbort`, `${ids.committed}=CompleteCommit`, `${ids.open1}=Ongoing`, `${ids.open2}=Ongoing`],
+        [`${ids.aborted}=CompleteAbort`, `${ids.committed}=CompleteCommit`, ...(java ? [`${java}=CompleteAbort`] : []), `${ids.open1}=Ongoing`, `${ids.open2}=Ongoing`].sort(),
       );
     });
 
@@ -272,6 +286,12 @@ for (const version of VERSIONS) {
         versions.set(k, (versions.get(k) ?? 0) + 1);
       }
       t.diagnostic(`${entries.length} records: ${[...versions].map(([k, n]) => `${n} ${k}`).join(', ')}`);
+      if (java) {
+        // TV2: the client's transaction version is in the log, and every end bumps the epoch.
+        const tv2 = entries.flatMap((e) => (e.record.kind === 'transaction' && e.record.transactionalId === java ? [e.record.value] : []));
+        assert.ok(tv2.some((v) => v.clientTransactionVersion === 2), `a TV2 record for ${java}`);
+        assert.ok(new Set(tv2.map((v) => v.producerEpoch)).size >= 3, `epochs ${tv2.map((v) => v.producerEpoch)}`);
+      }
       const kinds = new Set(entries.map((e) => (e.record.kind === 'transaction' ? e.record.value.state : e.record.kind)));
       for (const s of ['Empty', 'Ongoing', 'PrepareCommit', 'CompleteCommit', 'PrepareAbort', 'CompleteAbort']) assert.ok(kinds.has(s as never), `a ${s} record in the log (saw ${[...kinds]})`);
       const tool = await kafkaTool(cluster, 'org.apache.kafka.tools.consumer.ConsoleConsumer', [
