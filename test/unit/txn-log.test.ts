@@ -4,7 +4,7 @@
 // tag (previous/next producer id, next epoch, client transaction version), v1 with an unknown tag.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { TRANSACTION_STATES, applyTxnLogRecord, decodeTxnLogKey, decodeTxnLogRecord, decodeTxnLogValue, holdsLso, transactionStateName, type TxnLogValue } from '../../src/kafka/txn-log.js';
+import { TRANSACTION_STATES, applyTxnLogRecord, logRecords, decodeTxnLogKey, decodeTxnLogRecord, decodeTxnLogValue, holdsLso, transactionStateName, type TxnLogValue } from '../../src/kafka/txn-log.js';
 
 const KAFKA = {
   logKey: '000000056170702d31',
@@ -114,5 +114,67 @@ describe('__transaction_state decoder', () => {
     const bad = Buffer.from(v0);
     bad[16] = 9; // TransactionStatus: after version (2), producer id (8), epoch (2), timeout (4)
     assert.throws(() => decodeTxnLogValue(bad), /unknown TransactionStatus 9/);
+  });
+});
+
+function zigzag(n: number): number[] {
+  let z = n >= 0 ? n * 2 : -n * 2 - 1;
+  const out: number[] = [];
+  while (z >= 0x80) {
+    out.push((z % 128) | 0x80);
+    z = Math.floor(z / 128);
+  }
+  out.push(z);
+  return out;
+}
+
+/** A magic-2 record batch as the coordinator writes it (CRC not checked by the walker, left 0). */
+function batch(baseOffset: number, records: { key: Buffer; value: Buffer | null; tsDelta: number }[], attributes = 0): Buffer {
+  const recs = records.map((r, i) => {
+    const body = Buffer.from([0, ...zigzag(r.tsDelta), ...zigzag(i), ...zigzag(r.key.length), ...r.key, ...(r.value ? [...zigzag(r.value.length), ...r.value] : zigzag(-1)), ...zigzag(0)]);
+    return Buffer.concat([Buffer.from(zigzag(body.length)), body]);
+  });
+  const h = Buffer.alloc(61);
+  h.writeBigInt64BE(BigInt(baseOffset), 0);
+  h.writeInt8(2, 16);
+  h.writeInt16BE(attributes, 21);
+  h.writeInt32BE(records.length - 1, 23);
+  h.writeBigInt64BE(1764620000000n, 27);
+  h.writeBigInt64BE(-1n, 43);
+  h.writeInt32BE(records.length, 57);
+  const b = Buffer.concat([h, ...recs]);
+  b.writeInt32BE(b.length - 12, 8);
+  return b;
+}
+
+describe('record batches of __transaction_state', () => {
+  const key = hex('logKey');
+  const value = hex('logValueV0Ongoing');
+
+  test('keys and values (a tombstone as null) with offsets and timestamps; a cut-off batch is left for the next fetch', () => {
+    const b1 = batch(10, [
+      { key, value, tsDelta: 0 },
+      { key, value: null, tsDelta: 5 },
+    ]);
+    const b2 = batch(12, [{ key, value, tsDelta: 1 }]);
+    const got = logRecords(Buffer.concat([b1, b2.subarray(0, b2.length - 4)]), 11);
+    assert.equal(got.nextOffset, 12);
+    assert.deepEqual(
+      got.records.map((r) => ({ offset: r.offset, ts: r.timestampMs, record: decodeTxnLogRecord(r.key, r.value) })),
+      [{ offset: 11, ts: 1764620000005, record: { kind: 'tombstone', transactionalId: 'app-1' } }],
+    );
+    const all = logRecords(Buffer.concat([b1, b2]), 0);
+    assert.deepEqual(all.records.map((r) => r.offset), [10, 11, 12]);
+    assert.equal(all.nextOffset, 13);
+    assert.deepEqual(decodeTxnLogRecord(all.records[2]!.key, all.records[2]!.value), { kind: 'transaction', transactionalId: 'app-1', value: ongoing });
+  });
+
+  test('control batches are skipped; a compressed batch or another magic is refused', () => {
+    const control = batch(3, [{ key, value, tsDelta: 0 }], 0x20);
+    assert.deepEqual(logRecords(control, 0), { records: [], nextOffset: 4 });
+    assert.throws(() => logRecords(batch(5, [{ key, value, tsDelta: 0 }], 1), 0), /batch at offset 5: compressed \(codec 1\)/);
+    const old = batch(6, [{ key, value, tsDelta: 0 }]);
+    old.writeInt8(1, 16);
+    assert.throws(() => logRecords(old, 0), /batch at offset 6: magic 1 \(expected 2\)/);
   });
 });
