@@ -1,4 +1,10 @@
 // Experiment: what do the two readers do when a sink partition's records sit behind an open transaction?
+//   node --import tsx --import ./src/kafka/preload.ts test/repro/open-txn-probe.ts
+// Before the fix (337d84e) both readers FINISHED at once, stopping at the LSO: open-from-0 with 0 of
+// its records (ends lso 0, hw 200), committed-then-open with the 100 committed of 200; a raw
+// read_committed Fetch at offset 0 answered no records (LSO 0), so the readers' end was the LSO:
+// kafkajs' admin.fetchTopicOffsets sends ListOffsets with the default isolation level, READ_COMMITTED.
+// With the fix both wait and throw "not stable" after their 4 s timeout.
 import { test } from 'node:test';
 import { LocalCluster, kafkaFor, createTopic, uniqueName } from '../harness/index.js';
 import { readTopic, readTopicRecords } from '../../src/verify/reader.js';
