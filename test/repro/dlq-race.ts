@@ -61,7 +61,7 @@ async function evidence(cluster: LocalCluster, s: PipelineSetup, sent: SentRecor
 test(`DLQ scenario x${ITERATIONS} on a ${NODES}-node cluster under ${BUSY} busy loops`, { timeout: 4 * 3600_000 }, async () => {
   const cluster = await LocalCluster.start({ nodes: NODES });
   const busy: ChildProcess[] = [];
-  const stats = { lossy: 0, openAtCheck: 0, iterations: 0 };
+  const stats = { lossy: 0, openAtCheck: 0, adminShort: 0, iterations: 0 };
   try {
     for (let i = 0; i < BUSY; i++) busy.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
     const brokers = cluster.brokers;
@@ -81,11 +81,23 @@ test(`DLQ scenario x${ITERATIONS} on a ${NODES}-node cluster under ${BUSY} busy 
         await waitCaughtUp(s.brokers, s.groupId, s.source);
         // The ends at the moment the check starts, taken alongside it (not before, not to delay it).
         const reader = new EndOffsetReader(kafkaFor(s.brokers));
-        const [ends, report] = await Promise.all([reader.read(s.sink).finally(() => reader.close()), checkSink(s.brokers, s.sink, sent, { checkOrder: false })]);
+        // Also what kafkajs' admin.fetchTopicOffsets answers at that moment: the ends the readers took before the fix.
+        const admin = kafkaFor(s.brokers).admin();
+        await admin.connect();
+        const [ends, adminEnds, report] = await Promise.all([
+          reader.read(s.sink).finally(() => reader.close()),
+          admin.fetchTopicOffsets(s.sink).finally(() => admin.disconnect()),
+          checkSink(s.brokers, s.sink, sent, { checkOrder: false }),
+        ]);
         const open = ends.filter((e) => e.lso < e.high);
         if (open.length) stats.openAtCheck++;
+        const short = adminEnds.filter((o) => BigInt(o.high) < (ends.find((e) => e.partition === o.partition)?.high ?? 0n));
+        if (short.length) stats.adminShort++;
         stats.iterations++;
-        console.log(`[${it}] ${((Date.now() - t0) / 1000).toFixed(1)} s total ${report.total} lost ${report.lost} dup ${report.duplicates}; at check start: ${fmtEnds(ends)}`);
+        console.log(
+          `[${it}] ${((Date.now() - t0) / 1000).toFixed(1)} s total ${report.total} lost ${report.lost} dup ${report.duplicates}; at check start: ${fmtEnds(ends)}; ` +
+            `admin.fetchTopicOffsets high: ${adminEnds.map((o) => `p${o.partition}=${o.high}`).join(' ')}${short.length ? ' (SHORT of the HW: the old reader would stop there)' : ''}; ${report.stable ?? 'no stable line'}`,
+        );
         if (report.lost > 0) {
           stats.lossy++;
           const lostPartitions = [...new Set((report.examples ?? []).map((e) => Number(/input partition (\d+)/.exec(e)?.[1])).filter((n) => !Number.isNaN(n)))];
