@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { LocalCluster, type ClusterOptions } from '../src/localcluster/cluster.js';
 import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../src/localcluster/kafka-dist.js';
+import { EndOffsetReader } from '../src/kafka/offsets.js';
 import { kafkaFor } from '../test/harness/index.js';
 
 export const execFileP = promisify(execFile);
@@ -142,16 +143,17 @@ export async function withCluster<T>(opts: ClusterOptions, body: (cluster: Local
 }
 
 /**
- * Sum of a topic's high watermarks (kafkajs' admin ListOffsets asks with isolation level 0, read
- * uncommitted: transactional topics count open and aborted records and commit markers too).
+ * Sum of a topic's high watermarks (transactional topics count open and aborted records and
+ * commit markers too). Read with EndOffsetReader: kafkajs' admin.fetchTopicOffsets asks ListOffsets
+ * with the protocol's default isolation level, READ_COMMITTED, and its `high` is the last stable
+ * offset, short of the high watermark while a transaction is open.
  */
 export async function sumHighWatermarks(brokers: string[], topic: string): Promise<number> {
-  const admin = kafkaFor(brokers).admin();
-  await admin.connect();
+  const reader = new EndOffsetReader(kafkaFor(brokers));
   try {
-    return (await admin.fetchTopicOffsets(topic)).reduce((a, o) => a + Number(o.high), 0);
+    return (await reader.read(topic)).reduce((a, o) => a + Number(o.high), 0);
   } finally {
-    await admin.disconnect();
+    await reader.close();
   }
 }
 

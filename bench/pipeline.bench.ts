@@ -176,14 +176,14 @@ function histogramQuantile(parsed: Parsed, name: string, q: number): number {
  */
 async function checkExactlyOnce(ctx: Ctx, sink: string, valueDelta: number, dir: string, extra: string[] = []): Promise<string> {
   const report = await checkSink(ctx.cluster.brokers, sink, ctx.sent, { valueDelta, timeoutMs: 120_000 });
-  const { examples, ...counts } = report;
+  const { examples, stable, ...counts } = report;
   const expected = { total: ctx.sent.length, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 };
   if (!isDeepStrictEqual(counts, expected) || extra.length) {
     throw new Error(
-      `exactly-once check failed for ${sink}: ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}${extra.length ? `; ${extra.join('; ')}` : ''}\n${(examples ?? []).join('\n')}\nlogs in ${dir}`,
+      `exactly-once check failed for ${sink}: ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}${extra.length ? `; ${extra.join('; ')}` : ''}\n${stable ?? ''}\n${(examples ?? []).join('\n')}\nlogs in ${dir}`,
     );
   }
-  return `ok: ${fmt(counts.total)} ids once each, values and order kept`;
+  return `ok: ${fmt(counts.total)} ids once each, values and order kept (${stable ?? 'sink stable'})`;
 }
 
 async function committedSum(brokers: string[], groupId: string, topic: string): Promise<number> {

@@ -21,7 +21,10 @@ export const help = `Usage: eoswatch verify produce --topic SOURCE --records N [
 produce  writes N verification records ({id, ts, value, run, p, seq}: the seed record plus the
          run, the source partition and a per-partition sequence) round-robin over the source
          topic's partitions with an idempotent producer, and prints the run manifest (JSON).
-check    reads the sink from the beginning to its current end (read_committed) and reports
+check    waits until no transaction is open below the sink's end (every partition's last stable
+         offset has reached the high watermark it had at the start; --timeout bounds the wait and
+         the read, and a timeout names the partitions held), then reads the sink from the
+         beginning to that end (read_committed) and reports
          duplicates, lost, unexpected and wrong-value records (value must be input + delta),
          order violations per source partition, and end-to-end latency percentiles. Exit 3
          when a threshold is exceeded.
@@ -100,6 +103,14 @@ export async function handler(args: string[]): Promise<number> {
     uncommittedPass: Boolean(values.uncommitted),
     timeoutMs,
     onProgress: (pass, read, total) => progress.update(countProgress(`reading ${topic} (${pass})`, read, total, Date.now() - t0)),
+    // A transaction open below the end: the read waits for it, never calls its records lost.
+    onWaiting: (pending, waitedMs) =>
+      progress.update(
+        `waiting ${(waitedMs / 1000).toFixed(1)} s for ${topic} to be stable: ${pending.length} partition${pending.length === 1 ? '' : 's'} held by an open transaction (${pending
+          .slice(0, 3)
+          .map((p) => `${p.partition}: LSO ${p.lso} < HW ${p.target}`)
+          .join(', ')}${pending.length > 3 ? ', …' : ''})`,
+      ),
     thresholds: { maxDuplicateRate: rate('max-duplicate-rate', 0), maxLossRate: rate('max-loss-rate', 0), maxOutOfOrderRate: rate('max-out-of-order-rate', 0.001) },
   });
   progress.done();

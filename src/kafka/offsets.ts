@@ -78,10 +78,12 @@ const READ_UNCOMMITTED = 0;
 const READ_COMMITTED = 1;
 
 /**
- * kafkajs' admin lists offsets with isolation level READ_UNCOMMITTED, which answers the high
- * watermark; the LSO needs ListOffsets with READ_COMMITTED. kafkajs builds clusters with an
- * isolation level only for consumers, through a factory it keeps under a private symbol; the
- * offset reader uses that factory directly. kafkajs 2.2.4 is in maintenance, so this inner
+ * kafkajs' admin lists offsets without an isolation level of its own, and its ListOffsets request
+ * (v2 and later) then sends the protocol's default, READ_COMMITTED: admin.fetchTopicOffsets'
+ * `high` is the last stable offset, not the high watermark (a sink read that took its end from it
+ * stopped short of a transaction whose marker was not yet written: test/repro/dlq-race.ts). Both
+ * ends need an explicit isolation level. kafkajs builds clusters with one only for consumers,
+ * through a factory it keeps under a private symbol; the offset reader uses that factory directly. kafkajs 2.2.4 is in maintenance, so this inner
  * API does not move; test/integration/lag.test.ts checks LSO and high-watermark answers against real Kafka.
  */
 export function createCluster<C = OffsetCluster>(kafka: Kafka, isolationLevel: number): C {

@@ -1,10 +1,101 @@
 // Reads a topic from the beginning to the end it had when the read started, with a throwaway
 // consumer group that never commits: the verifier's and the tests' independent view of a sink.
-// read_committed stops at the last stable offset, so it waits for open transactions to finish.
+// A read_committed read first waits until the sink is stable (waitSinkStable: every partition's
+// last stable offset has reached the high watermark taken when the read started), then reads up
+// to that high watermark: a transaction still open below it never ends a read early.
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
+import { EndOffsetReader } from '../kafka/offsets.js';
 import { RawFetcher } from '../kafka/raw-fetch.js';
 import { decodeFetchResponse, scanRecordSet } from './record-batches.js';
+import { stableLine, targetsOf, unstableMessage, unstablePartitions, type UnstablePartition } from './stability.js';
+
+/** A sink found stable: the ends a read_committed read goes to, and how long that took. */
+export interface SinkStable {
+  topic: string;
+  /** Per partition the high watermark taken when the read started; every partition's LSO has reached it. */
+  ends: Map<number, bigint>;
+  partitions: number;
+  waitedMs: number;
+  /** "sink stable: LSO reached HW on 6 partitions of <topic> after 0.4 s" */
+  line: string;
+}
+
+/** Called while waitSinkStable waits: the partitions whose LSO is still below the HW taken at the start. */
+export type OnWaiting = (pending: UnstablePartition[], waitedMs: number) => void;
+
+/** How often waitSinkStable reads the LSOs again while a transaction is open. */
+const STABLE_POLL_MS = 100;
+
+/**
+ * The one wait before a verdict on a sink (both readers below, so the test harness's checkSink,
+ * the verifier's checkSinkTopic, `eoswatch verify check`, the chaos rounds and the benchmarks):
+ * takes each partition's high watermark now and polls the last stable offsets until every one has
+ * reached it, i.e. no transaction that wrote below it is still open. Throws, naming the partitions
+ * with their LSO and HW, when that takes longer than timeoutMs. Readings that fail (a broker
+ * restarting) are retried until the deadline.
+ */
+export async function waitSinkStable(
+  kafka: Kafka,
+  topic: string,
+  opts: { timeoutMs?: number; pollMs?: number; /** Each reading that found partitions not yet stable. */ onWaiting?: OnWaiting } = {},
+): Promise<SinkStable> {
+  const t0 = Date.now();
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const reader = new EndOffsetReader(kafka);
+  let targets: Map<number, bigint> | undefined;
+  let pending: UnstablePartition[] = [];
+  let lastError: Error | undefined;
+  try {
+    for (;;) {
+      try {
+        const now = await reader.read(topic);
+        if (now.length === 0) throw new Error(`topic ${topic} has no partitions (does it exist?)`);
+        targets ??= targetsOf(now);
+        pending = unstablePartitions(targets, now);
+        lastError = undefined;
+        if (pending.length === 0) {
+          const waitedMs = Date.now() - t0;
+          return { topic, ends: targets, partitions: targets.size, waitedMs, line: stableLine(topic, targets.size, waitedMs) };
+        }
+        opts.onWaiting?.(pending, Date.now() - t0);
+      } catch (err) {
+        lastError = err as Error;
+      }
+      if (Date.now() - t0 >= timeoutMs) {
+        if (!targets || lastError) throw new Error(`reading the ends of ${topic} failed for ${timeoutMs} ms: ${lastError?.message ?? 'no reading'}`);
+        throw new Error(unstableMessage(topic, pending, Date.now() - t0));
+      }
+      await new Promise((r) => setTimeout(r, opts.pollMs ?? STABLE_POLL_MS));
+    }
+  } finally {
+    await reader.close();
+  }
+}
+
+/** Each partition's high watermark now (a read_uncommitted read's ends: nothing to wait for). */
+async function highWatermarks(kafka: Kafka, topic: string): Promise<Map<number, bigint>> {
+  const reader = new EndOffsetReader(kafka);
+  try {
+    return new Map((await reader.read(topic)).map((e) => [e.partition, e.high]));
+  } finally {
+    await reader.close();
+  }
+}
+
+/** The ends of a read: read_committed waits for a stable sink (and reports it), read_uncommitted takes the high watermarks. */
+async function readEnds(
+  kafka: Kafka,
+  topic: string,
+  readUncommitted: boolean,
+  timeoutMs: number,
+  hooks: { onStable?: (s: SinkStable) => void; onWaiting?: OnWaiting },
+): Promise<Map<number, bigint>> {
+  if (readUncommitted) return highWatermarks(kafka, topic);
+  const stable = await waitSinkStable(kafka, topic, { timeoutMs, onWaiting: hooks.onWaiting });
+  hooks.onStable?.(stable);
+  return stable.ends;
+}
 
 export interface ReadOptions {
   readUncommitted?: boolean;
@@ -12,17 +103,17 @@ export interface ReadOptions {
   onRecord(partition: number, message: KafkaMessage): void;
   /** After each batch: offsets read so far and the offsets to read (the ends summed; compaction or retention make it an upper bound). */
   onProgress?(read: number, total: number): void;
+  /** A read_committed read, once the sink is stable (before the first record). */
+  onStable?(s: SinkStable): void;
+  /** A read_committed read, while it waits for the sink to be stable. */
+  onWaiting?: OnWaiting;
 }
 
 export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  let ends: Map<number, bigint>;
-  try {
-    ends = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
-  } finally {
-    await admin.disconnect();
-  }
+  const t0 = Date.now();
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  // One deadline for the wait and the read.
+  const ends = await readEnds(kafka, topic, opts.readUncommitted ?? false, timeoutMs, opts);
   // Fetches of at most 1 MiB (256 KiB per partition) instead of kafkajs' 10 MiB (1 MiB): kafkajs
   // decodes a whole fetch response into message objects before handing out its batches, so the
   // smaller responses keep fewer of them alive at a time. Reading 1,000,000 records of ~90 bytes
@@ -74,14 +165,13 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions):
         }
       },
     });
-    const timeoutMs = opts.timeoutMs ?? 120_000;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       finished,
       new Promise((_, rej) => {
         timer = setTimeout(
-          () => rej(new Error(`reading ${topic} did not reach the end of partitions ${[...ends.keys()].filter((p) => !reached.has(p)).join(', ')} within ${timeoutMs} ms (an open transaction holds the last stable offset back?)`)),
-          timeoutMs,
+          () => rej(new Error(`reading ${topic} did not reach the end of partitions ${[...ends.keys()].filter((p) => !reached.has(p)).join(', ')} within ${timeoutMs} ms`)),
+          Math.max(0, t0 + timeoutMs - Date.now()),
         );
       }),
     ]).finally(() => clearTimeout(timer));
@@ -96,6 +186,10 @@ export interface RecordReadOptions {
   /** Each record a consumer of the isolation level gets; `value` is a view into the fetched bytes, valid during the call. */
   onRecord(partition: number, value: Buffer | null, timestampMs: number, offset: number): void;
   onProgress?(read: number, total: number): void;
+  /** A read_committed read, once the sink is stable (before the first record). */
+  onStable?(s: SinkStable): void;
+  /** A read_committed read, while it waits for the sink to be stable. */
+  onWaiting?: OnWaiting;
 }
 
 /** Per-partition and per-request fetch sizes of readTopicRecords. */
@@ -106,36 +200,36 @@ const RETRIABLE = new Set([3, 5, 6, 7, 13, 56, 74, 75]);
 
 /**
  * readTopic for the verifier: the same records of the same range (the topic from its log start to
- * the end it had when the read started, read_committed unless told otherwise), fetched with raw
+ * the high watermark it had when the read started, read_committed, once stable, unless told otherwise), fetched with raw
  * Fetch requests and decoded by src/verify/record-batches.ts instead of a kafkajs consumer: no
  * consumer group, no per-record objects. One request per partition leader at a time; a record is
  * passed on as (partition, value, timestamp, offset).
  */
 export async function readTopicRecords(kafka: Kafka, topic: string, opts: RecordReadOptions): Promise<void> {
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  // One deadline for the wait and the read.
+  const deadline = Date.now() + timeoutMs;
+  const ends = new Map([...(await readEnds(kafka, topic, opts.readUncommitted ?? false, timeoutMs, opts))].map(([p, e]) => [p, Number(e)]));
+  // Log start offsets (the same at either isolation level).
   const admin = kafka.admin();
   await admin.connect();
   const next = new Map<number, number>();
-  const ends = new Map<number, number>();
   try {
-    for (const o of await admin.fetchTopicOffsets(topic)) {
-      ends.set(o.partition, Number(o.high));
-      next.set(o.partition, Number(o.low));
-    }
+    const lows = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, Number(o.low)]));
+    for (const p of ends.keys()) next.set(p, Math.min(lows.get(p) ?? 0, ends.get(p)!));
   } finally {
     await admin.disconnect();
   }
   const starts = new Map(next);
   const total = [...ends].reduce((a, [p, e]) => a + e - next.get(p)!, 0);
   const open = () => [...ends.keys()].filter((p) => next.get(p)! < ends.get(p)!);
-  const timeoutMs = opts.timeoutMs ?? 120_000;
-  const deadline = Date.now() + timeoutMs;
   const fetcher = new RawFetcher(kafka, !opts.readUncommitted);
   try {
     await fetcher.connect(topic);
     let read = 0;
     while (open().length) {
       if (Date.now() > deadline) {
-        throw new Error(`reading ${topic} did not reach the end of partitions ${open().join(', ')} within ${timeoutMs} ms (an open transaction holds the last stable offset back?)`);
+        throw new Error(`reading ${topic} did not reach the end of partitions ${open().join(', ')} within ${timeoutMs} ms`);
       }
       let stale = false;
       await Promise.all(

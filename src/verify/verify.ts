@@ -5,9 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners, type Kafka } from 'kafkajs';
 import { ExactlyOnceChecker, type CheckResult } from './checker.js';
 import { expectedCounts, makeRecord } from './record.js';
-import { readTopicRecords } from './reader.js';
+import { readTopicRecords, type OnWaiting, type SinkStable } from './reader.js';
 import { sendPerPartition } from '../kafka/send.js';
-import { EndOffsetReader } from '../kafka/offsets.js';
 
 export interface ProduceManifest {
   run: string;
@@ -91,8 +90,10 @@ export interface VerifyReport extends CheckResult {
   topic: string;
   /** read_uncommitted pass: records of aborted transactions (below the last stable offset, absent from read_committed). */
   abortedRecords?: number;
-  /** read_uncommitted pass: records at or above the last stable offset when the check began (transactions still open then; not judged). */
+  /** read_uncommitted pass: records past the ends the read_committed pass read to (written, or in transactions opened, after the check began; not judged). */
   openRecords?: number;
+  /** The wait before the read: the sink's LSO reached the high watermark taken at the start on every partition. */
+  stable: { partitions: number; waitedMs: number; line: string };
   ms: number;
   thresholds: VerifyThresholds;
   violations: string[];
@@ -111,27 +112,34 @@ export async function checkSinkTopic(
     timeoutMs?: number;
     /** Reading progress: which pass, offsets read, offsets to read. */
     onProgress?: (pass: 'read_committed' | 'read_uncommitted', read: number, total: number) => void;
+    /** Before the read: the partitions whose transactions are still open (LSO below the HW taken at the start). */
+    onWaiting?: OnWaiting;
   },
 ): Promise<VerifyReport> {
   const t0 = Date.now();
   const checker = new ExactlyOnceChecker({ run: opts.run, expected: expectedCounts(opts.records, opts.partitions), valueDelta: opts.valueDelta });
-  // Below the last stable offset taken before both passes every transaction is decided: there,
-  // read_uncommitted minus read_committed is exactly the aborted records. Above it transactions
-  // may still have been open, so those records are counted apart, not called aborted.
-  const stable = opts.uncommittedPass ? await lastStableOffsets(kafka, topic) : undefined;
-  const below = (p: number, offset: number) => offset < (stable?.get(p) ?? 0);
+  // The read_committed pass reads once the sink is stable (src/verify/reader.ts, waitSinkStable):
+  // every transaction below its ends is decided, so there read_uncommitted minus read_committed is
+  // exactly the aborted records. Past them the read_uncommitted pass may find records written
+  // since (transactions possibly open): counted apart, never called aborted.
+  const got: { stable?: SinkStable } = {};
+  const below = (p: number, offset: number) => offset < Number(got.stable?.ends.get(p) ?? 0n);
   let committedBelow = 0;
   await readTopicRecords(kafka, topic, {
     timeoutMs: opts.timeoutMs,
+    onStable: (s) => (got.stable = s),
+    onWaiting: opts.onWaiting,
     onProgress: opts.onProgress && ((read, total) => opts.onProgress!('read_committed', read, total)),
-    onRecord: (p, value, timestamp, offset) => {
+    onRecord: (p, value, timestamp) => {
       checker.add(value, timestamp);
-      if (stable && below(p, offset)) committedBelow++;
+      committedBelow++;
     },
   });
+  const s0 = got.stable;
+  if (!s0) throw new Error('internal: the read_committed pass did not report the stable ends');
   const result = checker.result();
   let uncommitted: { abortedRecords: number; openRecords: number } | undefined;
-  if (stable) {
+  if (opts.uncommittedPass) {
     let uncommittedBelow = 0;
     let above = 0;
     await readTopicRecords(kafka, topic, {
@@ -149,16 +157,7 @@ export async function checkSinkTopic(
   if (result.outOfOrderRate > t.maxOutOfOrderRate) violations.push(`out-of-order rate ${fmtRate(result.outOfOrderRate)} > ${fmtRate(t.maxOutOfOrderRate)}`);
   if (result.wrongValue > 0) violations.push(`${result.wrongValue} records with a wrong value (not input + ${opts.valueDelta})`);
   if (result.unexpected > 0) violations.push(`${result.unexpected} unexpected records`);
-  return { ...result, topic, ...(uncommitted ?? {}), ms: Date.now() - t0, thresholds: t, violations };
-}
-
-async function lastStableOffsets(kafka: Kafka, topic: string): Promise<Map<number, number>> {
-  const reader = new EndOffsetReader(kafka);
-  try {
-    return new Map((await reader.read(topic)).map((e) => [e.partition, Number(e.lso)]));
-  } finally {
-    await reader.close();
-  }
+  return { ...result, topic, ...(uncommitted ?? {}), stable: { partitions: s0.partitions, waitedMs: s0.waitedMs, line: s0.line }, ms: Date.now() - t0, thresholds: t, violations };
 }
 
 export function fmtRate(r: number): string {
@@ -181,8 +180,9 @@ export function formatVerifyTable(r: VerifyReport): string {
       ? []
       : ([
           ['records of aborted transactions (read_uncommitted pass)', String(r.abortedRecords)],
-          ['records of transactions open at the start (not judged)', String(r.openRecords ?? 0)],
+          ['records past the checked ends (not judged)', String(r.openRecords ?? 0)],
         ] as [string, string][])),
+    ['sink stable before the read', r.stable.line.replace(/^sink stable: /, '')],
     ['end-to-end latency p50/p95/p99/max', r.latencyMs ? `${r.latencyMs.p50}/${r.latencyMs.p95}/${r.latencyMs.p99}/${r.latencyMs.max} ms` : 'n/a'],
     ['verdict', r.violations.length ? `FAIL: ${r.violations.join('; ')}` : 'PASS'],
   ];

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
 import { LocalCluster, type ClusterOptions } from '../../src/localcluster/cluster.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
-import { readTopic } from '../../src/verify/reader.js';
+import { readTopic, type SinkStable } from '../../src/verify/reader.js';
 
 export { LocalCluster };
 
@@ -56,7 +56,7 @@ export async function createTopic(brokers: string[], topic: string, partitions: 
 export async function readAll(
   brokers: string[],
   topic: string,
-  opts: { readUncommitted?: boolean; timeoutMs?: number } = {},
+  opts: { readUncommitted?: boolean; timeoutMs?: number; onStable?: (s: SinkStable) => void } = {},
 ): Promise<{ partition: number; message: KafkaMessage }[]> {
   const out: { partition: number; message: KafkaMessage }[] = [];
   await readTopic(kafkaFor(brokers), topic, { ...opts, onRecord: (partition, message) => out.push({ partition, message }) });

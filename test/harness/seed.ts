@@ -50,6 +50,8 @@ export interface SinkReport {
   orderViolations: number;
   /** A few offending records, for the failure message. */
   examples?: string[];
+  /** The wait before the read (src/verify/reader.ts waitSinkStable): "sink stable: LSO reached HW on 6 partitions of … after 0.4 s". */
+  stable?: string;
 }
 
 /**
@@ -73,9 +75,12 @@ export async function checkSink(
     if (e) e.count++;
     else expected.set(r.id, { rec: r, index: i, count: 1 });
   });
-  const rows = await readAll(brokers, sink, { timeoutMs: opts.timeoutMs });
+  // The read waits until no transaction is open below the sink's high watermark (waitSinkStable):
+  // "caught up" on the group's offsets does not mean every sink partition's marker is written.
+  let stable: string | undefined;
+  const rows = await readAll(brokers, sink, { timeoutMs: opts.timeoutMs, onStable: (s) => (stable = s.line) });
   const seen = new Map<string, number>();
-  const report: SinkReport = { total: rows.length, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 };
+  const report: SinkReport = { total: rows.length, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0, stable };
   const lastIndex = new Map<number, number>();
   for (const { partition, message } of rows) {
     const rec = JSON.parse(String(message.value)) as { id: string; value: number };
@@ -117,10 +122,10 @@ export async function sourceRecords(brokers: string[], source: string): Promise<
 }
 
 export function assertExactlyOnce(report: SinkReport, sent: number, context = ''): void {
-  const { examples, ...counts } = report;
+  const { examples, stable, ...counts } = report;
   assert.deepEqual(
     counts,
     { total: sent, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0 },
-    `sink must hold every sent id exactly once with value + 1, in input order\n${(examples ?? []).join('\n')}${context ? `\n${context}` : ''}`,
+    `sink must hold every sent id exactly once with value + 1, in input order\n${stable ? `${stable}\n` : ''}${(examples ?? []).join('\n')}${context ? `\n${context}` : ''}`,
   );
 }

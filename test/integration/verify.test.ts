@@ -4,8 +4,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTopic, kafkaFor, uniqueName, useCluster, runEoswatch } from '../harness/index.js';
 import { PipelineProcess, pipelineConfig, waitCaughtUp } from '../harness/pipeline.js';
-import { readTopic } from '../../src/verify/reader.js';
-import { EndOffsetReader } from '../../src/kafka/offsets.js';
+import { readTopic, readTopicRecords, waitSinkStable, type SinkStable } from '../../src/verify/reader.js';
+import type { UnstablePartition } from '../../src/verify/stability.js';
 
 
 const eoswatch = runEoswatch;
@@ -107,20 +107,7 @@ describe('eoswatch verify (1-node cluster)', () => {
     } finally {
       for (const p of [first, second, committer]) await p.disconnect();
     }
-    // The commit's markers are written after commit() returns: read once the LSO reached the end.
-    const settled = async (t: string) => {
-      const reader = new EndOffsetReader(kafka);
-      try {
-        for (const deadline = Date.now() + 30_000; ; ) {
-          if ((await reader.read(t)).every((e) => e.lso === e.high)) return;
-          if (Date.now() > deadline) throw new Error(`${t}: a transaction still open after 30 s`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      } finally {
-        await reader.close();
-      }
-    };
-    await settled(topic);
+    // The commit's markers are written after commit() returns: the reader waits for them itself (waitSinkStable).
     const seen: string[] = [];
     await readTopic(kafka, topic, { onRecord: (_p, m) => seen.push(String(m.value)) });
     assert.deepEqual(seen, ['committed-0', 'committed-1']);
@@ -144,10 +131,74 @@ describe('eoswatch verify (1-node cluster)', () => {
     } finally {
       for (const p of [aborting, committing]) await p.disconnect();
     }
-    await settled(zeroKey);
     const kept: string[] = [];
     await readTopic(kafka, zeroKey, { onRecord: (_p, m) => kept.push(String(m.value)) });
     assert.deepEqual(kept, ['committed']);
+  });
+
+  test('a transaction left open below the HW never ends a read early: both readers and verify check wait, time out naming the partition with its LSO and HW, and read the records once it commits', async () => {
+    // CI's "200 lost": the group's offsets were committed (their marker written) while a sink
+    // partition's marker was not, and the read took its end from the LSO (kafkajs' admin
+    // fetchTopicOffsets answers READ_COMMITTED) and finished that partition with nothing read.
+    const topic = uniqueName('verify-open-below-hw');
+    await createTopic(h.cluster.brokers, topic, 2, 1);
+    const kafka = kafkaFor(h.cluster.brokers);
+    const committer = kafka.producer({ transactionalId: uniqueName('committed'), idempotent: true, maxInFlightRequests: 1 });
+    const holder = kafka.producer({ transactionalId: uniqueName('open'), idempotent: true, maxInFlightRequests: 1 });
+    await committer.connect();
+    await holder.connect();
+    try {
+      const c = await committer.transaction();
+      await c.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ partition: i % 2, value: `committed-${i}` })) });
+      await c.commit();
+      // Its markers are written after commit() returns (the race itself): wait for them, so that
+      // the open transaction's records come after them.
+      await waitSinkStable(kafka, topic, { timeoutMs: 30_000 });
+      // Partition 1: 200 records behind an open transaction (offsets 6..205 after 5 records and a marker).
+      const open = await holder.transaction();
+      await open.send({ topic, messages: Array.from({ length: 200 }, (_, i) => ({ partition: 1, value: `open-${i}` })) });
+
+      const held = /not stable after .*partition 1 \(LSO 6, HW 206\) is still below the high watermark.*An open transaction holds it/;
+      let early = 0;
+      await assert.rejects(readTopic(kafka, topic, { timeoutMs: 2000, onRecord: () => early++ }), held, 'readTopic must wait, not finish at the LSO');
+      await assert.rejects(readTopicRecords(kafka, topic, { timeoutMs: 2000, onRecord: () => early++ }), held, 'readTopicRecords must wait, not finish at the LSO');
+      assert.equal(early, 0, 'no record is passed on before the sink is stable');
+      const cli = await eoswatch(['verify', 'check', '-b', h.cluster.bootstrapServers, '--topic', topic, '--run', 'none', '--records', '1', '--partitions', '2', '--timeout', '3s']);
+      assert.equal(cli.code, 1, `no verdict (exit 3) while a transaction is open\n${cli.stdout}${cli.stderr}`);
+      assert.match(cli.stderr, held);
+
+      // Both readers waiting (each has seen partition 1 held), then the commit: every record is read.
+      const waiting = (): { seen: Promise<UnstablePartition[]>; on: (p: UnstablePartition[]) => void } => {
+        let on!: (p: UnstablePartition[]) => void;
+        const seen = new Promise<UnstablePartition[]>((r) => (on = r));
+        return { seen, on };
+      };
+      const [w1, w2] = [waiting(), waiting()];
+      const got: string[] = [];
+      const raw: string[] = [];
+      const stable: SinkStable[] = [];
+      let finished = 0;
+      const reads = Promise.all([
+        readTopic(kafka, topic, { timeoutMs: 60_000, onWaiting: w1.on, onStable: (s) => stable.push(s), onRecord: (_p, m) => got.push(String(m.value)) }).then(() => finished++),
+        readTopicRecords(kafka, topic, { timeoutMs: 60_000, onWaiting: w2.on, onStable: (s) => stable.push(s), onRecord: (_p, v) => raw.push(String(v)) }).then(() => finished++),
+      ]);
+      for (const w of [w1, w2]) assert.deepEqual(await w.seen, [{ partition: 1, lso: 6n, target: 206n }]);
+      assert.equal(finished, 0);
+      await open.commit();
+      await reads;
+      for (const values of [got, raw]) {
+        assert.equal(values.length, 210, 'the committed records and the 200 of the transaction that was open');
+        assert.equal(values.filter((v) => v.startsWith('open-')).length, 200);
+      }
+      assert.equal(stable.length, 2);
+      for (const s of stable) {
+        assert.deepEqual(s.ends, new Map([[0, 6n], [1, 206n]]), 'the ends are the high watermarks taken at the start');
+        assert.match(s.line, new RegExp(`^sink stable: LSO reached HW on 2 partitions of ${topic} after \\d+\\.\\d s$`));
+      }
+    } finally {
+      await committer.disconnect();
+      await holder.disconnect();
+    }
   });
 
   test('usage errors exit 2', async () => {
