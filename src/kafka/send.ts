@@ -18,5 +18,18 @@ export async function sendPerPartition(sender: Sender, topic: string, messages: 
     if (m.partition === undefined) throw new Error(`sendPerPartition: a message for ${topic} has no partition`);
     (groups.get(m.partition) ?? groups.set(m.partition, []).get(m.partition)!).push(m);
   }
-  for (const group of groups.values()) await sender.send({ topic, messages: group, acks: -1 });
+  for (const [partition, group] of groups) {
+    const acks = await sender.send({ topic, messages: group, acks: -1 });
+    assertAcknowledged(acks, topic, partition);
+  }
+}
+
+/**
+ * kafkajs resolves a send whose partition was missing from its metadata (its findLeaderForPartitions
+ * skips it) without sending anything: in a transaction, the offsets would then commit without the
+ * records. A send counts only when the broker's answer names the partition, without an error.
+ */
+export function assertAcknowledged(acks: unknown, topic: string, partition: number): void {
+  const ok = Array.isArray(acks) && acks.some((a: { topicName?: string; partition?: number; errorCode?: number }) => a?.topicName === topic && a.partition === partition && (a.errorCode ?? 0) === 0);
+  if (!ok) throw new Error(`the send to ${topic} partition ${partition} was not acknowledged by the broker (kafkajs resolved it without an answer for that partition); it counts as failed`);
 }

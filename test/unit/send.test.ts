@@ -14,7 +14,7 @@ function recorder(fail?: (r: Request) => Error | undefined) {
       requests.push(r);
       const e = fail?.(r);
       if (e) throw e;
-      return [];
+      return [...new Set(r.messages.map((x) => x.partition))].map((partition) => ({ topicName: r.topic, partition, errorCode: 0, baseOffset: '0' }));
     },
   };
 }
@@ -66,10 +66,27 @@ test('requests go one after another, and a failed one stops the rest (the caller
       await new Promise<void>((resolve) => setImmediate(resolve));
       inFlight--;
       if (r.messages[0]!.partition === 1) throw new Error('leader moved');
-      return [];
+      return [{ topicName: r.topic, partition: r.messages[0]!.partition, errorCode: 0 }];
     },
   };
   await assert.rejects(sendPerPartition(sender, 'sink', [m(0, 'a'), m(1, 'b'), m(2, 'c')]), /leader moved/);
   assert.equal(most, 1, 'never two requests at once');
   assert.deepEqual(seen, [0, 1], 'partition 2 is not sent after partition 1 failed');
+});
+
+test('a send resolved without the broker acknowledging its partition fails (kafkajs skips a partition missing from its metadata)', async () => {
+  const silent = { send: async () => [] as unknown };
+  await assert.rejects(sendPerPartition(silent, 'sink', [m(4, 'a')]), /^Error: the send to sink partition 4 was not acknowledged by the broker/);
+  const other = { send: async () => [{ topicName: 'sink', partition: 5, errorCode: 0 }] as unknown };
+  await assert.rejects(sendPerPartition(other, 'sink', [m(4, 'a')]), /partition 4 was not acknowledged/);
+  const wrongTopic = { send: async () => [{ topicName: 'other', partition: 4, errorCode: 0 }] as unknown };
+  await assert.rejects(sendPerPartition(wrongTopic, 'sink', [m(4, 'a')]), /partition 4 was not acknowledged/);
+  const errored = { send: async () => [{ topicName: 'sink', partition: 4, errorCode: 6 }] as unknown };
+  await assert.rejects(sendPerPartition(errored, 'sink', [m(4, 'a')]), /partition 4 was not acknowledged/);
+  const notArray = { send: async () => undefined as unknown };
+  await assert.rejects(sendPerPartition(notArray, 'sink', [m(4, 'a')]), /partition 4 was not acknowledged/);
+  const ok = { send: async () => [{ topicName: 'sink', partition: 4, errorCode: 0, baseOffset: '17' }] as unknown };
+  await sendPerPartition(ok, 'sink', [m(4, 'a')]);
+  const noCode = { send: async () => [{ topicName: 'sink', partition: 4 }] as unknown };
+  await sendPerPartition(noCode, 'sink', [m(4, 'a')]);
 });
