@@ -41,6 +41,11 @@ export function checkPattern(source: string): RegExp {
   return re;
 }
 
+/** `<prefix>-<topic>-<partition>`: the ids of an eoswatch pipeline with that prefix. */
+function eoswatchShaped(prefix: string): RegExp {
+  return new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-.+-\\d+$`);
+}
+
 /** The application a transactional id belongs to, by the recognisers above. */
 export function recognise(transactionalId: string, opts: RecogniserOptions = {}): Recognised {
   for (const re of opts.patterns ?? []) {
@@ -48,7 +53,7 @@ export function recognise(transactionalId: string, opts: RecogniserOptions = {})
     if (app) return { application: app, engine: 'pattern' };
   }
   for (const prefix of opts.eoswatchPrefixes ?? []) {
-    if (transactionalId.startsWith(`${prefix}-`) && /-\d+$/.test(transactionalId) && transactionalId.length > prefix.length + 3) return { application: prefix, engine: 'eoswatch' };
+    if (eoswatchShaped(prefix).test(transactionalId)) return { application: prefix, engine: 'eoswatch' };
   }
   const streams = STREAMS_EOS_V2.exec(transactionalId);
   if (streams) return { application: streams[1]!, engine: 'kafka-streams' };

@@ -152,3 +152,50 @@ test('several partitions: one entry per partition held, oldest first, ties by to
     ],
   );
 });
+
+test('recognisers at their edges: anchors, multi-digit numbers, prefixes with regex characters, patterns without the group', () => {
+  const opts = { eoswatchPrefixes: ['eos.demo', 'p'] };
+  const cases: [string, string, string][] = [
+    ['eos.demo-orders-12', 'eos.demo', 'eoswatch'],
+    ['eosXdemo-orders-1', 'eosXdemo-orders-1', 'id'], // "." in a prefix is a dot, not any character
+    ['eos.demo-orders-3x', 'eos.demo-orders-3x', 'id'],
+    ['xeos.demo-orders-3', 'xeos.demo-orders-3', 'id'],
+    ['p-11', 'p-11', 'id'],
+    ['p-t-0', 'p', 'eoswatch'],
+    ['enrich-sink-12-345', 'enrich-sink', 'flink'],
+    ['enrich-sink-0-17x', 'enrich-sink-0-17x', 'id'],
+    ['orders-app-1f0e4c5a-9b2d-4e6f-8a1b-2c3d4e5f6a7b-2x', 'orders-app-1f0e4c5a-9b2d-4e6f-8a1b-2c3d4e5f6a7b-2x', 'id'],
+    ['x-orders-app-1f0e4c5a-9b2d-4e6f-8a1b-2c3d4e5f6a7b-13', 'x-orders-app', 'kafka-streams'],
+  ];
+  for (const [id, application, engine] of cases) assert.deepEqual(recognise(id, opts), { application, engine }, id);
+  // A pattern handed over without the named group (not through checkPattern) never names anything.
+  assert.deepEqual(recognise('x-1', { patterns: [/^x-\d+$/] }), { application: 'x-1', engine: 'id' });
+  assert.equal(OTHER_APPLICATION, '(other)');
+});
+
+test('not hanging at the edges: an LSO at the end with a producer reporting it, a holder listed after a quiet producer behind it', () => {
+  const atEnd = part({ lso: 300n, high: 300n, producers: [{ producerId: 42, producerEpoch: 3, lastTimestampMs: 0, currentTransactionStartOffset: 300 }] });
+  assert.deepEqual(findHanging([atEnd], [txn()], NOW, 60_000), []);
+  const quietFirst = part({
+    producers: [
+      { producerId: 42, producerEpoch: 3, lastTimestampMs: NOW - 590_000, currentTransactionStartOffset: 150 },
+      { producerId: 7, producerEpoch: 0, lastTimestampMs: NOW - 1_000, currentTransactionStartOffset: 100 },
+    ],
+  });
+  assert.deepEqual(findHanging([quietFirst], [txn()], NOW, 60_000), [], 'the holder is the one at the LSO, wherever it is listed');
+  // A transaction at offset 0 holds an LSO of 0.
+  const fromZero = part({ lso: 0n, producers: [{ producerId: 42, producerEpoch: 3, lastTimestampMs: NOW - 590_000, currentTransactionStartOffset: 0 }] });
+  assert.deepEqual(findHanging([fromZero], [txn()], NOW, 60_000).map((h) => [h.startOffset, h.heldBack]), [[0n, 300n]]);
+  // An LSO of -1 (no answer) and a producer without a transaction (-1): nothing holds it.
+  const minus = part({ lso: -1n, producers: [{ producerId: 42, producerEpoch: 3, lastTimestampMs: 0, currentTransactionStartOffset: -1 }] });
+  assert.deepEqual(findHanging([minus], [txn()], NOW, 60_000), []);
+});
+
+test('same age, same topic: partitions in order; abort due at its edges', () => {
+  const p = (partition: number) => part({ partition, producers: [{ producerId: 42, producerEpoch: 3, lastTimestampMs: NOW - 590_000, currentTransactionStartOffset: 100 }] });
+  assert.deepEqual(findHanging([p(5), p(2), p(9)], [txn()], NOW, 60_000).map((h) => h.partition), [2, 5, 9]);
+  assert.equal(abortDue({ abortAtMs: NOW }, NOW), 'in 0s');
+  assert.equal(abortDue({ abortAtMs: NOW + 60_000 }, NOW), 'in 1m 0s');
+  assert.equal(abortDue({ abortAtMs: NOW + 3_600_000 }, NOW), 'in 1h 0m');
+  assert.equal(abortDue({ abortAtMs: NOW + 3_599_000 }, NOW), 'in 59m 59s');
+});

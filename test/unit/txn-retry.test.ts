@@ -265,3 +265,97 @@ test('kafkajs bug reproduced: its sendOffsets gives up on NOT_COORDINATOR and CO
   );
   assert.equal(calls.filter((c) => c.startsWith('endTxn')).length, 3, `EndTxn sent three times: ${calls.join(', ')}`);
 });
+
+test('classification, every name: Kafka\'s and kafkajs\' spellings, connection errors by name and by code, nested causes', () => {
+  const refind = ['NOT_COORDINATOR', 'NOT_COORDINATOR_FOR_GROUP', 'COORDINATOR_NOT_AVAILABLE', 'GROUP_COORDINATOR_NOT_AVAILABLE'];
+  const retry = ['COORDINATOR_LOAD_IN_PROGRESS', 'GROUP_LOAD_IN_PROGRESS', 'CONCURRENT_TRANSACTIONS', 'REQUEST_TIMED_OUT', 'NOT_ENOUGH_REPLICAS', 'NOT_ENOUGH_REPLICAS_AFTER_APPEND', 'NOT_LEADER_OR_FOLLOWER', 'NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'NETWORK_EXCEPTION'];
+  for (const type of refind) assert.equal(classifyCoordinatorError({ type }), 'refind', type);
+  for (const type of retry) assert.equal(classifyCoordinatorError({ type }), 'retry', type);
+  for (const type of ['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', '']) assert.equal(classifyCoordinatorError({ type }), 'fatal', type);
+  for (const name of ['KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError', 'KafkaJSBrokerNotFound', 'KafkaJSGroupCoordinatorNotFound', 'KafkaJSMetadataNotLoaded']) {
+    assert.equal(classifyCoordinatorError({ name }), 'refind', name);
+  }
+  for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']) assert.equal(classifyCoordinatorError({ code }), 'refind', code);
+  assert.equal(classifyCoordinatorError({ code: 'ENOENT' }), 'fatal');
+  // The innermost cause decides, however deep (kafkajs nests a few levels; a cycle stops at 8).
+  let e: Record<string, unknown> = { type: 'CONCURRENT_TRANSACTIONS' };
+  for (let i = 0; i < 7; i++) e = { name: 'KafkaJSNonRetriableError', cause: e };
+  assert.equal(classifyCoordinatorError(e), 'retry');
+  const loop: Record<string, unknown> = { name: 'KafkaJSNonRetriableError' };
+  loop.cause = loop;
+  assert.equal(classifyCoordinatorError(loop), 'fatal');
+  assert.equal(classifyCoordinatorError({ cause: 'a string' }), 'fatal', 'a cause that is no error');
+  assert.equal(classifyCoordinatorError('NOT_COORDINATOR'), 'fatal', 'a thrown string');
+});
+
+test('the retry loop: attempts reported in order, the budget edge, a producer gone during the pause, a fatal answer of the coordinator lookup', async () => {
+  const seen: [number, string][] = [];
+  const deps = { ...manual(), onRetry: (_e: unknown, attempt: number, kind: string) => void seen.push([attempt, kind]) };
+  let n = 0;
+  await retryCoordinatorCall(async () => 'b', 'b', async () => {
+    if (++n < 4) throw kafkaError(n === 2 ? 16 : 51);
+    return 'ok';
+  }, policy, deps);
+  assert.deepEqual(seen, [[1, 'retry'], [2, 'refind'], [3, 'retry']]);
+
+  // A pause that would end exactly at the budget is still taken; one past it is not.
+  const edge = manual();
+  n = 0;
+  await retryCoordinatorCall(async () => 'b', 'b', async () => {
+    if (++n === 1) throw kafkaError(51);
+    return 'ok';
+  }, { budgetMs: 50, initialBackoffMs: 50, maxBackoffMs: 50 }, edge);
+  assert.equal(n, 2);
+  const past = manual();
+  n = 0;
+  await assert.rejects(retryCoordinatorCall(async () => 'b', 'b', async () => {
+    n++;
+    throw kafkaError(51);
+  }, { budgetMs: 49, initialBackoffMs: 50, maxBackoffMs: 50 }, past));
+  assert.equal(n, 1);
+
+  let live = true;
+  const during = { ...manual(() => live), sleep: async () => void (live = false) };
+  n = 0;
+  await assert.rejects(retryCoordinatorCall(async () => 'b', 'b', async () => {
+    n++;
+    throw kafkaError(51);
+  }, policy, during), /CONCURRENT|concurrent/i);
+  assert.equal(n, 1, 'disconnected while pausing: not sent again');
+
+  const denied = kafkaError(53);
+  await assert.rejects(
+    retryCoordinatorCall(() => Promise.reject(denied), 'b', async () => {
+      throw kafkaError(16);
+    }, policy, manual()),
+    (e) => e === denied,
+    'a lookup refused for good ends the retries with its own error',
+  );
+});
+
+test('the cluster view retries only coordinator calls, and runs everything else with the cluster and broker as `this`', async () => {
+  let metadataCalls = 0;
+  const broker = {
+    nodeId: 1,
+    metadata(this: { nodeId: number }) {
+      metadataCalls++;
+      if (metadataCalls === 1) return Promise.reject(kafkaError(16));
+      return Promise.resolve(this.nodeId);
+    },
+  };
+  const cluster = {
+    brokers: 3,
+    findGroupCoordinator: async (_a: { groupId: string; coordinatorType?: number }) => broker as unknown as Record<string, unknown>,
+    disconnect: async () => undefined,
+    count(this: { brokers: number }) {
+      return this.brokers;
+    },
+  };
+  const view = coordinatorRetryingCluster(cluster, undefined, { budgetMs: 1_000, initialBackoffMs: 1, maxBackoffMs: 1 });
+  assert.equal(view.count(), 3);
+  assert.equal(view.brokers, 3);
+  const b = (await view.findGroupCoordinator({ groupId: 'g' })) as unknown as typeof broker;
+  await assert.rejects(b.metadata(), /not the correct coordinator/, 'not a coordinator call: not retried');
+  assert.equal(await b.metadata(), 1);
+  assert.equal(b.nodeId, 1);
+});
