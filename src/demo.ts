@@ -36,16 +36,21 @@ const SEED_STOP_MS = 5000;
 
 /** Writes seed records {id, ts, value} at a steady rate until stopped. */
 export function seedStream(kafka: KafkaConfig, topic: string, rate: number, logger: Logger): { stop: () => Promise<void> } {
-  const producer = createKafka(kafka, logger, { clientId: 'eoswatch-demo-seed' }).producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-  });
+  const client = createKafka(kafka, logger, { clientId: 'eoswatch-demo-seed' });
+  const newProducer = () => client.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  // kafkajs' idempotent producer takes a sequence number back after a failed request even when the
+  // broker wrote the batch (a request that timed out, a connection lost after the write): every
+  // later batch then meets OUT_OF_ORDER_SEQUENCE_NUMBER, for as long as the producer lives (the
+  // demo logged 634 of them during one shutdown). After a failed send the seed stream starts
+  // over with a new producer, so a new producer id; the seed records lost with it are only input.
+  let producer = newProducer();
+  let connected = false;
   let running = true;
   let value = 0;
+  let failed = 0;
+  let lastWarnAt = 0;
   const tickMs = 100;
   const loop = (async () => {
-    await producer.connect();
     while (running) {
       const started = Date.now();
       const n = Math.max(1, Math.round((rate * tickMs) / 1000));
@@ -54,9 +59,24 @@ export function seedStream(kafka: KafkaConfig, topic: string, rate: number, logg
         return { key: id, value: JSON.stringify({ id, ts: Date.now(), value: value++ }) };
       });
       try {
+        if (!connected) {
+          await producer.connect();
+          connected = true;
+        }
         await producer.send({ topic, acks: -1, messages });
+        if (failed) logger.info({ failedSends: failed }, 'demo seed producer: sends succeed again');
+        failed = 0;
       } catch (err) {
-        logger.warn({ err: (err as Error).message }, 'demo seed producer: send failed');
+        failed++;
+        // One warning when sends start failing, then one every 30 s with the count.
+        if (failed === 1 || Date.now() - lastWarnAt > 30_000) {
+          logger.warn({ err: (err as Error).message, failedSends: failed }, 'demo seed producer: send failed; starting over with a new producer');
+          lastWarnAt = Date.now();
+        }
+        const old = producer;
+        producer = newProducer();
+        connected = false;
+        await Promise.race([old.disconnect().catch(() => undefined), new Promise((r) => setTimeout(r, 2_000).unref())]);
       }
       await new Promise((r) => setTimeout(r, Math.max(0, tickMs - (Date.now() - started))));
     }

@@ -18,6 +18,7 @@ import { LATENCY_BUCKETS } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { makeRecord, parseVerifyRecord } from '../verify/record.js';
 import { sendPerPartition } from '../kafka/send.js';
+import { withTimeout } from '../util/timeout.js';
 import { CanaryTracker, type CanaryResult } from './tracker.js';
 
 export interface CanaryOptions {
@@ -151,10 +152,29 @@ export class CanaryService implements Service {
     void joined.then(tryStart);
   }
 
+  private newProducer(): Producer {
+    return this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  }
+
+  /**
+   * kafkajs' idempotent producer takes a sequence number back after a failed request even when the
+   * broker wrote the batch (a timeout, a connection lost after the write); every later batch of
+   * that partition then meets OUT_OF_ORDER_SEQUENCE_NUMBER for as long as the producer lives. After
+   * a failed send the canary goes on with a new producer (a new producer id). Its failed records
+   * were handed to the tracker as failed sends, never counted lost.
+   */
+  private async replaceProducer(): Promise<void> {
+    const old = this.producer;
+    const next = this.newProducer();
+    await next.connect();
+    this.producer = next;
+    await withTimeout(old?.disconnect() ?? Promise.resolve(), 2_000, 'canary producer disconnect').catch(() => undefined);
+  }
+
   private async startSender(): Promise<void> {
     if (this.state !== 'starting') return;
     await this.producer?.disconnect().catch(() => undefined); // a failed earlier attempt
-    this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+    this.producer = this.newProducer();
     await this.producer.connect();
     if (this.state !== 'starting') {
       await this.producer.disconnect().catch(() => undefined); // stopped meanwhile
@@ -249,7 +269,13 @@ export class CanaryService implements Service {
       group.messages.push({ key: r.id, partition: p, value: JSON.stringify(r) });
     }
     // One partition per request (src/kafka/send.ts), each with its own outcome for the tracker.
+    let failed = false;
     for (const [p, group] of byPartition) {
+      if (failed) {
+        // Not sent: a failed send of an earlier partition replaced the producer (below).
+        this.tracker.sendFailed(p, group.seqs, Date.now());
+        continue;
+      }
       try {
         await sendPerPartition(this.producer!, this.opts.sourceTopic, group.messages);
         this.acked[p] = group.seqs[group.seqs.length - 1]!;
@@ -262,8 +288,10 @@ export class CanaryService implements Service {
         const msg = errorMessage(err);
         if (this.lastSendError !== msg) this.logger.warn({ err: msg }, 'canary send failed; its records are not counted as lost');
         this.lastSendError = msg;
+        failed = true;
       }
     }
+    if (failed) await this.replaceProducer().catch(() => undefined);
   }
 
   /** Moves the tracker's counts into the counters. */
