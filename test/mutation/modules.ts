@@ -32,7 +32,6 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/kafka/read-committed.ts', tests: ['test/unit/read-committed.test.ts'] },
   { file: 'src/kafka/module-cache.ts', tests: ['test/unit/module-cache.test.ts', 'test/unit/read-committed.test.ts'] },
   { file: 'src/kafka/linear-grouping.ts', tests: ['test/unit/linear-grouping.test.ts'] },
-  { file: 'src/kafka/txn-retry.ts', tests: ['test/unit/txn-retry.test.ts'] },
   { file: 'src/coordinator/hanging.ts', tests: ['test/unit/coordinator-view.test.ts'] },
   { file: 'src/coordinator/applications.ts', tests: ['test/unit/coordinator-view.test.ts'] },
   { file: 'src/verify/stability.ts', tests: ['test/unit/sink-stability.test.ts'] },
