@@ -90,10 +90,12 @@ export function plainLogFields(extra: Record<string, unknown>): Record<string, u
 /** kafkajs entries that say a consumer crashed or restarts: never collapsed away, whatever error they carry. */
 const NEVER_COLLAPSED = /^(Crash: |Restarting the consumer)/;
 
-export function kafkaLogCreator(logger: Logger, now: () => number = Date.now): KafkaJsConfig['logCreator'] {
+/** Shared by every kafkajs client of the process: one warning per broker per minute, whichever service's client saw it. */
+const processConnectionNoise = new ConnectionNoise();
+
+export function kafkaLogCreator(logger: Logger, now: () => number = Date.now, connections: ConnectionNoise = processConnectionNoise): KafkaJsConfig['logCreator'] {
   const child = logger.child({ component: 'kafkajs' });
   const settling = new SettlingNoise();
-  const connections = new ConnectionNoise();
   return () =>
     ({ namespace, level, log }: LogEntry) => {
       const { message, timestamp: _ts, logger: _l, stack, ...extra } = log as { message: string; timestamp?: string; logger?: string; stack?: unknown; [k: string]: unknown };

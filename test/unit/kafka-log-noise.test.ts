@@ -108,6 +108,14 @@ describe('kafkajs log noise', () => {
     assert.deepEqual(n.record('a:1', 'ECONNRESET', 200_000), { suppressed: { ECONNREFUSED: 1 }, total: 1, lastWarnMs: 60_000 });
   });
 
+  test('the clients of one process share one window per broker (each service has its own clients)', () => {
+    const { lines, logger } = capture('info');
+    const shared = new ConnectionNoise();
+    const entry = { namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'Connection error: connect ECONNREFUSED 127.0.0.1:5', broker: '127.0.0.1:5' } };
+    for (let i = 0; i < 5; i++) kafkaLogCreator(logger.child({ service: `s${i}` }), () => 1000, shared)!(logLevel.ERROR)(entry);
+    assert.equal(lines.length, 1);
+  });
+
   test('ConnectionNoise remembers a bounded number of brokers', () => {
     const n = new ConnectionNoise(60_000, 2);
     n.record('a', 'x', 0);
@@ -120,7 +128,7 @@ describe('kafkajs log noise', () => {
   test('a broker down for 15 s: kafkajs\' connection errors come out as one warning per broker per minute, no error, no stack trace', () => {
     const { lines, logger } = capture('debug');
     let now = 1_000_000;
-    const log = kafkaLogCreator(logger, () => now)!(logLevel.ERROR);
+    const log = kafkaLogCreator(logger, () => now, new ConnectionNoise())!(logLevel.ERROR);
     const stack = 'Error: connect ECONNREFUSED 127.0.0.1:39093\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)';
     for (let t = 0; t < 15; t++, now += 1000) {
       for (const port of [39093, 39095]) {
@@ -146,7 +154,7 @@ describe('kafkajs log noise', () => {
 
   test('retriable errors are never at error level; a crash is never collapsed; non-retriable errors keep error and their stack', () => {
     const { lines, logger } = capture('info');
-    const log = kafkaLogCreator(logger, () => 0)!(logLevel.ERROR);
+    const log = kafkaLogCreator(logger, () => 0, new ConnectionNoise())!(logLevel.ERROR);
     const entry = (namespace: string, message: string, extra: Record<string, unknown> = {}) =>
       log({ namespace, level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message, ...extra } });
     // Leader and coordinator moves are debug (settling noise, above); other retriable errors warn.
