@@ -120,11 +120,13 @@ export function kafkaLogCreator(logger: Logger, now: () => number = Date.now, co
           return;
         }
         const since = summary.lastWarnMs === undefined ? '' : ` in the last ${Math.round((now() - summary.lastWarnMs) / 1000)} s`;
+        // kafkajs' producer names no broker in "Failed to send messages: Closed connection".
+        const to = broker === 'unknown' ? 'brokers kafkajs did not name' : broker;
         child.warn(
           { ...fields, broker, suppressed: summary.suppressed },
           summary.total > 0
-            ? `${message} (${summary.total} more connection errors to ${broker}${since}, at debug; one warning per broker per minute)`
-            : `${message} (further connection errors to ${broker} for a minute at debug)`,
+            ? `${message} (${summary.total} more connection errors to ${to}${since}, at debug; one warning per broker per minute)`
+            : `${message} (further connection errors to ${to} for a minute at debug)`,
         );
         return;
       }
