@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import { uniqueName, useCluster } from '../harness/index.js';
+import { kafkaFor, uniqueName, useCluster } from '../harness/index.js';
 import { WorkerProcess } from '../../src/chaos/worker.js';
-import { PipelineProcess, pipelineConfig, pipelineTopics, seedStream } from '../harness/pipeline.js';
+import { PipelineProcess, pipelineConfig, pipelineTopics } from '../harness/pipeline.js';
+import { produceSeed } from '../harness/seed.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { tempDirs } from '../harness/tmp.js';
 
@@ -142,7 +143,21 @@ describe('Kafka signals (3-node cluster)', () => {
 
   test('log lines while one broker is SIGKILLed for 15 s under a running pipeline', async (t) => {
     const s = await pipelineTopics(h.cluster.brokers, 'noise', 6, 3);
-    const stream = seedStream(s.brokers, s.source, 6, 1_000_000, 200, 200);
+    // A steady stream into the source, stopped and awaited before the test ends (nothing left running).
+    let streaming = true;
+    const producer = kafkaFor(s.brokers).producer({ idempotent: false, allowAutoTopicCreation: false, retry: { retries: 2, maxRetryTime: 500 } });
+    await producer.connect();
+    const stream = (async () => {
+      for (let n = 0; streaming; n += 200) {
+        await produceSeed(s.brokers, s.source, 6, 200, { startValue: n, producer }).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      await producer.disconnect();
+    })();
+    t.after(async () => {
+      streaming = false;
+      await stream;
+    });
     const dir = await temp.make();
     const logFile = join(dir, 'daemon.log');
     const p = loggedPipeline(pipelineConfig(s, { checkpoint: { interval: '500ms', timeout: '20s', tolerableFailedCheckpoints: 10 } }), logFile);
@@ -164,8 +179,9 @@ describe('Kafka signals (3-node cluster)', () => {
     process.env.EOSWATCH_SIGNALS_REPORT && (await import('node:fs')).writeFileSync(process.env.EOSWATCH_SIGNALS_REPORT, JSON.stringify(counts, null, 2));
     const done = (await metric(p, 'eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
     await until('checkpoints again after the broker is back', () => metric(p, 'eos_checkpoints_total', { outcome: 'completed' }), (v) => (v ?? 0) >= done + 2, 120_000);
+    streaming = false;
+    await stream;
     await p.kill();
-    void stream;
     assert.equal(counts.levels.error ?? 0, 0, 'a broker down is not an error: kafkajs retries it');
     assert.equal(counts.stacks, 0, 'no stack trace below error');
     // One collapsed connection warning per broker per minute: in 15 s, one for the killed broker
