@@ -4,7 +4,7 @@ import type { WebConfig } from './http/web-config.js';
 import type { Config } from './config/types.js';
 import { Daemon } from './daemon.js';
 import { createKafka } from './kafka/client.js';
-import { KafkaHealthService } from './kafka/health.js';
+import { DEFAULT_PROBE_TIMEOUT_MS, KafkaHealthService } from './kafka/health.js';
 import type { Logger } from './log.js';
 import { createRegistry } from './metrics/registry.js';
 import { PipelineService } from './pipeline/pipeline-service.js';
@@ -40,7 +40,13 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
   const services: Service[] = [];
 
   const health = context('kafka-health');
-  services.push(new KafkaHealthService(createKafka(config.kafka, health.logger, { retry: { retries: 0 } }), config.kafka.healthCheckInterval, health));
+  services.push(
+    new KafkaHealthService(createKafka(config.kafka, health.logger, { retry: { retries: 0 } }), config.kafka.healthCheckInterval, health, {
+      // A broker that has not answered within a request timeout (at most 10 s) counts as down.
+      probeTimeoutMs: Math.min(config.kafka.requestTimeout, DEFAULT_PROBE_TIMEOUT_MS),
+      clientFor: (address) => createKafka({ ...config.kafka, brokers: [address] }, health.logger, { retry: { retries: 0 } }),
+    }),
+  );
 
   if (config.pipeline.enabled) {
     const ctx = context('pipeline');

@@ -13,6 +13,29 @@ export function stdoutDestination(): DestinationStream & { fd: number; sync: boo
   return pino.destination({ dest: 1, sync: true }) as unknown as DestinationStream & { fd: number; sync: boolean };
 }
 
+const ERROR_LEVEL = 50;
+
+/** An Error as pino would log it, without its stack (or its causes' stacks). */
+function errorWithoutStack(e: Error, depth = 0): Record<string, unknown> {
+  const out = redactValue(e) as Record<string, unknown>;
+  delete out.stack;
+  const cause = (e as { cause?: unknown }).cause;
+  if (cause instanceof Error && depth < 8) out.cause = errorWithoutStack(cause, depth + 1);
+  return out;
+}
+
+/** The merging object of a line below error: no `stack` field, Errors (at its top level) without stacks. */
+export function withoutStacks(obj: unknown): unknown {
+  if (obj instanceof Error) return { err: errorWithoutStack(obj) };
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return obj;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (k === 'stack') continue;
+    out[k] = v instanceof Error ? errorWithoutStack(v) : v;
+  }
+  return out;
+}
+
 export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
   const logger = pino(
     {
@@ -28,8 +51,10 @@ export function createLogger(level: LogLevel = 'info', destination?: Destination
       serializers: { err: (e: unknown) => e },
       hooks: {
         // The message and its printf arguments: strings are redacted, objects by formatters.log.
-        logMethod(args, method) {
-          const safe = args.map((a) => (typeof a === 'string' ? redactText(a) : a)) as Parameters<typeof method>;
+        // Below error, a line carries no stack trace: Errors in it are logged by type and message.
+        logMethod(args, method, level) {
+          const safe = args.map((a, i) => (typeof a === 'string' ? redactText(a) : i === 0 && level < ERROR_LEVEL ? withoutStacks(a) : a)) as Parameters<typeof method>;
+          if (level < ERROR_LEVEL && args[0] instanceof Error && typeof args[1] !== 'string') safe.splice(1, 0, redactText(args[0].message) as never);
           return method.apply(this, safe);
         },
       },

@@ -69,7 +69,18 @@ function quotedEnd(text: string, start: number): number {
 // Each pattern starts only where a run of its characters starts and is bounded in length, so that
 // a long token (a base64 blob in a log line) costs linear time, not quadratic.
 const KEY_THEN_SEP = /(?<![A-Za-z0-9_.\-])(\\?["']?)([A-Za-z_][A-Za-z0-9_.\-]{0,127})\1(\s*[=:]\s*|[ \t\f]+)/g;
-const BEARER = /\b(Bearer|Basic|Token)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)/g;
+const BEARER = /(?<!Delegation )\b(Bearer|Basic|Token)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)/g;
+/**
+ * kafkajs names a request by its API key and version, `Produce(key: 0, version: 7)`: an API key
+ * is a protocol number, not a secret key. Only that exact shape is left alone (an opening
+ * parenthesis, `key: `, a number, `, version: `, a number, `)`), so `key: <anything else>` stays secret.
+ */
+const API_KEY_AT = /\(key: \d{1,5}, version: \d{1,5}\)/y;
+
+function isApiKeyInfo(text: string, keyStart: number): boolean {
+  API_KEY_AT.lastIndex = keyStart - 1;
+  return keyStart > 0 && API_KEY_AT.test(text);
+}
 const URL_USERINFO = /(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]{0,31}:\/\/)([^\s/?#]{0,512})@/g;
 const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g;
 
@@ -88,7 +99,7 @@ export function redactText(text: string): string {
   for (let m = KEY_THEN_SEP.exec(out); m; m = KEY_THEN_SEP.exec(out)) {
     const [whole, , key, sep] = m as unknown as [string, string, string, string];
     const whitespaceOnly = !/[=:]/.test(sep);
-    if (!isSecretKey(key) || (whitespaceOnly && !key.includes('.'))) {
+    if (!isSecretKey(key) || (whitespaceOnly && !key.includes('.')) || (key === 'key' && isApiKeyInfo(out, m.index))) {
       // Rescan from the separator: the next key may start right after it.
       KEY_THEN_SEP.lastIndex = m.index + whole.length - sep.length + (sep.length ? 1 : 0);
       continue;

@@ -8,7 +8,7 @@ import type { KafkaConfig } from '../config/types.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import type { Logger } from '../log.js';
 import { patchKafkajs } from './kafkajs-patches.js';
-import { classifyKafkaNoise, SettlingNoise } from './log-noise.js';
+import { classifyConnectionError, classifyKafkaNoise, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from './log-noise.js';
 
 // kafkajs prints a partitioner migration notice on every producer; eoswatch picks its partitioner explicitly.
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
@@ -87,19 +87,50 @@ export function plainLogFields(extra: Record<string, unknown>): Record<string, u
   return out;
 }
 
-export function kafkaLogCreator(logger: Logger, now: () => number = Date.now): KafkaJsConfig['logCreator'] {
+/** kafkajs entries that say a consumer crashed or restarts: never collapsed away, whatever error they carry. */
+const NEVER_COLLAPSED = /^(Crash: |Restarting the consumer)/;
+
+/** Shared by every kafkajs client of the process: one warning per broker per minute, whichever service's client saw it. */
+const processConnectionNoise = new ConnectionNoise();
+
+export function kafkaLogCreator(logger: Logger, now: () => number = Date.now, connections: ConnectionNoise = processConnectionNoise): KafkaJsConfig['logCreator'] {
   const child = logger.child({ component: 'kafkajs' });
   const settling = new SettlingNoise();
   return () =>
     ({ namespace, level, log }: LogEntry) => {
-      const { message, timestamp: _ts, logger: _l, ...extra } = log as { message: string; timestamp?: string; logger?: string; [k: string]: unknown };
+      const { message, timestamp: _ts, logger: _l, stack, ...extra } = log as { message: string; timestamp?: string; logger?: string; stack?: unknown; [k: string]: unknown };
       // Retriable noise of a healthy or settling cluster is debug; persisting settling errors are
       // summarised at warn (src/kafka/log-noise.ts says which and why).
       const noise = level <= KafkaLogLevel.WARN ? classifyKafkaNoise(message, extra.error) : undefined;
+      const connection = level <= KafkaLogLevel.WARN && !noise ? classifyConnectionError(message, extra.error) : undefined;
       // kafkajs warns about any finite retry count on an idempotent producer; eos pipelines abort the
       // transaction of a send that failed after its retries, so nothing can be duplicated: not a warning.
-      const lvl = noise || message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : pinoLevelFor(level, namespace);
-      child[lvl]({ namespace, ...plainLogFields(extra) }, message);
+      let lvl = noise || message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : pinoLevelFor(level, namespace);
+      // kafkajs retries a retriable error after logging it at ERROR: a warning at most.
+      if (lvl === 'error' && isRetriableKafkaError(message, extra.error)) lvl = 'warn';
+      const fields: Record<string, unknown> = { namespace, ...plainLogFields(extra) };
+      // A stack trace only on an error line (kafkajs attaches one to connection errors).
+      if (lvl === 'error' && stack !== undefined) fields.stack = plainLogFields({ stack }).stack;
+      if (connection && !NEVER_COLLAPSED.test(message)) {
+        // One warning per broker per minute; the rest at debug, counted in the next warning.
+        const broker = typeof extra.broker === 'string' ? extra.broker : (connection.broker ?? 'unknown');
+        const summary = lvl === 'debug' ? undefined : connections.record(broker, connection.what, now());
+        if (!summary) {
+          child.debug(fields, message);
+          return;
+        }
+        const since = summary.lastWarnMs === undefined ? '' : ` in the last ${Math.round((now() - summary.lastWarnMs) / 1000)} s`;
+        // kafkajs' producer names no broker in "Failed to send messages: Closed connection".
+        const to = broker === 'unknown' ? 'brokers kafkajs did not name' : broker;
+        child.warn(
+          { ...fields, broker, suppressed: summary.suppressed },
+          summary.total > 0
+            ? `${message} (${summary.total} more connection errors to ${to}${since}, at debug; one warning per broker per minute)`
+            : `${message} (further connection errors to ${to} for a minute at debug)`,
+        );
+        return;
+      }
+      child[lvl](fields, message);
       if (noise?.kind !== 'settling') return;
       const summary = settling.record(noise.what, now());
       if (summary) {

@@ -34,6 +34,7 @@ const ALERTS = [
   'EosConsumerStuck',
   'EosTransactionNearTimeout',
   'EosKafkaUnreachable',
+  'EosKafkaBrokerDown',
   'EosExporterDown',
   // Flink jobs only (engine="flink"): the twelve above cover both engines.
   'EosFlinkJobRestarting',

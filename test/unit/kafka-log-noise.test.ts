@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { logLevel } from 'kafkajs';
 import { kafkaLogCreator } from '../../src/kafka/client.js';
-import { classifyKafkaNoise, SettlingNoise } from '../../src/kafka/log-noise.js';
+import { classifyConnectionError, classifyKafkaNoise, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from '../../src/kafka/log-noise.js';
 import { createLogger } from '../../src/log.js';
 
 const CONCURRENT = 'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing';
@@ -68,4 +68,112 @@ describe('kafkajs log noise', () => {
     assert.equal(s.record('x', 29_000 + 61_000), undefined, 'new streak after a quiet minute');
     assert.ok(s.record('x', 29_000 + 61_000 + 30_000));
   });
+
+  test('connection errors: classified by message or error field, with the broker their text names', () => {
+    assert.deepEqual(classifyConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:39093', undefined), { what: 'ECONNREFUSED', broker: '127.0.0.1:39093' });
+    assert.deepEqual(classifyConnectionError('Failed to send messages: Connection error: connect ECONNREFUSED 10.0.0.2:9092', undefined), { what: 'ECONNREFUSED', broker: '10.0.0.2:9092' });
+    assert.deepEqual(classifyConnectionError('Connection error: read ECONNRESET', undefined), { what: 'ECONNRESET' });
+    assert.deepEqual(classifyConnectionError('Connection timeout', undefined), { what: 'connection timeout' });
+    assert.deepEqual(classifyConnectionError('Failed to send messages: Closed connection', undefined), { what: 'closed connection' });
+    assert.deepEqual(classifyConnectionError('Response Produce(key: 0, version: 7)', 'Connection closed by the server'), { what: 'closed connection' });
+    assert.deepEqual(classifyConnectionError('Request Produce(key: 0, version: 7) timed out', undefined), { what: 'request timeout' });
+    assert.deepEqual(classifyConnectionError('Connection error: getaddrinfo ENOTFOUND kafka-2.example', undefined), { what: 'ENOTFOUND' });
+    assert.equal(classifyConnectionError('Failed to send messages: The producer has been fenced', undefined), undefined);
+    assert.equal(classifyConnectionError('The request timed out', undefined), undefined, 'a protocol REQUEST_TIMED_OUT is retriable, not a connection error');
+  });
+
+  test('retriable: kafkajs-retriable protocol errors, coordinator and leader moves, connection errors; fencing and auth are not', () => {
+    for (const m of [
+      'This is not the correct coordinator for this group', "The coordinator is loading and hence can't process requests for this group", 'The group coordinator is not available',
+      'This server is not the leader for that topic-partition', 'There is no leader for this topic-partition as we are in the middle of a leadership election',
+      'The request timed out', CONCURRENT, 'Messages are rejected since there are fewer in-sync replicas than required', 'This server does not host this topic-partition',
+    ]) {
+      assert.equal(isRetriableKafkaError(`Failed to send messages: ${m}`, undefined), true, m);
+      assert.equal(isRetriableKafkaError('Response FindCoordinator(key: 10, version: 2)', m), true, m);
+    }
+    assert.equal(isRetriableKafkaError('Connection error: connect ECONNREFUSED 127.0.0.1:1', undefined), true);
+    for (const m of ['The producer has been fenced', 'Not authorized to access topics: [Topic authorization failed.]', 'SASL PLAIN authentication failed: Authentication failed']) {
+      assert.equal(isRetriableKafkaError(m, undefined), false, m);
+    }
+  });
+
+  test('ConnectionNoise: one warning per broker per window, counting what it suppressed; brokers apart', () => {
+    const n = new ConnectionNoise(60_000);
+    assert.deepEqual(n.record('a:1', 'ECONNREFUSED', 0), { suppressed: {}, total: 0, lastWarnMs: undefined });
+    assert.equal(n.record('a:1', 'ECONNREFUSED', 1_000), undefined);
+    assert.equal(n.record('a:1', 'closed connection', 59_999), undefined);
+    assert.deepEqual(n.record('b:2', 'ECONNREFUSED', 30_000), { suppressed: {}, total: 0, lastWarnMs: undefined }, 'another broker has its own window');
+    assert.deepEqual(n.record('a:1', 'ECONNREFUSED', 60_000), { suppressed: { ECONNREFUSED: 1, 'closed connection': 1 }, total: 2, lastWarnMs: 0 });
+    assert.equal(n.record('a:1', 'ECONNREFUSED', 60_001), undefined, 'the window starts again at the warning');
+    assert.deepEqual(n.record('a:1', 'ECONNRESET', 200_000), { suppressed: { ECONNREFUSED: 1 }, total: 1, lastWarnMs: 60_000 });
+  });
+
+  test('the clients of one process share one window per broker (each service has its own clients)', () => {
+    const { lines, logger } = capture('info');
+    const shared = new ConnectionNoise();
+    const entry = { namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'Connection error: connect ECONNREFUSED 127.0.0.1:5', broker: '127.0.0.1:5' } };
+    for (let i = 0; i < 5; i++) kafkaLogCreator(logger.child({ service: `s${i}` }), () => 1000, shared)!(logLevel.ERROR)(entry);
+    assert.equal(lines.length, 1);
+  });
+
+  test('ConnectionNoise remembers a bounded number of brokers', () => {
+    const n = new ConnectionNoise(60_000, 2);
+    n.record('a', 'x', 0);
+    n.record('b', 'x', 0);
+    n.record('c', 'x', 0);
+    assert.ok(n.record('a', 'x', 1), 'the oldest was forgotten, so it warns again');
+    assert.equal(n.record('c', 'x', 1), undefined);
+  });
+
+  test('a broker down for 15 s: kafkajs\' connection errors come out as one warning per broker per minute, no error, no stack trace', () => {
+    const { lines, logger } = capture('debug');
+    let now = 1_000_000;
+    const log = kafkaLogCreator(logger, () => now, new ConnectionNoise())!(logLevel.ERROR);
+    const stack = 'Error: connect ECONNREFUSED 127.0.0.1:39093\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)';
+    for (let t = 0; t < 15; t++, now += 1000) {
+      for (const port of [39093, 39095]) {
+        const broker = `127.0.0.1:${port}`;
+        log({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: `Connection error: connect ECONNREFUSED ${broker}`, broker, clientId: 'c', stack } });
+        log({ namespace: 'Producer', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: `Failed to send messages: Connection error: connect ECONNREFUSED ${broker}`, retryCount: t, retryTime: 300 } });
+      }
+    }
+    log({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'Connection error: read ECONNRESET', broker: '127.0.0.1:39093', stack } });
+    const above = lines.filter((l) => l.level !== 'debug');
+    assert.deepEqual(above.map((l) => [l.level, l.broker]), [['warn', '127.0.0.1:39093'], ['warn', '127.0.0.1:39095']]);
+    assert.match(above[0]!.msg, /^Connection error: connect ECONNREFUSED 127\.0\.0\.1:39093 \(further connection errors to 127\.0\.0\.1:39093 for a minute at debug\)$/);
+    assert.equal(lines.filter((l) => l.level === 'debug').length, 15 * 4 + 1 - 2, 'every suppressed one is still there at debug');
+    assert.ok(lines.every((l) => l.stack === undefined), 'no stack trace on any line below error');
+    // A minute after the first warning, the next one says what was suppressed.
+    now += 60_000;
+    log({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'Connection timeout', broker: '127.0.0.1:39093' } });
+    const last = lines.at(-1)!;
+    assert.equal(last.level, 'warn');
+    assert.deepEqual(last.suppressed, { ECONNREFUSED: 29, ECONNRESET: 1 });
+    assert.match(last.msg, /^Connection timeout \(30 more connection errors to 127\.0\.0\.1:39093 in the last 75 s, at debug; one warning per broker per minute\)$/);
+  });
+
+  test('retriable errors are never at error level; a crash is never collapsed; non-retriable errors keep error and their stack', () => {
+    const { lines, logger } = capture('info');
+    const log = kafkaLogCreator(logger, () => 0, new ConnectionNoise())!(logLevel.ERROR);
+    const entry = (namespace: string, message: string, extra: Record<string, unknown> = {}) =>
+      log({ namespace, level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message, ...extra } });
+    // Leader and coordinator moves are debug (settling noise, above); other retriable errors warn.
+    entry('Producer', 'Failed to send messages: This server is not the leader for that topic-partition', { retryCount: 0 });
+    entry('Connection', 'Response FindCoordinator(key: 10, version: 2)', { error: 'The group coordinator is not available', broker: 'h:1' });
+    entry('Producer', 'Failed to send messages: Messages are rejected since there are fewer in-sync replicas than required', { retryCount: 0 });
+    entry('Producer', 'Request Produce(key: 0, version: 7) timed out', { broker: 'h:2' });
+    entry('Consumer', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1', { groupId: 'g', stack: 'Error\n    at x' });
+    entry('Consumer', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1', { groupId: 'g', stack: 'Error\n    at x' });
+    entry('BrokerPool', 'The producer has been fenced', { stack: 'KafkaJSProtocolError: The producer has been fenced\n    at y' });
+    assert.deepEqual(lines.map((l) => [l.level, l.msg]), [
+      ['warn', 'Failed to send messages: Messages are rejected since there are fewer in-sync replicas than required'],
+      ['warn', 'Request Produce(key: 0, version: 7) timed out (further connection errors to h:2 for a minute at debug)'],
+      ['warn', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1'],
+      ['warn', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1'],
+      ['error', 'The producer has been fenced'],
+    ]);
+    assert.equal(lines[2]!.stack, undefined);
+    assert.match(String(lines[4]!.stack), /fenced\n\s+at y/);
+  });
 });
+

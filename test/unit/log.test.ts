@@ -97,3 +97,22 @@ test('an error under err keeps its type and message (redacted), not dropped by t
   assert.match(String(err.message), /^broker said: token=/);
   assert.ok(!String(err.message).includes('abc-secret-123'));
 });
+
+test('no stack trace below error: Errors at warn and below by type and message, a stack field dropped; error lines keep theirs', () => {
+  const { log, lines } = capture('debug');
+  const cause = new Error('inner password=p1');
+  const err = Object.assign(new Error('outer failure', { cause }), { code: 'E_X' });
+  log.warn({ err, stack: err.stack, keep: 1 }, 'warned');
+  log.info(err);
+  log.debug({ err }, 'debugged');
+  log.error({ err }, 'failed');
+  const [w, i, d, e] = lines as Record<string, any>[];
+  assert.deepEqual(w!.err, { type: 'Error', message: 'outer failure', code: 'E_X', cause: { type: 'Error', message: 'inner password=[REDACTED]' } });
+  assert.equal(w!.stack, undefined);
+  assert.equal(w!.keep, 1);
+  assert.equal(i!.msg, 'outer failure', 'an Error alone keeps its message as the line message');
+  assert.equal(i!.err.stack, undefined);
+  assert.equal(d!.err.stack, undefined);
+  assert.match(e!.err.stack, /^Error: outer failure\n\s+at /);
+  for (const l of [w, i, d]) assert.doesNotMatch(JSON.stringify(l), /\\n\s+at /);
+});

@@ -4,6 +4,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { isSecretKey, redactText, redactValue, REDACTED } from '../../src/redact.js';
+import { kafkajsSourceTexts, RECORDED_KAFKAJS_TEXTS } from '../harness/kafkajs-texts.js';
 
 const R = REDACTED;
 
@@ -186,5 +187,37 @@ describe('redactValue', () => {
     const bare = new TypeError('plain');
     bare.stack = '';
     assert.deepEqual(redactValue(bare), { type: 'TypeError', message: 'plain' });
+  });
+});
+
+describe("kafkajs' own texts pass unchanged", () => {
+  test('every message literal of kafkajs, its protocol error table and its request names, byte for byte', () => {
+    const texts = kafkajsSourceTexts();
+    assert.ok(texts.length > 300, `only ${texts.length} texts found in kafkajs' source`);
+    const changed = texts.filter((t) => redactText(t) !== t).map((t) => `${JSON.stringify(t)} -> ${JSON.stringify(redactText(t))}`);
+    assert.deepEqual(changed, []);
+  });
+
+  test('texts recorded from a real cluster, byte for byte, also as an error field and inside an Error', () => {
+    for (const t of RECORDED_KAFKAJS_TEXTS) {
+      assert.equal(redactText(t), t);
+      assert.deepEqual(redactValue({ namespace: 'Connection', broker: '127.0.0.1:39093', clientId: 'eoswatch', topic: 'orders.events', error: t, code: 51 }), {
+        namespace: 'Connection', broker: '127.0.0.1:39093', clientId: 'eoswatch', topic: 'orders.events', error: t, code: 51,
+      });
+      assert.equal((redactValue(new Error(t)) as { message: string }).message, t);
+    }
+  });
+
+  test('an API key and version is not a secret key; any other value after `key:` still is', () => {
+    assert.equal(redactText('Request Produce(key: 0, version: 7) timed out'), 'Request Produce(key: 0, version: 7) timed out');
+    assert.equal(redactText('Produce(key: 0, version: 7) password=hunter2'), `Produce(key: 0, version: 7) password=${R}`);
+    assert.equal(redactText('Produce(key: 0, version: 7) key: s3cr3t'), `Produce(key: 0, version: 7) key: ${R}`);
+    assert.equal(redactText('(key: s3cr3t, version: 7)'), `(key: ${R}`);
+    assert.equal(redactText('key: 0, version: 7)'), `key: ${R}`, 'without the opening parenthesis it is not kafkajs\' shape');
+    assert.equal(redactText('(key: 0, version: 7'), `(key: ${R}`, 'nor without the closing one');
+    assert.equal(redactText('(key: 123456, version: 7)'), `(key: ${R}`, 'API keys are small numbers');
+    assert.equal(redactText('(key=0, version: 7)'), `(key=${R}`);
+    assert.equal(redactText('Delegation Token authorization failed'), 'Delegation Token authorization failed');
+    assert.equal(redactText('Token abcdefghijk'), `Token ${R}`);
   });
 });

@@ -24,6 +24,7 @@ import { isSecretKey, redactText } from '../../src/redact.js';
 import { CLI } from '../harness/index.js';
 import { memoryLogger } from '../harness/log.js';
 import { tempDirs } from '../harness/tmp.js';
+import { kafkajsSourceTexts, RECORDED_KAFKAJS_TEXTS } from '../harness/kafkajs-texts.js';
 
 const SEED = Number(process.env.EOSWATCH_SECRETS_SEED ?? 0x5ec2e7);
 
@@ -223,6 +224,41 @@ describe('no secret reaches any output (property-based)', () => {
       log.child({ service: 'x', [key]: s }).warn({ err: new Error(str, { cause: new Error(str) }) }, 'failed');
       log.error(new Error(str), str);
       assertNoLeak(lines.join(''), [s, quoted, tok, userinfo].filter((x) => str.includes(x) || x === s), `log of ${JSON.stringify(str)} under ${key}`, seed);
+    }
+  });
+
+  test("kafkajs' error texts come through byte for byte; a secret planted inside one is still redacted", () => {
+    const texts = [...RECORDED_KAFKAJS_TEXTS, ...kafkajsSourceTexts()];
+    for (let i = 0; i < 300; i++) {
+      const seed = SEED + 6000 + i;
+      const g = new Gen(seed);
+      const text = g.pick(texts);
+      const plain = g.secret();
+      const quoted = g.secret(ANY.replace(/["\\]/g, ''));
+      const tok = g.secret(TOKEN68);
+      const userinfo = g.secret(ALNUM + '-._~!$&()*+,;=');
+      // Where a secret ends up next to a kafkajs text: a JAAS line or a password glued after it,
+      // a URL with userinfo as the broker, a bearer token, a `key:` that is not an API key.
+      const plants: [string, string][] = [
+        [`${text} sasl.jaas.config=${g.pick(JAAS_MODULES)} required username="u" password="${quoted}";`, quoted],
+        [`${text}: ${g.pick(JAAS_MODULES)} required username="u" password="${quoted}";`, quoted],
+        [`${text} password=${plain}`, plain],
+        [`${text} (broker https://admin:${userinfo}@kafka.example:9093)`, userinfo],
+        [`${text} Authorization: Bearer ${tok}`, tok],
+        [`${text} key: ${plain}`, plain],
+        [`${text} {"ssl.key.password":"${quoted}"}`, quoted],
+      ];
+      const [planted, secret] = g.pick(plants);
+      const { log, lines } = memoryLogger();
+      log.warn({ namespace: 'Connection', broker: '127.0.0.1:39093', error: planted }, text);
+      log.error({ err: new Error(planted) }, planted);
+      const out = lines.join('');
+      assertNoLeak(out, [secret], `kafkajs text ${JSON.stringify(planted)}`, seed);
+      // The kafkajs text itself, as the line's message and as the start of the planted one, byte for byte.
+      const first = JSON.parse(lines[0]!) as { msg: string; error: string };
+      assert.equal(first.msg, text, `(seed ${seed}) the message changed`);
+      assert.ok(first.error.startsWith(text), `(seed ${seed}) ${JSON.stringify(first.error)} does not start with ${JSON.stringify(text)}`);
+      assert.equal(redactText(text), text);
     }
   });
 
