@@ -238,10 +238,14 @@ export function validateConfig(
   const expanded = expandEnv(data ?? {}, env);
   for (const p of expanded.problems) {
     const pos = positionOf(doc, lc, p.path);
-    const what = p.malformed
-      ? `malformed environment reference: ${p.malformed} (write $\${ for a literal \${)`
-      : `environment variable ${p.variable} is not set (use \${${p.variable}:-default} for a default)`;
-    problems.push(`${file}${pos ? `:${pos}` : ''}: ${pointer(p.path)}: ${what}`);
+    const at = `${file}${pos ? `:${pos}` : ''}`;
+    // The path comes after the message: the redaction of every output takes what follows
+    // "/kafka/sasl/password: " for a secret value, which would leave the operator "[REDACTED]".
+    problems.push(
+      p.malformed
+        ? `${at}: ${pointer(p.path)}: malformed environment reference: ${p.malformed} (write $\${ for a literal \${)`
+        : `${at}: environment variable ${p.variable} is not set, for ${pointer(p.path)} (set it, or give it a default by writing :-default after its name inside the braces)`,
+    );
   }
   // A value (partly) from the environment is quoted as written in the file: "${SASL_PW}", not its value.
   const fromEnv = expanded.fromEnv.map(pointer);

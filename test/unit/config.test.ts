@@ -86,6 +86,14 @@ describe('config', () => {
     assert.ok(problemsOf(`kafka:\n  clientId: "${'${A:-'.repeat(9)}x${'}'.repeat(9)}"\n`).some((p) => /nested more than 8 deep/.test(p)));
   });
 
+  test('an unset variable under a secret key: the problem stays readable once redacted, as every output is', async () => {
+    const { redactText } = await import('../../src/redact.js');
+    const problems = problemsOf('kafka:\n  brokers: [a:9092]\n  sasl:\n    mechanism: plain\n    username: u\n    password: ${SASL_PW}\n');
+    const shown = problems.map(redactText).join('\n');
+    assert.match(shown, /environment variable SASL_PW is not set, for \/kafka\/sasl\/password \(set it, or give it a default/);
+    assert.doesNotMatch(shown, /REDACTED/);
+  });
+
   test('a value from the environment is quoted as the reference, never as its value', () => {
     const problems = problemsOf('kafka:\n  sasl: ${SASL_PW}\n', { SASL_PW: 'hunter2-pw' });
     assert.deepEqual(problems, ['bad.yaml:2:9: /kafka/sasl: found "${SASL_PW}" (before environment expansion), expected object']);
@@ -127,7 +135,7 @@ describe('config', () => {
     ['empty broker list', 'kafka:\n  brokers: []\n', /\/kafka\/brokers: found \[\], expected at least 1 item/],
     ['sasl without password', 'kafka:\n  sasl:\n    mechanism: plain\n    username: u\n', /\/kafka\/sasl\/password: missing required key "password"/],
     ['unknown sasl mechanism', 'kafka:\n  sasl: {mechanism: gssapi, username: u, password: p}\n', /\/kafka\/sasl\/mechanism: found "gssapi", expected one of: plain, scram-sha-256, scram-sha-512/],
-    ['unset env var', 'kafka:\n  clientId: ${NOT_SET_ANYWHERE}\n', /bad\.yaml:2:13: \/kafka\/clientId: environment variable NOT_SET_ANYWHERE is not set/],
+    ['unset env var', 'kafka:\n  clientId: ${NOT_SET_ANYWHERE}\n', /bad\.yaml:2:13: environment variable NOT_SET_ANYWHERE is not set, for \/kafka\/clientId/],
     ['YAML syntax error', 'http:\n  port: [1,\n', /bad\.yaml:\d+:\d+: YAML syntax error/],
     ['duplicate key', 'http:\n  port: 1\n  port: 2\n', /bad\.yaml:3:3: YAML syntax error: Map keys must be unique/],
     ['top level is a list', '- a\n- b\n', /expected a mapping of settings at the top level/],
