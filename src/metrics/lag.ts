@@ -1,12 +1,29 @@
 // Consumer-lag metrics (names are contracts: dashboards and alerts use them). Lag is measured to
 // the last stable offset, what a read_committed consumer can actually read; the high-watermark
-// lag is exported beside it for comparison. Series of a group, topic or partition that is no
+// lag is exported beside it for comparison. The per-partition series carry the labels of the
+// pipeline they belong to, `pipeline`, `engine`, `job_id` (src/metrics/checkpoint-stats.ts): the
+// own pipeline's group its own, a group reading a Flink job's source or sink topic the job's, any
+// other group the own pipeline's (src/lag/lag-service.ts lagLabels). The group's state and members
+// are the group's, not a pipeline's (a group may read topics of several). Series of a group, topic or partition that is no
 // longer read are removed rather than left at their last value.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { PIPELINE_LABELS } from './checkpoint-stats.js';
 
+const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
+
+/** The lag metrics of a registry, defined once. */
 export function lagMetrics(registry: Registry) {
+  let m = byRegistry.get(registry);
+  if (!m) {
+    m = define(registry);
+    byRegistry.set(registry, m);
+  }
+  return m;
+}
+
+function define(registry: Registry) {
   const registers = [registry];
-  const partitionLabels = ['group', 'topic', 'partition'];
+  const partitionLabels = [...PIPELINE_LABELS, 'group' as const, 'topic' as const, 'partition' as const];
   return {
     committed: new Gauge({
       name: 'eos_consumer_committed_offset',
@@ -68,7 +85,7 @@ export function lagMetrics(registry: Registry) {
   };
 }
 
-export type LagMetrics = ReturnType<typeof lagMetrics>;
+export type LagMetrics = ReturnType<typeof define>;
 
 export const GROUP_STATES = ['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Empty', 'Dead', 'Unknown'];
 
