@@ -98,22 +98,24 @@ export function pipelineTransactionAgeMetrics(registry: Registry, pipeline: stri
   const registers = [registry];
   // A pipeline built again in the same process (restarted by its supervisor) replaces the gauges.
   for (const name of ['eos_pipeline_transaction_timeout_seconds', 'eos_pipeline_transaction_open_seconds']) registry.removeSingleMetric(name);
+  // The own pipeline's series: engine="eoswatch", job_id empty, like its checkpoint series.
+  const labels = { pipeline, engine: 'eoswatch', job_id: '' };
   new Gauge({
     name: 'eos_pipeline_transaction_timeout_seconds',
     help: 'transaction.timeout.ms of the pipeline\'s transactional producers.',
-    labelNames: ['pipeline'],
+    labelNames: [...PIPELINE_LABELS],
     registers,
-  }).set({ pipeline }, timeoutMs / 1000);
+  }).set(labels, timeoutMs / 1000);
   new Gauge({
     name: 'eos_pipeline_transaction_open_seconds',
     help: 'Time since the first record of the open transaction of the input partition\'s producer; 0 when no transaction holds records.',
-    labelNames: ['pipeline', 'partition'],
+    labelNames: [...PIPELINE_LABELS, 'partition' as const],
     registers,
     collect() {
       // In-memory state only (the pipeline's tasks): nothing slow in a scrape.
       this.reset();
       const now = Date.now();
-      for (const [partition, since] of openSince()) this.set({ pipeline, partition: String(partition) }, since > 0 ? (now - since) / 1000 : 0);
+      for (const [partition, since] of openSince()) this.set({ ...labels, partition: String(partition) }, since > 0 ? (now - since) / 1000 : 0);
     },
   });
 }
