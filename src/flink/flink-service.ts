@@ -109,6 +109,8 @@ interface WatchedJob {
   sinkVertices?: { vid: string; ids: SinkMetricIds }[];
   /** Vertices holding the sources' and sink writers' record counters (per-subtask ids); undefined until found. */
   recordVertices?: { vid: string; ids: RecordMetricIds }[];
+  /** When the record counters were last listed (ms): listed again every RELIST_MS, and until both directions show up. */
+  recordsListedAt?: number;
   /** Last raw value of each per-subtask record counter, by metric id. */
   recordPrev: Map<string, Map<string, number>>;
   /** Kafka topics the job's KafkaSource reads, as its metric ids spell them (metricScopeName), for the lag series' labels. */
@@ -131,6 +133,14 @@ function sinkEntriesOf(sinks: FlinkConfig['sinks'], topic: string): FlinkConfig[
 
 /** Longest query string of one metrics request (Flink's REST server refuses request lines over 4096 bytes). */
 const MAX_GET_CHARS = 3000;
+
+/**
+ * The record counters are listed again this often: the REST server's metric list fills as its
+ * metric fetcher (metrics.fetcher.update-interval, 10 s) hears from each task, so an early list can
+ * lack operators (recorded: test/fixtures/flink/subtask-metric-list-early.json), and a rescaled job
+ * has other subtasks.
+ */
+const RELIST_MS = 60_000;
 
 export class FlinkService implements Service {
   readonly name = 'flink';
@@ -347,7 +357,9 @@ export class FlinkService implements Service {
    */
   private async pollRecords(jid: string, w: WatchedJob): Promise<void> {
     try {
-      if (!w.recordVertices) {
+      const complete = (v: { ids: RecordMetricIds }[]) => v.some((x) => x.ids.in.length) && v.some((x) => x.ids.out.length);
+      const now = Date.now();
+      if (!w.recordVertices || !complete(w.recordVertices) || now - (w.recordsListedAt ?? 0) >= RELIST_MS) {
         const job = await this.client.get<{ vertices: { id: string }[] }>(`/jobs/${jid}`);
         const found: { vid: string; ids: RecordMetricIds }[] = [];
         const topics = new Set<string>();
@@ -358,13 +370,16 @@ export class FlinkService implements Service {
           for (const t of sourceTopics(list)) topics.add(t);
         }
         // Metrics register when the tasks start: look again next poll until the counters show up.
-        if (!found.length) return;
-        w.recordVertices = found;
-        w.sourceTopics = [...topics].sort();
+        // Raw values already read stay in recordPrev, so a counter listed again is not counted twice.
+        w.recordsListedAt = now;
+        if (found.length) w.recordVertices = found;
+        if (topics.size) w.sourceTopics = [...topics].sort();
+        if (!w.recordVertices) return;
       }
       let grownIn = 0;
       let grownOut = 0;
       for (const { vid, ids } of w.recordVertices) {
+        if (!ids.in.length && !ids.out.length) continue;
         const values: MetricValue[] = [];
         for (const chunk of chunkIds([...ids.in, ...ids.out], MAX_GET_CHARS)) {
           values.push(...(await this.client.get<MetricValue[]>(`/jobs/${jid}/vertices/${vid}/metrics?get=${chunk}`)));

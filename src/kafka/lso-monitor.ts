@@ -121,28 +121,12 @@ export class LsoMonitorService implements Service {
   async poll(): Promise<void> {
     for (const topic of this.opts.topics) {
       if (this.stopped || !this.reader) return;
-      const labels = this.labelsOf(topic);
       try {
         const ends = await this.reader.read(topic);
-        const at = Date.now();
-        const states = this.tracker.update(topic, ends, at);
-        this.opts.onReading?.(topic, ends, at);
-        const before = this.partitions.get(topic);
-        const now = new Map<number, PartitionLabels>();
-        let hanging = 0;
-        for (const s of states) {
-          const pl = before?.get(s.partition) ?? { ...labels, partition: String(s.partition) };
-          now.set(s.partition, pl);
-          this.metrics.lag.set(pl, s.lag);
-          this.metrics.stuck.set(pl, s.stuckMs / 1000);
-          this.metrics.openAge.set(pl, s.openAgeMs / 1000);
-          if (s.hanging) hanging++;
-        }
-        this.reportTransitions(states);
-        this.metrics.hanging.set(labels, hanging);
-        this.dropSeries(topic, now);
+        this.apply(topic, ends, Date.now());
         if (this.failing.delete(topic)) this.logger.info({ topic }, 'LSO reading works again');
       } catch (err) {
+        const labels = this.labelsOf(topic);
         this.metrics.readErrors.inc(labels);
         this.tracker.forget(topic);
         this.dropSeries(topic, new Map());
@@ -156,6 +140,31 @@ export class LsoMonitorService implements Service {
       }
     }
     this.polled = true;
+  }
+
+  /**
+   * One reading of a topic (its partitions' high watermarks and last stable offsets, taken at `at`)
+   * applied to the tracker and the metrics, under the labels of the topic's pipeline: what poll()
+   * does with each reading it takes (tests feed it recorded readings).
+   */
+  apply(topic: string, ends: PartitionEnds[], at: number): void {
+    const labels = this.labelsOf(topic);
+    const states = this.tracker.update(topic, ends, at);
+    this.opts.onReading?.(topic, ends, at);
+    const before = this.partitions.get(topic);
+    const now = new Map<number, PartitionLabels>();
+    let hanging = 0;
+    for (const s of states) {
+      const pl = before?.get(s.partition) ?? { ...labels, partition: String(s.partition) };
+      now.set(s.partition, pl);
+      this.metrics.lag.set(pl, s.lag);
+      this.metrics.stuck.set(pl, s.stuckMs / 1000);
+      this.metrics.openAge.set(pl, s.openAgeMs / 1000);
+      if (s.hanging) hanging++;
+    }
+    this.reportTransitions(states);
+    this.metrics.hanging.set(labels, hanging);
+    this.dropSeries(topic, now);
   }
 
   private reportTransitions(states: LsoState[]): void {

@@ -222,7 +222,12 @@ export class LagService implements Service {
     return this.reader.readMany(topics);
   }
 
-  private publish(lags: PartitionLag[], descriptions: { groupId: string; state: string; members: unknown[] }[], committed: Map<string, unknown>): void {
+  /**
+   * One reading's lags, group states and members applied to the metrics, each partition series under
+   * the labels of its pipeline (lagLabels): what a reading does once it has read the offsets (tests
+   * feed it recorded readings). `committed`: the groups read, by id.
+   */
+  publish(lags: PartitionLag[], descriptions: { groupId: string; state: string; members: unknown[] }[], committed: Map<string, unknown>): void {
     const m = this.metrics;
     const series = new Map<string, PartitionSeries>();
     for (const l of lags) {
