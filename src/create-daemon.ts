@@ -73,15 +73,27 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
       // monitor should rather miss one reading and read the partitions' new leaders at the next.
       const kafka = createKafka({ ...config.kafka, requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, config.lsoMonitor.interval) }, ctx.logger, { retry: { retries: 1 } });
       const onReading = flink && flinkSinks.size ? flink.lsoReading.bind(flink) : undefined;
+      // A Flink job's sink topic carries that job's pipeline, engine and job_id; every other topic the own pipeline's.
+      const topicLabels = flink && flinkSinks.size ? (t: string) => (flinkSinks.has(t) ? flink.topicLabels(t) : undefined) : undefined;
       services.push(
-        new LsoMonitorService(kafka, { pipeline: config.pipeline.name, topics: [...topics], intervalMs: config.lsoMonitor.interval, hangingAfterMs: config.lsoMonitor.hangingAfter, onReading }, ctx),
+        new LsoMonitorService(
+          kafka,
+          { pipeline: config.pipeline.name, topics: [...topics], intervalMs: config.lsoMonitor.interval, hangingAfterMs: config.lsoMonitor.hangingAfter, onReading, topicLabels },
+          ctx,
+        ),
       );
     }
   }
 
   if (config.lag.enabled) {
     const ctx = context('lag');
-    services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), config.lag, ctx));
+    // A group's lag carries the labels of its pipeline: the own pipeline's group, a Flink job's source or sink topic.
+    const labelling = {
+      pipeline: config.pipeline.name,
+      ...(config.pipeline.enabled ? { groupId: config.pipeline.groupId } : {}),
+      ...(flink ? { topicLabels: (t: string) => flink.topicLabels(t) } : {}),
+    };
+    services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), config.lag, ctx, labelling));
   }
   if (flink) services.push(flink);
 

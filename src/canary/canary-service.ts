@@ -15,6 +15,7 @@ import type { Config } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LATENCY_BUCKETS } from '../metrics/pipeline.js';
+import { PIPELINE_LABELS, type PipelineLabels } from '../metrics/checkpoint-stats.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { makeRecord, parseVerifyRecord } from '../verify/record.js';
 import { sendPerPartition } from '../kafka/send.js';
@@ -51,27 +52,32 @@ export function canaryTopics(config: Config): CanaryOptions {
 const TICK_MS = 100;
 const RESULTS: CanaryResult[] = ['received', 'duplicate', 'out_of_order', 'lost', 'late', 'wrong_value'];
 
-/** The canary's metrics, defined into `registry` (the service, and docs/metrics.md's generator). */
+/**
+ * The canary's metrics, defined into `registry` (the service, and docs/metrics.md's generator).
+ * Every series carries the pipeline labels, pipeline, engine and job_id (src/metrics/checkpoint-stats.ts):
+ * pipeline.name, engine="eoswatch" and an empty job_id, so the canary's series join the pipeline's.
+ */
 export function defineCanaryMetrics(registry: Registry) {
   const registers = [registry];
+  const labelNames = [...PIPELINE_LABELS];
   return {
     records: new Counter({
       name: 'eos_canary_records_total',
       help: 'Canary records by result: sent, received, duplicate, lost (a gap still open after canary.lostAfter), out_of_order, late (arrived after being counted lost), wrong_value.',
-      labelNames: ['pipeline', 'result'],
+      labelNames: [...labelNames, 'result' as const],
       registers,
     }),
     latency: new Histogram({
       name: 'eos_canary_end_to_end_latency_seconds',
       help: 'Canary record produced to the source until visible at the sink to a read_committed consumer.',
-      labelNames: ['pipeline'],
+      labelNames,
       buckets: LATENCY_BUCKETS,
       registers,
     }),
     sendErrors: new Counter({
       name: 'eos_canary_send_errors_total',
       help: 'Canary sends that failed (their records may or may not have been written; they are never counted lost).',
-      labelNames: ['pipeline'],
+      labelNames,
       registers,
     }),
   };
@@ -98,7 +104,7 @@ export class CanaryService implements Service {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Next sink offset to take, per sink partition. */
   private readonly position = new Map<number, bigint>();
-  private readonly labels: { pipeline: string };
+  private readonly labels: PipelineLabels;
   private state: 'new' | 'starting' | 'running' | 'stopped' = 'new';
   private lastSendError: string | undefined;
 
@@ -110,7 +116,7 @@ export class CanaryService implements Service {
   ) {
     this.logger = ctx.logger;
     this.metrics = defineCanaryMetrics(ctx.registry);
-    this.labels = { pipeline: opts.pipeline };
+    this.labels = { pipeline: opts.pipeline, engine: 'eoswatch', job_id: '' };
     this.run = `canary.${opts.id}.${now.toString(36)}`;
     this.tracker = new CanaryTracker({ ownRun: this.run, lostAfterMs: opts.lostAfterMs, valueDelta: opts.valueDelta });
     for (const r of ['sent', ...RESULTS]) this.metrics.records.inc({ ...this.labels, result: r }, 0);

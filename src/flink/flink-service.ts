@@ -10,7 +10,26 @@ import type { PartitionEnds } from '../kafka/offsets.js';
 import { pipelineMetrics } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { EosError, ErrorCodes } from '../errors.js';
-import { counterDelta, jobPatternProblems, jobUp, newRestarts, reduceCheckpoints, selectJobs, sinkMetricIds, type CheckpointTrack, type SinkMetricIds } from './poller.js';
+import {
+  chunkIds,
+  counterDelta,
+  counterGrowth,
+  jobPatternProblems,
+  jobUp,
+  metricScopeName,
+  newRestarts,
+  recordMetricIds,
+  reduceCheckpoints,
+  selectJobs,
+  sinkMetricIds,
+  sourceTopics,
+  statisticsCacheMs,
+  statisticsStaleness,
+  type CheckpointTrack,
+  type MetricValue,
+  type RecordMetricIds,
+  type SinkMetricIds,
+} from './poller.js';
 import { FlinkHttpError, FlinkRestClient } from './rest-client.js';
 import type { CheckpointConfigInfo, CheckpointingStatistics, JobExceptions, JobsOverview } from './rest-types.js';
 import { VisibilityTracker, type VisibilityObservation } from './visibility.js';
@@ -52,6 +71,12 @@ function define(registry: Registry) {
       labelNames: [...PIPELINE_LABELS],
       registers,
     }),
+    statsStaleness: new Gauge({
+      name: 'eos_flink_checkpoint_stats_staleness_seconds',
+      help: "How far behind the job's checkpoint statistics eoswatch's view of them can be: flink.pollInterval plus the REST server's checkpoint statistics cache (rest.cache.checkpoint-statistics.timeout, default web.refresh-interval). The stalled-checkpoint alert adds it to its threshold.",
+      labelNames: [...PIPELINE_LABELS],
+      registers,
+    }),
     restarts: new Counter({
       name: 'eos_pipeline_restarts_total',
       help: 'Failovers of a Flink job (one per entry of its exception history).',
@@ -72,12 +97,24 @@ export function flinkMetrics(registry: Registry) {
 
 interface WatchedJob {
   labels: PipelineLabels;
+  /** Up at the last poll (eos_pipeline_up). */
+  up?: boolean;
+  /** The label objects of eos_pipeline_records_total, the same on every reading (src/metrics/render.ts). */
+  recordLabels: { in: PipelineLabels & { direction: string }; out: PipelineLabels & { direction: string } };
   track?: CheckpointTrack;
   lastExceptionTs?: number;
   checkpointConfig?: CheckpointConfigInfo | null;
   checkpointingDisabled?: boolean;
   /** Vertices holding the KafkaSink's writer and committer metrics; undefined until found. */
   sinkVertices?: { vid: string; ids: SinkMetricIds }[];
+  /** Vertices holding the sources' and sink writers' record counters (per-subtask ids); undefined until found. */
+  recordVertices?: { vid: string; ids: RecordMetricIds }[];
+  /** When the record counters were last listed (ms): listed again every RELIST_MS, and until both directions show up. */
+  recordsListedAt?: number;
+  /** Last raw value of each per-subtask record counter, by metric id. */
+  recordPrev: Map<string, Map<string, number>>;
+  /** Kafka topics the job's KafkaSource reads, as its metric ids spell them (metricScopeName), for the lag series' labels. */
+  sourceTopics: string[];
   /** Last raw value of each sink counter, by vertex and figure. */
   sinkPrev: Map<string, number>;
   /** The job's Kafka sink topics (flink.sinks), for the visibility latency. */
@@ -88,6 +125,22 @@ interface WatchedJob {
 export function sinkTopicsOf(sinks: FlinkConfig['sinks'], jobName: string): string[] {
   return [...new Set(sinks.filter((s) => new RegExp(`^(?:${s.job})$`).test(jobName)).flatMap((s) => s.topics))];
 }
+
+/** The flink.sinks entries naming a topic, in order. */
+function sinkEntriesOf(sinks: FlinkConfig['sinks'], topic: string): FlinkConfig['sinks'] {
+  return sinks.filter((s) => s.topics.includes(topic));
+}
+
+/** Longest query string of one metrics request (Flink's REST server refuses request lines over 4096 bytes). */
+const MAX_GET_CHARS = 3000;
+
+/**
+ * The record counters are listed again this often: the REST server's metric list fills as its
+ * metric fetcher (metrics.fetcher.update-interval, 10 s) hears from each task, so an early list can
+ * lack operators (recorded: test/fixtures/flink/subtask-metric-list-early.json), and a rescaled job
+ * has other subtasks.
+ */
+const RELIST_MS = 60_000;
 
 export class FlinkService implements Service {
   readonly name = 'flink';
@@ -100,6 +153,10 @@ export class FlinkService implements Service {
   private polling: Promise<void> | null = null;
   private lastError: string | null = 'not polled yet';
   private readonly visibility = new VisibilityTracker();
+  /** The REST server's checkpoint statistics cache (ms), read once per connection; undefined: not read yet. */
+  private statsCacheMs: number | undefined;
+  /** Labels of the flink.sinks topics before their job is seen, the same object per topic. */
+  private readonly pendingTopicLabels = new Map<string, PipelineLabels>();
 
   constructor(
     private readonly config: FlinkConfig,
@@ -132,6 +189,31 @@ export class FlinkService implements Service {
   }
 
   /**
+   * The pipeline labels of a Kafka topic a watched job writes (flink.sinks) or reads (its
+   * KafkaSource), for the LSO and lag series: the job's pipeline, engine="flink" and job_id. A sink
+   * topic whose job is not seen yet (before the first poll, the job not running) carries the
+   * flink.sinks entry's job pattern as pipeline, engine="flink" and an empty job_id; a topic of no
+   * watched job: undefined. The same object on every call while the answer stays the same.
+   */
+  topicLabels(topic: string): PipelineLabels | undefined {
+    const writers = [...this.jobs.values()].filter((w) => w.sinkTopics.includes(topic));
+    const readers = [...this.jobs.values()].filter((w) => w.sourceTopics.includes(metricScopeName(topic)));
+    // Several runs of a job may write one topic (an old FAILED run beside its resubmit is not kept,
+    // see selectJobs); a running one is preferred.
+    const pick = (list: WatchedJob[]) => list.find((w) => w.up) ?? list[0];
+    const w = pick(writers) ?? pick(readers);
+    if (w) return w.labels;
+    const entry = sinkEntriesOf(this.config.sinks, topic)[0];
+    if (!entry) return undefined;
+    let l = this.pendingTopicLabels.get(topic);
+    if (!l) {
+      l = { pipeline: entry.job, engine: 'flink', job_id: '' };
+      this.pendingTopicLabels.set(topic, l);
+    }
+    return l;
+  }
+
+  /**
    * One reading of a topic's high watermarks and last stable offsets, handed over by the LSO monitor
    * (src/kafka/lso-monitor.ts) as it takes it: the visibility latency of the jobs writing the topic.
    */
@@ -155,6 +237,8 @@ export class FlinkService implements Service {
           if (this.lastError !== err.message) this.logger.warn({ err: err.message }, 'Flink REST poll failed');
           this.lastError = err.message;
           this.flink.restUp.set(0);
+          // Another JobManager (HA) or a restarted one may run with another cache: read it again.
+          this.statsCacheMs = undefined;
           for (const j of this.jobs.values()) this.pipeline.up.set(j.labels, 0);
         })
         .finally(() => {
@@ -167,6 +251,7 @@ export class FlinkService implements Service {
   private async poll(): Promise<void> {
     const overview = await this.client.get<JobsOverview>('/jobs/overview');
     this.flink.restUp.set(1);
+    if (this.statsCacheMs === undefined) this.statsCacheMs = await this.readStatsCache();
     const selected = selectJobs(overview.jobs, this.config.jobs);
     const keep = new Set(selected.map((j) => j.jid));
     for (const [jid, w] of this.jobs) {
@@ -179,16 +264,31 @@ export class FlinkService implements Service {
     for (const job of selected) {
       let w = this.jobs.get(job.jid);
       if (!w) {
-        w = { labels: { pipeline: job.name, engine: 'flink', job_id: job.jid }, sinkPrev: new Map(), sinkTopics: sinkTopicsOf(this.config.sinks, job.name) };
+        const labels: PipelineLabels = { pipeline: job.name, engine: 'flink', job_id: job.jid };
+        w = {
+          labels,
+          recordLabels: { in: { ...labels, direction: 'in' }, out: { ...labels, direction: 'out' } },
+          sinkPrev: new Map(),
+          recordPrev: new Map(),
+          sinkTopics: sinkTopicsOf(this.config.sinks, job.name),
+          sourceTopics: [],
+        };
         this.jobs.set(job.jid, w);
+        this.pipeline.records.inc(w.recordLabels.in, 0);
+        this.pipeline.records.inc(w.recordLabels.out, 0);
         if (w.sinkTopics.length) this.flink.visibilityPending.set(w.labels, 0);
         for (const outcome of CHECKPOINT_OUTCOMES) this.pipeline.checkpoints.inc({ ...w.labels, outcome }, 0);
         this.flink.restarts.inc(w.labels, 0);
         this.logger.info({ job: job.name, jobId: job.jid, state: job.state }, 'watching Flink job');
       }
-      this.pipeline.up.set(w.labels, jobUp(job) ? 1 : 0);
+      w.up = jobUp(job);
+      this.pipeline.up.set(w.labels, w.up ? 1 : 0);
+      this.flink.statsStaleness.set(w.labels, statisticsStaleness(this.config.pollInterval, this.statsCacheMs));
       await this.pollJob(job.jid, w);
-      if (jobUp(job)) await this.pollSink(job.jid, w);
+      if (w.up) {
+        await this.pollRecords(job.jid, w);
+        await this.pollSink(job.jid, w);
+      }
     }
     this.lastError = null;
   }
@@ -236,6 +336,62 @@ export class FlinkService implements Service {
       }
     } catch (err) {
       // A job that ended between the overview and these calls answers 404; the next poll drops it.
+      if (err instanceof FlinkHttpError && err.status === 404) return;
+      throw err;
+    }
+  }
+
+  /** The REST server's checkpoint statistics cache (ms), from its configuration; Flink's default when unreadable. */
+  private async readStatsCache(): Promise<number> {
+    const [jm, web] = await Promise.all([
+      this.client.getOrNull<{ key: string; value: string }[]>('/jobmanager/config').catch(() => null),
+      this.client.getOrNull<{ 'refresh-interval'?: number }>('/config').catch(() => null),
+    ]);
+    return statisticsCacheMs(jm, web);
+  }
+
+  /**
+   * Records in and out (eos_pipeline_records_total): the sources' numRecordsIn and the sink
+   * writers' numRecordsOut / numRecordsSend, read per subtask from the vertices' metrics
+   * (GET /jobs/<jid>/vertices/<vid>/metrics?get=…) and added as counter growth.
+   */
+  private async pollRecords(jid: string, w: WatchedJob): Promise<void> {
+    try {
+      const complete = (v: { ids: RecordMetricIds }[]) => v.some((x) => x.ids.in.length) && v.some((x) => x.ids.out.length);
+      const now = Date.now();
+      if (!w.recordVertices || !complete(w.recordVertices) || now - (w.recordsListedAt ?? 0) >= RELIST_MS) {
+        const job = await this.client.get<{ vertices: { id: string }[] }>(`/jobs/${jid}`);
+        const found: { vid: string; ids: RecordMetricIds }[] = [];
+        const topics = new Set<string>();
+        for (const v of job.vertices) {
+          const list = (await this.client.get<{ id: string }[]>(`/jobs/${jid}/vertices/${v.id}/metrics`)).map((x) => x.id);
+          const ids = recordMetricIds(list);
+          if (ids.in.length || ids.out.length) found.push({ vid: v.id, ids });
+          for (const t of sourceTopics(list)) topics.add(t);
+        }
+        // Metrics register when the tasks start: look again next poll until the counters show up.
+        // Raw values already read stay in recordPrev, so a counter listed again is not counted twice.
+        w.recordsListedAt = now;
+        if (found.length) w.recordVertices = found;
+        if (topics.size) w.sourceTopics = [...topics].sort();
+        if (!w.recordVertices) return;
+      }
+      let grownIn = 0;
+      let grownOut = 0;
+      for (const { vid, ids } of w.recordVertices) {
+        if (!ids.in.length && !ids.out.length) continue;
+        const values: MetricValue[] = [];
+        for (const chunk of chunkIds([...ids.in, ...ids.out], MAX_GET_CHARS)) {
+          values.push(...(await this.client.get<MetricValue[]>(`/jobs/${jid}/vertices/${vid}/metrics?get=${chunk}`)));
+        }
+        let prev = w.recordPrev.get(vid);
+        if (!prev) w.recordPrev.set(vid, (prev = new Map()));
+        grownIn += counterGrowth(prev, values, ids.in);
+        grownOut += counterGrowth(prev, values, ids.out);
+      }
+      if (grownIn > 0) this.pipeline.records.inc(w.recordLabels.in, grownIn);
+      if (grownOut > 0) this.pipeline.records.inc(w.recordLabels.out, grownOut);
+    } catch (err) {
       if (err instanceof FlinkHttpError && err.status === 404) return;
       throw err;
     }
@@ -290,6 +446,9 @@ export class FlinkService implements Service {
     for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.remove({ ...w.labels, outcome });
     removeCheckpointSeries(this.pipeline, w.labels);
     this.pipeline.up.remove(w.labels);
+    this.pipeline.records.remove(w.recordLabels.in);
+    this.pipeline.records.remove(w.recordLabels.out);
+    this.flink.statsStaleness.remove(w.labels);
     this.flink.restarts.remove(w.labels);
   }
 }

@@ -201,3 +201,121 @@ export function sinkMetricIds(ids: string[]): SinkMetricIds {
     pending: pick(/Committer\.pendingCommittables$/),
   };
 }
+
+/** A job's record counters among one vertex's per-subtask metric ids (`<subtask>.<operator>.<metric>`). */
+export interface RecordMetricIds {
+  /** Records the job's sources read: each source operator's numRecordsIn, per subtask. */
+  in: string[];
+  /** Records the job's sinks wrote: each sink writer's numRecordsOut (numRecordsSend where a writer has no numRecordsOut), per subtask. */
+  out: string[];
+}
+
+/**
+ * Picks the record counters out of a vertex's metric ids as `GET /jobs/<jid>/vertices/<vid>/metrics`
+ * lists them (one id per subtask: `0.Source__source__fa.numRecordsIn`). The operators' own counters,
+ * not the vertex's read-records / write-records, which count only records between tasks (a job
+ * chained into one task reads 0 there). Per subtask, so a subtask that restarts on its own (a
+ * region failover) resets only its own counters and the rest are not counted again.
+ */
+export function recordMetricIds(ids: string[]): RecordMetricIds {
+  const source = /^\d+\.Source__[^.]*\.numRecordsIn$/;
+  const writer = /^(\d+\.[^.]*__Writer)\.(numRecordsOut|numRecordsSend)$/;
+  const out = new Map<string, string>();
+  for (const id of ids) {
+    const m = writer.exec(id);
+    if (!m) continue;
+    // Flink deprecated the writers' numRecordsSend for numRecordsOut; both count the records sent.
+    if (m[2] === 'numRecordsOut' || !out.has(m[1]!)) out.set(m[1]!, id);
+  }
+  return { in: ids.filter((id) => source.test(id)).sort(), out: [...out.values()].sort() };
+}
+
+/**
+ * Kafka topics a job's KafkaSource reads, from the source reader's per-partition metric ids
+ * (`0.Source__source__cap_src.KafkaSourceReader.topic.cap_src.partition.0.currentOffset`), so the
+ * lag of the job's consumer group can be labelled with the job. The names are as Flink's metric
+ * query service writes them (metricScopeName: `cap.src` is `cap_src`); compare with metricScopeName(topic).
+ */
+export function sourceTopics(ids: string[]): string[] {
+  const re = /^\d+\.Source__[^.]*\.KafkaSourceReader\.topic\.(.+)\.partition\.\d+\.currentOffset$/;
+  return [...new Set(ids.flatMap((id) => re.exec(id)?.[1] ?? []))].sort();
+}
+
+/** One answer entry of Flink's metrics endpoints: the value is a string (`"1234"`), absent when not reported. */
+export interface MetricValue {
+  id: string;
+  value?: string;
+}
+
+/**
+ * Growth of counters read per subtask since the previous reading (`prev`, raw values by id; updated
+ * in place): each id's own counterDelta, so a subtask whose counter restarted from zero adds only its
+ * new count. An id missing from the answer (its subtask not running) adds nothing and keeps its last value.
+ */
+export function counterGrowth(prev: Map<string, number>, values: MetricValue[], ids: readonly string[]): number {
+  const byId = new Map(values.map((v) => [v.id, v.value]));
+  let growth = 0;
+  for (const id of ids) {
+    const raw = byId.get(id);
+    const now = raw === undefined ? NaN : Number(raw);
+    if (!Number.isFinite(now) || now < 0) continue;
+    growth += counterDelta(prev.get(id), now);
+    prev.set(id, now);
+  }
+  return growth;
+}
+
+/**
+ * How old the poller's view of a job's checkpoint statistics can be, in seconds: the poll interval
+ * plus the REST server's cache of them (`rest.cache.checkpoint-statistics.timeout`, which defaults to
+ * `web.refresh-interval`, 3 s). The stalled-checkpoint alert adds it to its threshold.
+ */
+export function statisticsStaleness(pollIntervalMs: number, cacheMs: number): number {
+  return (pollIntervalMs + Math.max(0, cacheMs)) / 1000;
+}
+
+/**
+ * The REST server's checkpoint statistics cache in ms, from `GET /jobmanager/config` (key/value
+ * pairs) and `GET /config` (`refresh-interval`): the explicit cache timeout when set, else the
+ * refresh interval, else Flink's default 3000. A value that is not a duration counts as the default.
+ */
+export function statisticsCacheMs(jobmanagerConfig: { key: string; value: string }[] | null, webConfig: { 'refresh-interval'?: number } | null): number {
+  const refresh = typeof webConfig?.['refresh-interval'] === 'number' ? webConfig['refresh-interval'] : undefined;
+  const get = (k: string) => jobmanagerConfig?.find((e) => e.key === k)?.value;
+  const explicit = durationMs(get('rest.cache.checkpoint-statistics.timeout'));
+  return explicit ?? refresh ?? durationMs(get('web.refresh-interval')) ?? 3000;
+}
+
+/** A Flink duration (`3000`, `3 s`, `500ms`, `1 min`) in ms; undefined when absent or not one. */
+export function durationMs(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|milli|millis|millisecond|milliseconds|s|sec|secs|second|seconds|m|min|minute|minutes|h|hour|hours)?\s*$/i.exec(v);
+  if (!m) return undefined;
+  const unit = (m[2] ?? 'ms').toLowerCase();
+  const factor = unit.startsWith('h') ? 3_600_000 : unit === 'm' || unit.startsWith('min') ? 60_000 : unit.startsWith('s') ? 1000 : 1;
+  return Number(m[1]) * factor;
+}
+
+/**
+ * Metric ids joined into `get=` values (each URL-encoded, comma-separated) of at most `maxChars`
+ * characters each, so no request line grows past what the REST server accepts; an id longer than
+ * maxChars gets a request of its own.
+ */
+export function chunkIds(ids: readonly string[], maxChars: number): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (const id of ids.map(encodeURIComponent)) {
+    if (cur && cur.length + 1 + id.length > maxChars) {
+      out.push(cur);
+      cur = '';
+    }
+    cur = cur ? `${cur},${id}` : id;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
+/** A name as Flink's metric query service writes it into metric ids: space, '.', ':' and ',' become '_'. */
+export function metricScopeName(name: string): string {
+  return name.replace(/[ .:,]/g, '_');
+}

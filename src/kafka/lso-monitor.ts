@@ -8,23 +8,31 @@ import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
 import { lsoMetrics } from '../metrics/lso.js';
+import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, type PartitionEnds } from './offsets.js';
 import { LsoTracker, type LsoState } from './lso-tracker.js';
 
 export interface LsoMonitorOptions {
+  /** The own pipeline's name: the labels of every topic `topicLabels` does not claim. */
   pipeline: string;
   topics: string[];
+  /**
+   * The pipeline labels of a topic another engine owns (a Flink job's sink topic: the job's labels,
+   * src/flink/flink-service.ts topicLabels); undefined: the own pipeline's. Asked at every reading,
+   * so a resubmitted job's new job_id moves the topic's series. Return the same object while the
+   * answer stays the same.
+   */
+  topicLabels?: (topic: string) => PipelineLabels | undefined;
   intervalMs: number;
   hangingAfterMs: number;
   /** Every reading as it is taken (the Flink service's visibility latency, wired in src/create-daemon.ts). */
   onReading?: (topic: string, ends: PartitionEnds[], now: number) => void;
 }
 
-interface PartitionLabels {
-  pipeline: string;
-  topic: string;
-  partition: string;
-}
+type TopicLabels = PipelineLabels & { topic: string };
+type PartitionLabels = TopicLabels & { partition: string };
+
+const samePipeline = (a: PipelineLabels, b: PipelineLabels) => a.pipeline === b.pipeline && a.engine === b.engine && a.job_id === b.job_id;
 
 export class LsoMonitorService implements Service {
   readonly name = 'lso-monitor';
@@ -42,6 +50,11 @@ export class LsoMonitorService implements Service {
    * (src/metrics/render.ts).
    */
   private readonly partitions = new Map<string, Map<number, PartitionLabels>>();
+  /** The labels of each topic's topic-level series (hanging, read errors), as last used. */
+  private readonly topicSeries = new Map<string, TopicLabels>();
+  /** Label sets of eos_lso_monitor_hanging_after_seconds, by pipeline key. */
+  private readonly hangingAfterSeries = new Map<string, PipelineLabels>();
+  private readonly ownLabels: PipelineLabels;
   private readonly failing = new Map<string, string>();
 
   constructor(
@@ -52,7 +65,41 @@ export class LsoMonitorService implements Service {
     this.logger = ctx.logger;
     this.metrics = lsoMetrics(ctx.registry);
     this.tracker = new LsoTracker(opts.hangingAfterMs);
-    this.metrics.hangingAfter.set({ pipeline: opts.pipeline }, opts.hangingAfterMs / 1000);
+    this.ownLabels = { pipeline: opts.pipeline, engine: 'eoswatch', job_id: '' };
+    for (const t of opts.topics) this.labelsOf(t);
+  }
+
+  /**
+   * The topic-level label object of a topic: its pipeline's labels and the topic, the same object
+   * while they stay the same. A topic whose pipeline changed (a Flink job resubmitted: new job_id)
+   * loses its series under the old labels first.
+   */
+  private labelsOf(topic: string): TopicLabels {
+    const p = this.opts.topicLabels?.(topic) ?? this.ownLabels;
+    const before = this.topicSeries.get(topic);
+    if (before && samePipeline(before, p)) return before;
+    if (before) {
+      this.dropSeries(topic, new Map());
+      this.metrics.hanging.remove(before);
+      this.metrics.readErrors.remove(before);
+    }
+    const labels: TopicLabels = { pipeline: p.pipeline, engine: p.engine, job_id: p.job_id, topic };
+    this.topicSeries.set(topic, labels);
+    this.syncHangingAfter();
+    return labels;
+  }
+
+  /** eos_lso_monitor_hanging_after_seconds for every pipeline whose topics are watched, and no other. */
+  private syncHangingAfter(): void {
+    const want = new Map<string, PipelineLabels>();
+    for (const l of this.topicSeries.values()) want.set(`${l.pipeline}\u0000${l.engine}\u0000${l.job_id}`, { pipeline: l.pipeline, engine: l.engine, job_id: l.job_id });
+    for (const [k, l] of this.hangingAfterSeries) if (!want.has(k)) this.metrics.hangingAfter.remove(l);
+    for (const [k, l] of want) {
+      if (!this.hangingAfterSeries.has(k)) this.metrics.hangingAfter.set(l, this.opts.hangingAfterMs / 1000);
+      else want.set(k, this.hangingAfterSeries.get(k)!);
+    }
+    this.hangingAfterSeries.clear();
+    for (const [k, l] of want) this.hangingAfterSeries.set(k, l);
   }
 
   async start(): Promise<void> {
@@ -74,28 +121,12 @@ export class LsoMonitorService implements Service {
   async poll(): Promise<void> {
     for (const topic of this.opts.topics) {
       if (this.stopped || !this.reader) return;
-      const labels = { pipeline: this.opts.pipeline, topic };
       try {
         const ends = await this.reader.read(topic);
-        const at = Date.now();
-        const states = this.tracker.update(topic, ends, at);
-        this.opts.onReading?.(topic, ends, at);
-        const before = this.partitions.get(topic);
-        const now = new Map<number, PartitionLabels>();
-        let hanging = 0;
-        for (const s of states) {
-          const pl = before?.get(s.partition) ?? { ...labels, partition: String(s.partition) };
-          now.set(s.partition, pl);
-          this.metrics.lag.set(pl, s.lag);
-          this.metrics.stuck.set(pl, s.stuckMs / 1000);
-          this.metrics.openAge.set(pl, s.openAgeMs / 1000);
-          if (s.hanging) hanging++;
-        }
-        this.reportTransitions(states);
-        this.metrics.hanging.set(labels, hanging);
-        this.dropSeries(topic, now);
+        this.apply(topic, ends, Date.now());
         if (this.failing.delete(topic)) this.logger.info({ topic }, 'LSO reading works again');
       } catch (err) {
+        const labels = this.labelsOf(topic);
         this.metrics.readErrors.inc(labels);
         this.tracker.forget(topic);
         this.dropSeries(topic, new Map());
@@ -109,6 +140,31 @@ export class LsoMonitorService implements Service {
       }
     }
     this.polled = true;
+  }
+
+  /**
+   * One reading of a topic (its partitions' high watermarks and last stable offsets, taken at `at`)
+   * applied to the tracker and the metrics, under the labels of the topic's pipeline: what poll()
+   * does with each reading it takes (tests feed it recorded readings).
+   */
+  apply(topic: string, ends: PartitionEnds[], at: number): void {
+    const labels = this.labelsOf(topic);
+    const states = this.tracker.update(topic, ends, at);
+    this.opts.onReading?.(topic, ends, at);
+    const before = this.partitions.get(topic);
+    const now = new Map<number, PartitionLabels>();
+    let hanging = 0;
+    for (const s of states) {
+      const pl = before?.get(s.partition) ?? { ...labels, partition: String(s.partition) };
+      now.set(s.partition, pl);
+      this.metrics.lag.set(pl, s.lag);
+      this.metrics.stuck.set(pl, s.stuckMs / 1000);
+      this.metrics.openAge.set(pl, s.openAgeMs / 1000);
+      if (s.hanging) hanging++;
+    }
+    this.reportTransitions(states);
+    this.metrics.hanging.set(labels, hanging);
+    this.dropSeries(topic, now);
   }
 
   private reportTransitions(states: LsoState[]): void {

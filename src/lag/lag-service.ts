@@ -9,6 +9,7 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import type { LagConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
+import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
 import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
@@ -17,6 +18,28 @@ import { nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './sel
 const PROBE_MAX_LAG = 100;
 /** At most this many partitions probed per reading (one Fetch per leader), to bound the cost. */
 const PROBE_MAX_PARTITIONS = 200;
+
+/** Which pipeline a group's lag on a topic belongs to (its series' pipeline, engine and job_id labels). */
+export interface LagLabelling {
+  /** The own pipeline's name (pipeline.name): the labels of every series no one else claims. */
+  pipeline: string;
+  /** The own pipeline's consumer group (pipeline.groupId) when it runs: its lag is the pipeline's. */
+  groupId?: string;
+  /** The labels of a topic another engine owns (a Flink job's source or sink topic); undefined: none. */
+  topicLabels?: (topic: string) => PipelineLabels | undefined;
+}
+
+/**
+ * The pipeline labels of a group's lag on a topic: the own pipeline's group is the own pipeline's,
+ * a group on a topic a Flink job reads or writes is that job's, any other the own pipeline's
+ * (as the LSO monitor labels lsoMonitor.topics).
+ */
+export function lagLabels(l: LagLabelling, own: PipelineLabels, group: string, topic: string): PipelineLabels {
+  if (l.groupId !== undefined && group === l.groupId) return own;
+  return l.topicLabels?.(topic) ?? own;
+}
+
+type PartitionSeries = PipelineLabels & { group: string; topic: string; partition: string };
 
 /** What one reading found, for logs, readiness and the benchmark. */
 export interface LagReading {
@@ -41,7 +64,8 @@ export class LagService implements Service {
   private last: LagReading | undefined;
   private failure: string | undefined;
   /** Label sets with series, to remove those that disappear. */
-  private partitionSeries = new Map<string, { group: string; topic: string; partition: string }>();
+  private partitionSeries = new Map<string, PartitionSeries>();
+  private readonly ownLabels: PipelineLabels;
   private groupSeries = new Set<string>();
   /** Probe answers by partition and committed offset, valid while the LSO they were asked for stands. */
   private probes = new Map<string, { lso: bigint; first: FirstRecord }>();
@@ -50,7 +74,9 @@ export class LagService implements Service {
     private readonly kafka: Kafka,
     private readonly config: LagConfig,
     ctx: ServiceContext,
+    private readonly labelling: LagLabelling = { pipeline: 'default' },
   ) {
+    this.ownLabels = { pipeline: labelling.pipeline, engine: 'eoswatch', job_id: '' };
     this.logger = ctx.logger;
     this.metrics = lagMetrics(ctx.registry);
     this.groupMatch = nameMatcher(config.groups);
@@ -196,13 +222,20 @@ export class LagService implements Service {
     return this.reader.readMany(topics);
   }
 
-  private publish(lags: PartitionLag[], descriptions: { groupId: string; state: string; members: unknown[] }[], committed: Map<string, unknown>): void {
+  /**
+   * One reading's lags, group states and members applied to the metrics, each partition series under
+   * the labels of its pipeline (lagLabels): what a reading does once it has read the offsets (tests
+   * feed it recorded readings). `committed`: the groups read, by id.
+   */
+  publish(lags: PartitionLag[], descriptions: { groupId: string; state: string; members: unknown[] }[], committed: Map<string, unknown>): void {
     const m = this.metrics;
-    const series = new Map<string, { group: string; topic: string; partition: string }>();
+    const series = new Map<string, PartitionSeries>();
     for (const l of lags) {
-      const key = `${l.group}\u0000${l.topic}\u0000${l.partition}`;
+      const p = lagLabels(this.labelling, this.ownLabels, l.group, l.topic);
+      // The pipeline is part of the key: a series whose pipeline changed (a resubmitted Flink job) goes.
+      const key = `${p.pipeline}\u0000${p.engine}\u0000${p.job_id}\u0000${l.group}\u0000${l.topic}\u0000${l.partition}`;
       // The same label object on every reading: /metrics formats its labels once (src/metrics/render.ts).
-      const labels = this.partitionSeries.get(key) ?? { group: l.group, topic: l.topic, partition: String(l.partition) };
+      const labels = this.partitionSeries.get(key) ?? { pipeline: p.pipeline, engine: p.engine, job_id: p.job_id, group: l.group, topic: l.topic, partition: String(l.partition) };
       series.set(key, labels);
       m.committed.set(labels, Number(l.committed));
       m.lagRecords.set(labels, l.lsoLag);
@@ -222,7 +255,7 @@ export class LagService implements Service {
     this.dropSeries(series, groups);
   }
 
-  private dropSeries(series: Map<string, { group: string; topic: string; partition: string }>, groups: Set<string>): void {
+  private dropSeries(series: Map<string, PartitionSeries>, groups: Set<string>): void {
     const m = this.metrics;
     for (const [k, labels] of this.partitionSeries) {
       if (series.has(k)) continue;

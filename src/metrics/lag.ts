@@ -1,12 +1,29 @@
 // Consumer-lag metrics (names are contracts: dashboards and alerts use them). Lag is measured to
 // the last stable offset, what a read_committed consumer can actually read; the high-watermark
-// lag is exported beside it for comparison. Series of a group, topic or partition that is no
+// lag is exported beside it for comparison. The per-partition series carry the labels of the
+// pipeline they belong to, `pipeline`, `engine`, `job_id` (src/metrics/checkpoint-stats.ts): the
+// own pipeline's group its own, a group reading a Flink job's source or sink topic the job's, any
+// other group the own pipeline's (src/lag/lag-service.ts lagLabels). The group's state and members
+// are the group's, not a pipeline's (a group may read topics of several). Series of a group, topic or partition that is no
 // longer read are removed rather than left at their last value.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { PIPELINE_LABELS } from './checkpoint-stats.js';
 
+const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
+
+/** The lag metrics of a registry, defined once. */
 export function lagMetrics(registry: Registry) {
+  let m = byRegistry.get(registry);
+  if (!m) {
+    m = define(registry);
+    byRegistry.set(registry, m);
+  }
+  return m;
+}
+
+function define(registry: Registry) {
   const registers = [registry];
-  const partitionLabels = ['group', 'topic', 'partition'];
+  const partitionLabels = [...PIPELINE_LABELS, 'group' as const, 'topic' as const, 'partition' as const];
   return {
     committed: new Gauge({
       name: 'eos_consumer_committed_offset',
@@ -68,7 +85,7 @@ export function lagMetrics(registry: Registry) {
   };
 }
 
-export type LagMetrics = ReturnType<typeof lagMetrics>;
+export type LagMetrics = ReturnType<typeof define>;
 
 export const GROUP_STATES = ['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Empty', 'Dead', 'Unknown'];
 
@@ -81,22 +98,24 @@ export function pipelineTransactionAgeMetrics(registry: Registry, pipeline: stri
   const registers = [registry];
   // A pipeline built again in the same process (restarted by its supervisor) replaces the gauges.
   for (const name of ['eos_pipeline_transaction_timeout_seconds', 'eos_pipeline_transaction_open_seconds']) registry.removeSingleMetric(name);
+  // The own pipeline's series: engine="eoswatch", job_id empty, like its checkpoint series.
+  const labels = { pipeline, engine: 'eoswatch', job_id: '' };
   new Gauge({
     name: 'eos_pipeline_transaction_timeout_seconds',
     help: 'transaction.timeout.ms of the pipeline\'s transactional producers.',
-    labelNames: ['pipeline'],
+    labelNames: [...PIPELINE_LABELS],
     registers,
-  }).set({ pipeline }, timeoutMs / 1000);
+  }).set(labels, timeoutMs / 1000);
   new Gauge({
     name: 'eos_pipeline_transaction_open_seconds',
     help: 'Time since the first record of the open transaction of the input partition\'s producer; 0 when no transaction holds records.',
-    labelNames: ['pipeline', 'partition'],
+    labelNames: [...PIPELINE_LABELS, 'partition' as const],
     registers,
     collect() {
       // In-memory state only (the pipeline's tasks): nothing slow in a scrape.
       this.reset();
       const now = Date.now();
-      for (const [partition, since] of openSince()) this.set({ pipeline, partition: String(partition) }, since > 0 ? (now - since) / 1000 : 0);
+      for (const [partition, since] of openSince()) this.set({ ...labels, partition: String(partition) }, since > 0 ? (now - since) / 1000 : 0);
     },
   });
 }

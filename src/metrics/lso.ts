@@ -1,44 +1,62 @@
-// Metrics of the LSO monitor (hanging-transaction detection). Series of a partition that is no
-// longer read (topic deleted, read failed) are removed rather than left at their last value.
+// Metrics of the LSO monitor (hanging-transaction detection). Every series carries the labels of the
+// pipeline the topic belongs to, `pipeline`, `engine` and `job_id` (src/metrics/checkpoint-stats.ts):
+// the own pipeline's topics and lsoMonitor.topics the own pipeline's, a topic of flink.sinks the
+// labels of the Flink job writing it, so they join eos_pipeline_up and the checkpoint series.
+// Series of a partition that is no longer read (topic deleted, read failed) are removed rather than
+// left at their last value.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { PIPELINE_LABELS } from './checkpoint-stats.js';
 
+const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
+
+/** The LSO metrics of a registry, defined once (a monitor built again after a restart shares them). */
 export function lsoMetrics(registry: Registry) {
+  let m = byRegistry.get(registry);
+  if (!m) {
+    m = define(registry);
+    byRegistry.set(registry, m);
+  }
+  return m;
+}
+
+function define(registry: Registry) {
   const registers = [registry];
+  const partitionLabels = [...PIPELINE_LABELS, 'topic' as const, 'partition' as const];
   return {
     lag: new Gauge({
       name: 'eos_partition_lso_lag_records',
       help: 'High watermark minus last stable offset: records held back from read_committed consumers by open transactions.',
-      labelNames: ['pipeline', 'topic', 'partition'],
+      labelNames: partitionLabels,
       registers,
     }),
     stuck: new Gauge({
       name: 'eos_partition_lso_stuck_seconds',
       help: 'How long the last stable offset has not moved while records wait behind it (0 when nothing is held back).',
-      labelNames: ['pipeline', 'topic', 'partition'],
+      labelNames: partitionLabels,
       registers,
     }),
     openAge: new Gauge({
       name: 'eos_partition_open_transaction_age_seconds',
       help: 'Age of the oldest record held behind the last stable offset (the first record of the oldest open transaction), from sampled high watermarks, error at most lsoMonitor.interval; 0 when nothing is held back.',
-      labelNames: ['pipeline', 'topic', 'partition'],
+      labelNames: partitionLabels,
       registers,
     }),
     hangingAfter: new Gauge({
       name: 'eos_lso_monitor_hanging_after_seconds',
-      help: 'lsoMonitor.hangingAfter: the largest transaction.timeout.ms of the producers writing the watched topics.',
-      labelNames: ['pipeline'],
+      help: 'lsoMonitor.hangingAfter: the largest transaction.timeout.ms of the producers writing the watched topics (one series per pipeline whose topics are watched).',
+      labelNames: [...PIPELINE_LABELS],
       registers,
     }),
     hanging: new Gauge({
       name: 'eos_hanging_transactions',
       help: 'Partitions of the topic whose last stable offset has been stuck longer than lsoMonitor.hangingAfter (a hanging transaction).',
-      labelNames: ['pipeline', 'topic'],
+      labelNames: [...PIPELINE_LABELS, 'topic' as const],
       registers,
     }),
     readErrors: new Counter({
       name: 'eos_lso_monitor_read_errors_total',
-      help: 'Failed readings of a topic\'s high watermarks and last stable offsets.',
-      labelNames: ['pipeline', 'topic'],
+      help: "Failed readings of a topic's high watermarks and last stable offsets.",
+      labelNames: [...PIPELINE_LABELS, 'topic' as const],
       registers,
     }),
   };

@@ -14,6 +14,7 @@ import { runAudit } from '../../src/audit/runner.js';
 import { checkpointChecks } from '../../src/audit/checks/checkpoint.js';
 import { flinkJobsSource, jobTarget } from '../../src/flink/audit-source.js';
 import { FlinkService } from '../../src/flink/flink-service.js';
+import { LsoMonitorService } from '../../src/kafka/lso-monitor.js';
 import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
 import { createLogger } from '../../src/log.js';
 import { createRegistry } from '../../src/metrics/registry.js';
@@ -128,6 +129,66 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
       return v > c1 + 2 ? v : undefined;
     });
     assert.ok(after > c1);
+  });
+
+  test('records in and out counted for a job that processes records; the LSO series of its sink carry the job\'s pipeline, engine and job_id', async (t) => {
+    const f = flink!;
+    const brokers = kafka.cluster.brokers;
+    const source = uniqueName('flink-rec-src');
+    const sink = uniqueName('flink-rec-sink');
+    await createTopic(brokers, source, 2, 1);
+    await createTopic(brokers, sink, 2, 1);
+    const name = uniqueName('eos-rec');
+    const jobId = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, parallelism: 2, args: { name, 'checkpoint-interval-ms': 1000 } });
+    t.after(() => f.cancel(jobId).catch(() => undefined));
+    await f.waitJobRunning(jobId, 300_000);
+
+    const registry = createRegistry();
+    const ctx = { logger: silent, registry, fatal: () => undefined };
+    const service = new FlinkService(
+      { enabled: true, restUrls: [f.restUrl], jobs: { names: [name], ids: [] }, pollInterval: 500, requestTimeout: 3000, tls: { rejectUnauthorized: true }, sinks: [{ job: name, topics: [sink] }] },
+      ctx,
+    );
+    // Wired as src/create-daemon.ts wires them; the monitor starts first, before the job is seen.
+    const lso = new LsoMonitorService(
+      kafkaFor(brokers),
+      { pipeline: 'default', topics: [sink], intervalMs: 500, hangingAfterMs: 60_000, onReading: service.lsoReading.bind(service), topicLabels: (x) => (x === sink ? service.topicLabels(x) : undefined) },
+      ctx,
+    );
+    await lso.start();
+    t.after(() => lso.stop());
+    await service.start();
+    t.after(() => service.stop());
+    const labels = { pipeline: name, engine: 'flink', job_id: jobId };
+    const scrape = async () => parsePrometheusText(await registry.metrics());
+
+    const k = kafkaFor(brokers);
+    const records = 3000;
+    await produceVerifyRecords(k, source, { records, perSecond: 300 });
+    // Flink's REST server refreshes task metrics every metrics.fetcher.update-interval (10 s).
+    const counted = await waitFor(`${records} records in and out`, async () => {
+      const p = await scrape();
+      const v = ['in', 'out'].map((direction) => sampleValue(p, 'eos_pipeline_records_total', { ...labels, direction }) ?? 0);
+      return v.every((x) => x >= records) ? v : undefined;
+    });
+    assert.deepEqual(counted, [records, records], 'each record read once by the source and written once by the sink writer');
+    const p = await scrape();
+    assert.equal(sampleValue(p, 'eos_flink_checkpoint_stats_staleness_seconds', labels), 0.5 + 3, 'poll interval + the REST cache (web.refresh-interval 3 s)');
+
+    const sinkSeries = await waitFor('the sink\'s LSO series under the job\'s labels only', async () => {
+      const q = await scrape();
+      const series = q.samples.filter((x) => x.name === 'eos_partition_lso_lag_records' && x.labels.topic === sink);
+      return series.length === 2 && series.every((x) => x.labels.pipeline === name && x.labels.engine === 'flink' && x.labels.job_id === jobId) ? q : undefined;
+    });
+    for (const family of ['eos_partition_lso_stuck_seconds', 'eos_partition_open_transaction_age_seconds', 'eos_hanging_transactions']) {
+      const series = sinkSeries.samples.filter((x) => x.name === family && x.labels.topic === sink);
+      assert.ok(series.length > 0, family);
+      assert.deepEqual([...new Set(series.map((x) => `${x.labels.pipeline}/${x.labels.engine}/${x.labels.job_id}`))], [`${name}/flink/${jobId}`], family);
+    }
+    const hangingAfter = sinkSeries.samples.filter((x) => x.name === 'eos_lso_monitor_hanging_after_seconds');
+    assert.deepEqual(hangingAfter.map((x) => x.labels), [{ ...labels }], 'one hangingAfter series, the job\'s (the placeholder before the first poll is gone)');
+    const lint = spawnSync(process.env.PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: await registry.metrics(), encoding: 'utf8' });
+    assert.equal(`${lint.stdout}${lint.stderr}`.trim(), '', 'promtool findings');
   });
 
   test('the live audit flags a job submitted with unsafe checkpoint settings and passes a safe one', async (t) => {

@@ -27,6 +27,7 @@ const FLINK_ONLY = [
   'eos_flink_sink_visibility_pending_seconds',
   'eos_flink_sink_commit_time_seconds_total',
   'eos_flink_sink_committables_total',
+  'eos_flink_checkpoint_stats_staleness_seconds',
 ];
 const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
 const temp = tempDirs('eoswatch-prom-');

@@ -5,7 +5,24 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { consecutiveFailures, counterDelta, jobUp, newRestarts, reduceCheckpoints, selectJobs, sinkMetricIds } from '../../src/flink/poller.js';
+import {
+  chunkIds,
+  consecutiveFailures,
+  counterDelta,
+  counterGrowth,
+  durationMs,
+  jobUp,
+  metricScopeName,
+  newRestarts,
+  recordMetricIds,
+  reduceCheckpoints,
+  selectJobs,
+  sinkMetricIds,
+  sourceTopics,
+  statisticsCacheMs,
+  statisticsStaleness,
+  type MetricValue,
+} from '../../src/flink/poller.js';
 import type { CheckpointEntry, CheckpointingStatistics, JobExceptions, JobOverview, JobsOverview } from '../../src/flink/rest-types.js';
 
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/flink/${name}`, import.meta.url), 'utf8')) as T;
@@ -256,4 +273,76 @@ test('a counter that restarts from zero (a new producer, a restarted task) never
   assert.equal(counterDelta(85_361_231, 90_000_000), 90_000_000 - 85_361_231);
   assert.equal(counterDelta(90_000_000, 1_000), 1_000, 'restarted: the new value is all new');
   assert.equal(counterDelta(5, 5), 0);
+});
+
+// Recorded from the seed job at parallelism 2 (source cap.src -> increment -> KafkaSink cap.sink,
+// chained into one vertex) while 200 records/s went in: GET /jobs/<jid>/vertices/<vid>/metrics?get=…
+const values = fixture<MetricValue[]>('vertex-metric-values.json');
+const valueIds = values.map((v) => v.id);
+
+test("records in and out are the sources' numRecordsIn and the sink writers' numRecordsSend, per subtask, never the chained task's own counters", () => {
+  const ids = recordMetricIds(valueIds);
+  assert.deepEqual(ids.in, ['0.Source__source__cap_src.numRecordsIn', '1.Source__source__cap_src.numRecordsIn']);
+  assert.deepEqual(ids.out, ['0.sink__cap_sink__Writer.numRecordsSend', '1.sink__cap_sink__Writer.numRecordsSend']);
+  const task = values.filter((v) => /^\d\.numRecords(In|Out)$/.test(v.id));
+  assert.ok(task.length === 4 && task.every((v) => v.value === '0'), 'the recorded task-level counters of a chained job read 0');
+  assert.equal(counterGrowth(new Map(), values, ids.in), 1514 + 1513);
+  assert.equal(counterGrowth(new Map(), values, ids.out), 1514 + 1513);
+  // The seed job's full per-subtask id list (Flink 1.20, parallelism 1) reads the same.
+  const listed = recordMetricIds(fixture<{ id: string }[]>('vertex-metrics.json').map((x) => x.id));
+  assert.deepEqual(listed, { in: ['0.Source__source__fa.numRecordsIn'], out: ['0.sink__fb__Writer.numRecordsSend'] });
+});
+
+test("a writer's numRecordsOut is preferred to the deprecated numRecordsSend; each writer counted once", () => {
+  const ids = recordMetricIds(['0.sink__a__Writer.numRecordsSend', '0.sink__a__Writer.numRecordsOut', '0.sink__b__Writer.numRecordsSend', '0.sink__a__Committer.numRecordsOut', '0.Source__s.numRecordsOut']);
+  assert.deepEqual(ids.out, ['0.sink__a__Writer.numRecordsOut', '0.sink__b__Writer.numRecordsSend']);
+  assert.deepEqual(ids.in, []);
+});
+
+test('a subtask restarted on its own (a region failover) adds only its new count; the other is not counted again', () => {
+  const ids = recordMetricIds(valueIds).in;
+  const prev = new Map<string, number>();
+  assert.equal(counterGrowth(prev, values, ids), 3027);
+  const later: MetricValue[] = [
+    { id: '0.Source__source__cap_src.numRecordsIn', value: '2514' },
+    { id: '1.Source__source__cap_src.numRecordsIn', value: '40' },
+  ];
+  assert.equal(counterGrowth(prev, later, ids), 1000 + 40, 'a summed counter would have read 2554 after 3027 and added all of it');
+  assert.equal(counterGrowth(prev, [{ id: ids[0]! }], ids), 0, 'an id without a value (its subtask not running) adds nothing');
+  assert.equal(counterGrowth(prev, [{ id: ids[0]!, value: '2614' }, { id: ids[1]!, value: '50' }], ids), 110, 'and its last value is kept');
+  assert.equal(counterGrowth(prev, [{ id: ids[0]!, value: 'NaN' }], ids), 0);
+});
+
+test("the KafkaSource's topics come from its reader's partition metrics, spelled as Flink's metric ids spell them", () => {
+  assert.deepEqual(sourceTopics(valueIds), ['cap_src']);
+  assert.equal(metricScopeName('cap.src'), 'cap_src', 'the recorded job reads the topic cap.src');
+  assert.equal(metricScopeName('sink: cap.sink: Writer'), 'sink__cap_sink__Writer', "the recorded operator 'sink: cap.sink: Writer'");
+  assert.deepEqual(sourceTopics(['0.Source__s.KafkaSourceReader.topic.a_b.partition.10.currentOffset', '0.Source__s.KafkaSourceReader.topic.a_b.partition.1.committedOffset']), ['a_b']);
+});
+
+test("the staleness of the checkpoint statistics is the poll interval plus the REST server's cache, read from its configuration", () => {
+  const jm = fixture<{ key: string; value: string }[]>('jobmanager-config.json');
+  const web = fixture<{ 'refresh-interval'?: number }>('web-config.json');
+  assert.equal(web['refresh-interval'], 3000, 'recorded GET /config');
+  assert.equal(statisticsCacheMs(jm, web), 3000, 'no cache key set: the refresh interval');
+  assert.equal(statisticsCacheMs([...jm, { key: 'rest.cache.checkpoint-statistics.timeout', value: '10 s' }], web), 10_000, 'the explicit cache timeout wins');
+  assert.equal(statisticsCacheMs(null, null), 3000, "unreadable: Flink's default");
+  assert.equal(statisticsCacheMs([{ key: 'web.refresh-interval', value: '1s' }], null), 1000);
+  assert.equal(statisticsCacheMs([{ key: 'rest.cache.checkpoint-statistics.timeout', value: 'soon' }], { 'refresh-interval': 2000 }), 2000, 'a value that is not a duration counts as unset');
+  assert.equal(statisticsStaleness(5000, 3000), 8);
+  assert.equal(durationMs('500ms'), 500);
+  assert.equal(durationMs('2 min'), 120_000);
+  assert.equal(durationMs('1h'), 3_600_000);
+  assert.equal(durationMs('3000'), 3000);
+  assert.equal(durationMs('3 parsecs'), undefined);
+});
+
+test('metric ids are asked for in requests short enough for the REST server', () => {
+  const ids = Array.from({ length: 400 }, (_, i) => `${i}.Source__source__cap_src.numRecordsIn`);
+  const chunks = chunkIds(ids, 3000);
+  assert.ok(chunks.length > 1);
+  assert.ok(chunks.every((c) => c.length <= 3000));
+  assert.deepEqual(chunks.flatMap((c) => c.split(',')).map(decodeURIComponent), ids, 'every id once, in order');
+  assert.deepEqual(chunkIds(['a b'], 3000), ['a%20b']);
+  assert.deepEqual(chunkIds([], 3000), []);
 });
