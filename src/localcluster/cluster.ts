@@ -329,7 +329,10 @@ export class LocalCluster {
     } catch (err) {
       // The error names what failed (with the first errors of the node's log); a directory the
       // caller chose keeps the logs, a temporary one goes.
-      await cluster.down({ keepData: opts.dir !== undefined });
+      // A failed clean-up must not hide why the start failed: both are told.
+      await cluster.down({ keepData: opts.dir !== undefined }).catch((downErr: unknown) => {
+        throw new Error(`${(err as Error).message}\n(and then the clean-up failed: ${(downErr as Error).message})`, { cause: err });
+      });
       throw err;
     }
     return cluster;

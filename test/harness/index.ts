@@ -18,7 +18,14 @@ export { LocalCluster };
 export function useCluster(opts: ClusterOptions = {}): { readonly cluster: LocalCluster } {
   let cluster: LocalCluster | undefined;
   before(async () => {
-    cluster = await LocalCluster.start(opts);
+    // One more attempt after a start that failed: a cluster that cannot start is the harness's
+    // problem, not the test's; the first failure is printed so that it is not lost.
+    try {
+      cluster = await LocalCluster.start(opts);
+    } catch (err) {
+      process.stderr.write(`test harness: the local cluster did not start, trying once more: ${(err as Error).message}\n`);
+      cluster = await LocalCluster.start(opts);
+    }
   });
   after(async () => {
     await cluster?.down();
