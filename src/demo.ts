@@ -133,7 +133,7 @@ export function demoInstructions(opts: { dir: string; nodes: number; url: string
   const broker = opts.nodes > 1 ? 2 : 1;
   const lines = [
     'Break it from another terminal and watch the summary below:',
-    `  ${kafka(`kill ${broker}`).padEnd(48)} SIGKILL broker ${broker}${opts.nodes > 1 ? ': a few checkpoints fail or slow down, then commits resume on the other two' : ': the only broker; Kafka unreachable, checkpoints stop'}`,
+    `  ${kafka(`kill ${broker}`).padEnd(48)} SIGKILL broker ${broker}${opts.nodes > 1 ? ': checkpoints slow down for a few seconds, none fails; commits go on on the other two' : ': the only broker; Kafka unreachable, checkpoints stop'}`,
     `  ${kafka(`start ${broker}`).padEnd(48)} start it again: checkpoints complete, pending returns to 0-1`,
     `  ${kafka('pause 1').padEnd(48)} SIGSTOP broker 1 (resume 1 to continue): LSO lag grows while a transaction waits`,
     `  ${kafka('status').padEnd(48)} the nodes, their pids and ports`,

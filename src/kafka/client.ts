@@ -108,6 +108,9 @@ export function kafkaLogCreator(logger: Logger, now: () => number = Date.now, co
       let lvl = noise || message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : pinoLevelFor(level, namespace);
       // kafkajs retries a retriable error after logging it at ERROR: a warning at most.
       if (lvl === 'error' && isRetriableKafkaError(message, extra.error)) lvl = 'warn';
+      // kafkajs restarts a crashed consumer only after a retriable crash (its "Crash:" line says
+      // which): a self-healing restart is a warning, not an error (the demo's "kill 2" logged one).
+      if (lvl === 'error' && message.startsWith('Restarting the consumer')) lvl = 'warn';
       const fields: Record<string, unknown> = { namespace, ...plainLogFields(extra) };
       // A stack trace only on an error line (kafkajs attaches one to connection errors).
       if (lvl === 'error' && stack !== undefined) fields.stack = plainLogFields({ stack }).stack;

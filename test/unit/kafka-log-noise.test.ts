@@ -164,16 +164,18 @@ describe('kafkajs log noise', () => {
     entry('Producer', 'Request Produce(key: 0, version: 7) timed out', { broker: 'h:2' });
     entry('Consumer', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1', { groupId: 'g', stack: 'Error\n    at x' });
     entry('Consumer', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1', { groupId: 'g', stack: 'Error\n    at x' });
+    entry('Consumer', 'Restarting the consumer in 2000ms', { retryCount: 5, retryTime: 2000, groupId: 'g' });
     entry('BrokerPool', 'The producer has been fenced', { stack: 'KafkaJSProtocolError: The producer has been fenced\n    at y' });
     assert.deepEqual(lines.map((l) => [l.level, l.msg]), [
       ['warn', 'Failed to send messages: Messages are rejected since there are fewer in-sync replicas than required'],
       ['warn', 'Request Produce(key: 0, version: 7) timed out (further connection errors to h:2 for a minute at debug)'],
       ['warn', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1'],
       ['warn', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1'],
+      ['warn', 'Restarting the consumer in 2000ms'],
       ['error', 'The producer has been fenced'],
     ]);
     assert.equal(lines[2]!.stack, undefined);
-    assert.match(String(lines[4]!.stack), /fenced\n\s+at y/);
+    assert.match(String(lines[5]!.stack), /fenced\n\s+at y/);
   });
 });
 
