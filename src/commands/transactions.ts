@@ -640,18 +640,22 @@ async function runAbort(c: Clients, cmd: Extract<TxnCommand, { sub: 'abort' }>, 
     report.initProducerId = res;
     if (res.error) throw fail(`InitProducerId ${id}: ${res.error.name}${res.error.kind === 'permission' ? ' (permission: an ACL is missing)' : ''}${res.error.message !== res.error.name ? `: ${res.error.message}` : ''}`);
     say(`the coordinator ended the transaction${res.concurrentRetries ? ` (answered CONCURRENT_TRANSACTIONS ${res.concurrentRetries} times while it wrote the markers)` : ''}; producer id ${res.producerId} epoch ${res.producerEpoch} now`);
-    const after = await pollUntil(
-      () => describeOne(c, {}, id),
-      (d) => !OPEN.includes(d.state) && d.partitions.every((p) => !p.holdsLso || p.startOffset === null),
-      30_000,
-    );
-    report.after = after;
-    say(`coordinator: ${id} is ${after.state} (was ${before.state})`);
+    // Read again: the coordinator's state, and the transaction's partitions (an ended one lists none).
+    const { readPartitions } = await import('../coordinator/snapshot.js');
+    const wanted = new Set(before.partitions.map(tpName));
+    const reread = async () => ({
+      d: await describeOne(c, {}, id),
+      parts: (await readPartitions(c, [...new Set(before.partitions.map((p) => p.topic))], (p) => wanted.has(tpName(p)))).partitions.filter((p) => wanted.has(tpName(p))),
+    });
+    const still = (v: Awaited<ReturnType<typeof reread>>) => v.parts.some((p) => p.producers.some((s) => s.producerId === before.producerId && holds(p, s)));
+    const after = await pollUntil(reread, (v) => !OPEN.includes(v.d.state) && !still(v), 30_000);
+    report.after = { ...after.d, partitions: after.parts.map(({ producers: _p, ...v }) => v) };
+    say(`coordinator: ${id} is ${after.d.state} (was ${before.state})`);
     for (const p of before.partitions) {
-      const a = after.partitions.find((x) => x.topic === p.topic && x.partition === p.partition);
+      const a = after.parts.find((x) => x.topic === p.topic && x.partition === p.partition);
       say(`${tpName(p)}: last stable offset ${dash(p.lso?.toString())} -> ${dash(a?.lso?.toString())} (high watermark ${dash(a?.high?.toString())})`);
     }
-    return finish(OPEN.includes(after.state) ? ExitCodes.RUNTIME : ExitCodes.OK);
+    return finish(OPEN.includes(after.d.state) || still(after) ? ExitCodes.RUNTIME : ExitCodes.OK);
   }
   const { topic, partition, startOffset } = cmd.target;
   const { readOpenTransactions, readPartitions, resolveTopics } = await import('../coordinator/snapshot.js');
