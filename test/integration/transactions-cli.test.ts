@@ -130,9 +130,12 @@ for (const version of VERSIONS) {
     });
 
     test('find-hanging names the killed producer\'s transaction; TransactionsCommand find-hanging reports nothing', async () => {
-      const res = await until('find-hanging to name the dead producer', async () => {
+      // Both killed producers, each once it has been silent for 5 s (the second was killed later).
+      const res = await until('find-hanging to name both killed producers', async () => {
         const r = await runEoswatch(['transactions', 'find-hanging', ...b, '--topic', topic, '--idle', '5s', '--format', 'json']);
-        return r.code === 3 ? r : undefined;
+        if (r.code !== 3) return undefined;
+        const ids = (JSON.parse(r.stdout) as HangingJson).hanging.map((x) => x.transactionalId);
+        return ids.includes(dead) && ids.includes(other) ? r : undefined;
       });
       const report = JSON.parse(res.stdout) as HangingJson;
       assert.deepEqual(report.errors, []);
