@@ -19,6 +19,7 @@ Commands:
   verify            write verification records / check a sink for duplicates, loss and order
   chaos             fault scenarios against a local cluster and pipeline, verified end to end
   topics create     create the topics a configuration needs, replicated safely for the cluster
+  transactions      list, describe, find-hanging and abort transactions at the coordinators
   status            summary of a running eoswatch (its /metrics, /readyz and /audit)
   config validate   check a configuration file against the schema
   demo              start a local 3-node Kafka cluster and run eoswatch against it
@@ -45,6 +46,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   verify: () => import('./commands/verify.js'),
   chaos: () => import('./commands/chaos.js'),
   topics: () => import('./commands/topics.js'),
+  transactions: () => import('./commands/transactions.js'),
   status: () => import('./commands/status.js'),
 };
 
@@ -77,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
         return ExitCodes.OK;
     }
     const load = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd] : undefined;
-    if (!load) throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, topics create, status, config validate, demo`);
+    if (!load) throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, topics create, transactions, status, config validate, demo`);
     return await (await load()).handler(rest);
   } catch (err) {
     return reportError(err);

@@ -1,7 +1,9 @@
 // The transaction coordinator's admin APIs (KIP-664, brokers 3.0+) over kafkajs' own connections:
 // ListTransactions to every broker (each coordinator answers for its partitions of
 // __transaction_state), DescribeTransactions to each id's coordinator (FindCoordinator type 1),
-// DescribeProducers to each partition's leader. kafkajs 2.2.4 has none of these APIs: the bodies
+// DescribeProducers to each partition's leader; to end a transaction, InitProducerId at its
+// coordinator (as a new producer instance of the id would) or WriteTxnMarkers at a partition's
+// leader (as Admin.abortTransaction does). kafkajs 2.2.4 has none of these APIs: the bodies
 // are encoded and decoded by src/kafka/txn-protocol.ts and sent through the broker's connection
 // pool, so TLS, SASL, metadata and ApiVersions are kafkajs' as everywhere else (the cluster comes
 // from kafkajs' private factory, see createCluster in offsets.ts).
@@ -18,13 +20,16 @@ import {
   DESCRIBE_PRODUCERS,
   DESCRIBE_TRANSACTIONS,
   LIST_TRANSACTIONS,
+  WRITE_TXN_MARKERS,
   bodyAfterHeaderV1,
   decodeDescribeProducersResponse,
   decodeDescribeTransactionsResponse,
   decodeListTransactionsResponse,
+  decodeWriteTxnMarkersResponse,
   encodeDescribeProducersRequest,
   encodeDescribeTransactionsRequest,
   encodeListTransactionsRequest,
+  encodeWriteTxnMarkersRequest,
   errorKind,
   errorName,
   negotiateVersion,
@@ -44,6 +49,8 @@ const COORDINATOR_TYPE_TRANSACTION = 1;
 interface TxnBroker {
   nodeId: number | null;
   versions?: Record<number, { minVersion: number; maxVersion: number }> | null;
+  /** kafkajs' own InitProducerId (v0-v1 in kafkajs 2.2.4). */
+  initProducerId(req: { transactionalId: string; transactionTimeout: number }): Promise<{ producerId: string | number; producerEpoch: number }>;
   connectionPool: { send(req: { request: unknown; response: { decode(b: Buffer): Promise<unknown>; parse(x: unknown): Promise<unknown> }; requestTimeout: number }): Promise<unknown> };
 }
 
@@ -107,13 +114,28 @@ function kafkaError(code: number, message?: string | null): TxnApiError {
 }
 
 /** A thrown error (kafkajs' protocol errors carry Kafka's code) as an entry's error. */
-function thrownError(e: unknown): TxnApiError {
+export function thrownError(e: unknown): TxnApiError {
   const err = e as { code?: unknown; message?: string; type?: string };
   if (typeof err.code === 'number' && Number.isInteger(err.code)) return kafkaError(err.code, err.message ?? null);
   return { code: -1, name: 'CLIENT_ERROR', kind: 'error', message: err.message ?? String(e) };
 }
 
 const unsupported = (message: string): TxnApiError => ({ code: ERRORS.UNSUPPORTED_VERSION, name: 'UNSUPPORTED_VERSION', kind: 'unsupported', message });
+
+export interface InitProducerIdResult {
+  coordinatorId: number | null;
+  /** The id's producer id and epoch after the call (the epoch bumped: older instances are fenced). */
+  producerId: number | null;
+  producerEpoch: number | null;
+  /** Calls answered CONCURRENT_TRANSACTIONS while the coordinator ended the open transaction. */
+  concurrentRetries: number;
+  error: TxnApiError | null;
+}
+
+export interface MarkerResult {
+  leaderId: number | null;
+  error: TxnApiError | null;
+}
 
 export class TxnAdmin {
   private readonly cluster: TxnCluster;
@@ -308,6 +330,79 @@ export class TxnAdmin {
       }
     }
     return new Map([...out].sort((a, b) => a[0] - b[0]));
+  }
+
+  /**
+   * InitProducerId for `transactionalId` at its coordinator, as a new producer instance of the id
+   * would: an open transaction is aborted by the coordinator (its markers written, the state
+   * ended), a decided one completed, and the epoch bumped, which fences the old instance. The
+   * coordinator answers CONCURRENT_TRANSACTIONS until the transaction has ended: sent again until
+   * `deadlineMs` (time on this clock: Date.now). The id's transaction timeout becomes `transactionTimeoutMs`.
+   */
+  async initProducerId(transactionalId: string, transactionTimeoutMs: number, deadlineMs: number): Promise<InitProducerIdResult> {
+    await this.ensureConnected();
+    let coordinatorId: number | null = null;
+    let concurrentRetries = 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const broker = await this.cluster.findGroupCoordinator({ groupId: transactionalId, coordinatorType: COORDINATOR_TYPE_TRANSACTION });
+        coordinatorId = broker.nodeId;
+        const res = await broker.initProducerId({ transactionalId, transactionTimeout: transactionTimeoutMs });
+        return { coordinatorId, producerId: Number(res.producerId), producerEpoch: res.producerEpoch, concurrentRetries, error: null };
+      } catch (e) {
+        const error = thrownError(e);
+        const concurrent = error.code === ERRORS.CONCURRENT_TRANSACTIONS;
+        if (concurrent) concurrentRetries++;
+        if ((concurrent || error.kind === 'retry') && Date.now() < deadlineMs) {
+          await new Promise((r) => setTimeout(r, concurrent ? 100 : Math.min(this.retryDelayMs * 2 ** Math.min(attempt, 4), 2000)));
+          continue;
+        }
+        return { coordinatorId, producerId: null, producerEpoch: null, concurrentRetries, error };
+      }
+    }
+  }
+
+  /**
+   * WriteTxnMarkers (abort) for one producer's transaction on one partition, at the partition's
+   * leader, as Admin.abortTransaction does. The coordinator is not told: for a transaction it
+   * does not know (a hanging one); for one it knows, initProducerId ends it everywhere.
+   */
+  async writeAbortMarker(topic: string, partition: number, marker: { producerId: number; producerEpoch: number; coordinatorEpoch: number }): Promise<MarkerResult> {
+    await this.ensureConnected();
+    await this.cluster.addMultipleTargetTopics([topic]);
+    let leaderId: number | null = null;
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt + 1 >= this.attempts;
+      try {
+        const leaders = Object.entries(this.cluster.findLeaderForPartitions(topic, [partition]));
+        const leader = leaders.find(([, parts]) => parts.includes(partition))?.[0];
+        if (leader === undefined) return { leaderId: null, error: kafkaError(ERRORS.UNKNOWN_TOPIC_OR_PARTITION, `${topic}-${partition} has no leader in the cluster's metadata`) };
+        leaderId = Number(leader);
+        const broker = await this.cluster.findBroker({ nodeId: leader });
+        const version = negotiateVersion(WRITE_TXN_MARKERS, broker.versions?.[WRITE_TXN_MARKERS]);
+        if (version === null) return { leaderId, error: unsupported(`broker ${leader} speaks no WriteTxnMarkers version this client does (v1)`) };
+        const body = encodeWriteTxnMarkersRequest([{ ...marker, commit: false, topics: [{ topic, partitions: [partition] }] }], version);
+        const res = await this.send(broker, WRITE_TXN_MARKERS, version, body, decodeWriteTxnMarkersResponse);
+        const answer = res.markers.find((m) => m.producerId === marker.producerId)?.topics.find((t) => t.topic === topic)?.partitions.find((p) => p.partition === partition);
+        if (!answer) return { leaderId, error: { code: -1, name: 'CLIENT_ERROR', kind: 'error', message: `leader ${leader} did not answer for ${topic}-${partition}` } };
+        if (answer.errorCode === 0) return { leaderId, error: null };
+        const error = kafkaError(answer.errorCode);
+        if (error.kind === 'retry' && !last) {
+          await this.delay(attempt);
+          await this.cluster.refreshMetadata().catch(() => undefined);
+          continue;
+        }
+        return { leaderId, error };
+      } catch (e) {
+        const error = thrownError(e);
+        if (error.kind === 'retry' && !last) {
+          await this.delay(attempt);
+          await this.cluster.refreshMetadata().catch(() => undefined);
+          continue;
+        }
+        return { leaderId, error };
+      }
+    }
   }
 
   async close(): Promise<void> {

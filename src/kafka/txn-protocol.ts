@@ -3,19 +3,23 @@
 //
 // Schemas: Kafka's clients/src/main/resources/common/message/ (the copies in kafka-clients 4.4.0):
 //   DescribeProducers (61) v0, DescribeTransactions (65) v0, ListTransactions (66) v0-v2
-//   (v1 adds DurationFilter, KIP-994; v2 adds TransactionalIdPattern, KIP-1152).
-// All three are flexible from v0: compact strings and arrays (unsigned varint length + 1, 0 = null),
+//   (v1 adds DurationFilter, KIP-994; v2 adds TransactionalIdPattern, KIP-1152),
+//   WriteTxnMarkers (27) v1 (what Admin.abortTransaction sends to a partition leader; 3.9 speaks
+//   v0-v1, 4.x v1-v2, v2 adds only the marker's TransactionVersion).
+// The three KIP-664 APIs are flexible from v0, WriteTxnMarkers from v1: compact strings and arrays (unsigned varint length + 1, 0 = null),
 // a tagged-field section after every struct; request header v2 (header v1 + tagged fields),
 // response header v1 (correlation id + tagged fields).
 
 export const DESCRIBE_PRODUCERS = 61;
 export const DESCRIBE_TRANSACTIONS = 65;
 export const LIST_TRANSACTIONS = 66;
+export const WRITE_TXN_MARKERS = 27;
 
 export const API_NAMES: Readonly<Record<number, string>> = {
   [DESCRIBE_PRODUCERS]: 'DescribeProducers',
   [DESCRIBE_TRANSACTIONS]: 'DescribeTransactions',
   [LIST_TRANSACTIONS]: 'ListTransactions',
+  [WRITE_TXN_MARKERS]: 'WriteTxnMarkers',
 };
 
 /** The versions this codec speaks, per API key. */
@@ -23,6 +27,7 @@ export const CODEC_VERSIONS: Readonly<Record<number, { min: number; max: number 
   [DESCRIBE_PRODUCERS]: { min: 0, max: 0 },
   [DESCRIBE_TRANSACTIONS]: { min: 0, max: 0 },
   [LIST_TRANSACTIONS]: { min: 0, max: 2 },
+  [WRITE_TXN_MARKERS]: { min: 1, max: 1 },
 };
 
 /**
@@ -52,6 +57,9 @@ export const ERRORS = {
   CLUSTER_AUTHORIZATION_FAILED: 31,
   UNSUPPORTED_VERSION: 35,
   INVALID_REQUEST: 42,
+  INVALID_PRODUCER_EPOCH: 47,
+  CONCURRENT_TRANSACTIONS: 51,
+  TRANSACTION_COORDINATOR_FENCED: 52,
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
   TRANSACTIONAL_ID_NOT_FOUND: 105,
   INVALID_REGULAR_EXPRESSION: 128,
@@ -546,4 +554,64 @@ export function decodeDescribeProducersResponse(b: Buffer, version: number, offs
   r.taggedFields('DescribeProducersResponse');
   r.end();
   return { throttleTimeMs, topics };
+}
+
+// ---- WriteTxnMarkers (27) ----------------------------------------------------------------------
+
+export interface TxnMarker {
+  producerId: number;
+  producerEpoch: number;
+  /** false: abort. */
+  commit: boolean;
+  /** The coordinator epoch the marker carries: a leader refuses one older than the last marker's of this producer. */
+  coordinatorEpoch: number;
+  topics: { topic: string; partitions: number[] }[];
+}
+
+/** The request body (after the header), v1 (flexible). */
+export function encodeWriteTxnMarkersRequest(markers: readonly TxnMarker[], version = 1): Buffer {
+  if (version !== 1) throw new RangeError(`WriteTxnMarkers v${version} is not supported (1)`);
+  return new Writer()
+    .compactArray(markers, (w, m) => {
+      w.int64(m.producerId)
+        .int16(m.producerEpoch)
+        .int8(m.commit ? 1 : 0)
+        .compactArray(m.topics, (w, t) => {
+          w.compactNullableString(t.topic)
+            .compactArray(t.partitions, (w, p) => w.int32(p))
+            .noTaggedFields();
+        })
+        .int32(m.coordinatorEpoch)
+        .noTaggedFields();
+    })
+    .noTaggedFields()
+    .build();
+}
+
+export interface WriteTxnMarkersResponse {
+  /** WriteTxnMarkers has no throttle time; 0 so the admin's sender can treat every response alike. */
+  throttleTimeMs: number;
+  markers: { producerId: number; topics: { topic: string; partitions: { partition: number; errorCode: number }[] }[] }[];
+}
+
+export function decodeWriteTxnMarkersResponse(b: Buffer, version: number, offset = 0): WriteTxnMarkersResponse {
+  const r = new Reader(b, `WriteTxnMarkers v${version} response`, offset);
+  const markers = r.compactArray('Markers', (r) => {
+    const producerId = r.int64('ProducerId');
+    const topics = r.compactArray('Topics', (r) => {
+      const topic = r.compactString('Name');
+      const partitions = r.compactArray('Partitions', (r) => {
+        const p = { partition: r.int32('PartitionIndex'), errorCode: r.int16('ErrorCode') };
+        r.taggedFields('Partitions[]');
+        return p;
+      });
+      r.taggedFields('Topics[]');
+      return { topic, partitions };
+    });
+    r.taggedFields('Markers[]');
+    return { producerId, topics };
+  });
+  r.taggedFields('WriteTxnMarkersResponse');
+  r.end();
+  return { throttleTimeMs: 0, markers };
 }

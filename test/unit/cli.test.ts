@@ -31,7 +31,7 @@ describe('eoswatch CLI', () => {
   test('--help lists the commands and exits 0', async () => {
     const r = await eoswatch(['--help']);
     assert.equal(r.code, 0);
-    for (const c of ['run', 'audit', 'verify', 'chaos', 'config validate', 'demo']) assert.match(r.stdout, new RegExp(`^  ${c}`, 'm'));
+    for (const c of ['run', 'audit', 'verify', 'chaos', 'transactions', 'config validate', 'demo']) assert.match(r.stdout, new RegExp(`^  ${c}`, 'm'));
   });
 
   test('chaos rejects an unknown scenario or a bad count with exit 2 and names the option', async () => {
@@ -73,11 +73,35 @@ describe('eoswatch CLI', () => {
   });
 
   test('each command has --help', async () => {
-    for (const args of [['run', '--help'], ['audit', '--help'], ['verify', '--help'], ['config', 'validate', '--help'], ['demo', '--help'], ['chaos', '--help']]) {
+    for (const args of [['run', '--help'], ['audit', '--help'], ['verify', '--help'], ['config', 'validate', '--help'], ['demo', '--help'], ['chaos', '--help'], ['transactions', '--help'], ['transactions', 'find-hanging', '--help']]) {
       const r = await eoswatch(args);
       assert.equal(r.code, 0, args.join(' '));
       assert.match(r.stdout, /^Usage: eoswatch /m);
     }
+  });
+
+  test('transactions: no subcommand prints the help (exit 2), bad options exit 2 naming the option, a cluster that does not answer exit 1', async () => {
+    const none = await eoswatch(['transactions']);
+    assert.equal(none.code, 2);
+    assert.match(none.stdout, /^Usage: eoswatch transactions list/m);
+    const bad = [
+      [['transactions', 'frob'], /unknown transactions command "frob"/],
+      [['transactions', 'find-hanging', '--idle', 'soon'], /--idle: /],
+      [['transactions', 'abort'], /--transactional-id ID, or --topic T --partition N --start-offset O, is required/],
+      [['transactions', 'list', '--state', 'Running'], /--state: expected Empty, .*, found "Running"/],
+    ] as const;
+    for (const [args, message] of bad) {
+      const r = await eoswatch([...args]);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.stderr, message);
+    }
+    // Port 1 refuses connections at once: a runtime failure, not a crash.
+    const dir = await tempDir();
+    const file = join(dir, 'eoswatch.yaml');
+    await writeFile(file, 'kafka:\n  brokers: ["127.0.0.1:1"]\n  connectionTimeout: 300\n  requestTimeout: 1000\n');
+    const down = await eoswatch(['transactions', 'list', '-c', file]);
+    assert.equal(down.code, 1, down.stderr);
+    assert.match(down.stderr, /^eoswatch: .*(ECONNREFUSED|Connection|connect)/im);
   });
 
   test('usage errors exit 2', async () => {
