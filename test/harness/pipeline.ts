@@ -81,6 +81,7 @@ export function seedStream(brokers: string[], topic: string, partitions: number,
             await produceSeed(brokers, topic, partitions, n, { startValue: written, producer });
             break;
           } catch (err) {
+            if (stopped) return written;
             if (attempt >= 30) throw err;
             await new Promise((r) => setTimeout(r, 500));
           }
@@ -89,12 +90,17 @@ export function seedStream(brokers: string[], topic: string, partitions: number,
         await new Promise((r) => setTimeout(r, intervalMs));
       }
     } finally {
-      await producer.disconnect();
+      await producer.disconnect().catch(() => undefined);
     }
     return written;
   })();
-  after(() => {
+  // Stopped at the end of the test: a send in flight is cut by the disconnect, and the stream's
+  // retries never outlive the test (they kept a test file's process alive for many minutes after
+  // its cluster was gone, and the serial integration run waited for it).
+  after(async () => {
     stopped = true;
+    await producer.disconnect().catch(() => undefined);
+    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
   });
   return { done };
 }
