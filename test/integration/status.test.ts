@@ -52,9 +52,11 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
         'shutdown: {gracePeriod: 5s}',
         `kafka: {brokers: [${h.cluster.brokers.join(', ')}], healthCheckInterval: 1s}`,
         `pipeline: {enabled: true, name: st, sourceTopic: ${id}-in, sinkTopic: ${id}-out, groupId: ${id}, transactionalIdPrefix: ${id},`,
-        // The first two checkpoints with records wait 40 s before their commit: at least one of them
-        // after a checkpoint completed, so that the checkpoints stall (> 3 × 1 s) for about 37 s < for: 1m.
-        '  checkpoint: {interval: 1s, timeout: 50s}, transactionTimeout: 90s, faultInjection: {commitDelay: 40s, commitDelayTimes: 2}}',
+        // The first two checkpoints with records wait 22 s before their commit: at least one of them
+        // after a checkpoint completed, so that the checkpoints stall (> 3 × 1 s) for 20 s or more;
+        // if both come after one (they may run back to back), the stall is about 45 s: always < for: 1m.
+        // (With 40 s each, a CI run saw them back to back: an 80 s stall that rightly fired.)
+        '  checkpoint: {interval: 1s, timeout: 50s}, transactionTimeout: 90s, faultInjection: {commitDelay: 22s, commitDelayTimes: 2}}',
         'canary: {enabled: true, id: st, rate: 20}',
         'lsoMonitor: {interval: 1s}',
         'audit:',
