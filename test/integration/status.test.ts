@@ -106,7 +106,7 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
       await read();
       status = { code: r.code, summary };
       const stallOver = !summary.alerts.some((a) => a.alert === 'EosCheckpointStalled');
-      if (summary.canary.received > 0 && summary.audit && summary.pipeline.checkpointsCompleted > 0 && stallOver && summary.history.points.length >= 12) break;
+      if (summary.canary.received > 0 && summary.audit && summary.pipeline.checkpointsCompleted > 0 && stallOver && summary.history.points.length >= 13) break; // 13 points 5 s apart: 60 s of history, the rate window
       await new Promise((res) => setTimeout(res, 1000));
     }
     assert.ok(status && status.summary.canary.received > 0, `canary records come back: ${JSON.stringify(status?.summary)}`);
