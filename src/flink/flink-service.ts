@@ -33,8 +33,7 @@ import {
 import { FlinkHttpError, FlinkRestClient } from './rest-client.js';
 import type { CheckpointConfigInfo, CheckpointingStatistics, JobExceptions, JobsOverview } from './rest-types.js';
 import { VisibilityTracker, type VisibilityObservation } from './visibility.js';
-
-const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
+import { definedOnce } from '../metrics/registry.js';
 
 function define(registry: Registry) {
   const registers = [registry];
@@ -86,14 +85,7 @@ function define(registry: Registry) {
   };
 }
 
-export function flinkMetrics(registry: Registry) {
-  let m = byRegistry.get(registry);
-  if (!m) {
-    m = define(registry);
-    byRegistry.set(registry, m);
-  }
-  return m;
-}
+export const flinkMetrics = definedOnce(define);
 
 interface WatchedJob {
   labels: PipelineLabels;

@@ -4,6 +4,7 @@
 // job name), `engine` ("eoswatch" or "flink") and `job_id` (Flink's job id; empty for eoswatch), so
 // dashboards and alerts work for both engines unchanged.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { definedOnce } from './registry.js';
 
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -88,17 +89,8 @@ function define(registry: Registry) {
 
 export type CheckpointMetrics = ReturnType<typeof define>;
 
-const byRegistry = new WeakMap<Registry, CheckpointMetrics>();
-
 /** The checkpoint metrics of a registry, defined once whoever asks first (pipeline or Flink poller). */
-export function checkpointMetrics(registry: Registry): CheckpointMetrics {
-  let m = byRegistry.get(registry);
-  if (!m) {
-    m = define(registry);
-    byRegistry.set(registry, m);
-  }
-  return m;
-}
+export const checkpointMetrics: (registry: Registry) => CheckpointMetrics = definedOnce(define);
 
 /** Removes every checkpoint series of one pipeline (a Flink job that is gone). */
 export function removeCheckpointSeries(m: CheckpointMetrics, labels: PipelineLabels): void {

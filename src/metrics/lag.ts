@@ -8,18 +8,10 @@
 // longer read are removed rather than left at their last value.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { PIPELINE_LABELS } from './checkpoint-stats.js';
-
-const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
+import { definedOnce } from './registry.js';
 
 /** The lag metrics of a registry, defined once. */
-export function lagMetrics(registry: Registry) {
-  let m = byRegistry.get(registry);
-  if (!m) {
-    m = define(registry);
-    byRegistry.set(registry, m);
-  }
-  return m;
-}
+export const lagMetrics = definedOnce(define);
 
 function define(registry: Registry) {
   const registers = [registry];

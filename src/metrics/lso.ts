@@ -6,18 +6,10 @@
 // left at their last value.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { PIPELINE_LABELS } from './checkpoint-stats.js';
-
-const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
+import { definedOnce } from './registry.js';
 
 /** The LSO metrics of a registry, defined once (a monitor built again after a restart shares them). */
-export function lsoMetrics(registry: Registry) {
-  let m = byRegistry.get(registry);
-  if (!m) {
-    m = define(registry);
-    byRegistry.set(registry, m);
-  }
-  return m;
-}
+export const lsoMetrics = definedOnce(define);
 
 function define(registry: Registry) {
   const registers = [registry];

@@ -4,20 +4,12 @@
 // checkpoint-stats.ts and only handed through here.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { checkpointMetrics, LATENCY_BUCKETS, PIPELINE_LABELS } from './checkpoint-stats.js';
+import { definedOnce } from './registry.js';
 
 export { LATENCY_BUCKETS };
 
-const byRegistry = new WeakMap<Registry, ReturnType<typeof define>>();
-
 /** The pipeline metrics of a registry, defined once (the own pipeline and the Flink poller share them). */
-export function pipelineMetrics(registry: Registry) {
-  let m = byRegistry.get(registry);
-  if (!m) {
-    m = define(registry);
-    byRegistry.set(registry, m);
-  }
-  return m;
-}
+export const pipelineMetrics = definedOnce(define);
 
 function define(registry: Registry) {
   const registers = [registry];

@@ -43,3 +43,20 @@ export function createRegistry(): Registry {
   buildInfo.set({ version: VERSION, nodejs: process.versions.node }, 1);
   return registry;
 }
+
+/**
+ * A family's metrics, defined once per registry: `define` runs the first time a registry asks, and
+ * every later caller (a service built again after a restart, another service sharing the family)
+ * gets the same objects.
+ */
+export function definedOnce<T>(define: (registry: Registry) => T): (registry: Registry) => T {
+  const byRegistry = new WeakMap<Registry, T>();
+  return (registry) => {
+    let m = byRegistry.get(registry);
+    if (m === undefined) {
+      m = define(registry);
+      byRegistry.set(registry, m);
+    }
+    return m;
+  };
+}
