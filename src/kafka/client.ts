@@ -105,7 +105,9 @@ export function kafkaLogCreator(logger: Logger, now: () => number = Date.now, co
       const connection = level <= KafkaLogLevel.WARN && !noise ? classifyConnectionError(message, extra.error) : undefined;
       // kafkajs warns about any finite retry count on an idempotent producer; eos pipelines abort the
       // transaction of a send that failed after its retries, so nothing can be duplicated: not a warning.
-      let lvl = noise || message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : pinoLevelFor(level, namespace);
+      // "Response without match": the answer to a request kafkajs already gave up on (its request
+      // timeout passed, and it retried elsewhere): nothing is lost or wrong, so debug.
+      let lvl = noise || message.startsWith('Limiting retries for the idempotent producer') || message === 'Response without match' ? 'debug' : pinoLevelFor(level, namespace);
       // kafkajs retries a retriable error after logging it at ERROR: a warning at most.
       if (lvl === 'error' && isRetriableKafkaError(message, extra.error)) lvl = 'warn';
       // kafkajs restarts a crashed consumer only after a retriable crash (its "Crash:" line says

@@ -165,6 +165,7 @@ describe('kafkajs log noise', () => {
     entry('Consumer', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1', { groupId: 'g', stack: 'Error\n    at x' });
     entry('Consumer', 'Crash: KafkaJSConnectionError: Connection error: connect ECONNREFUSED 127.0.0.1:1', { groupId: 'g', stack: 'Error\n    at x' });
     entry('Consumer', 'Restarting the consumer in 2000ms', { retryCount: 5, retryTime: 2000, groupId: 'g' });
+    log({ namespace: 'RequestQueue', level: logLevel.WARN, label: 'WARN', log: { timestamp: '', logger: 'kafkajs', message: 'Response without match', broker: 'h:3', correlationId: 7 } });
     entry('BrokerPool', 'The producer has been fenced', { stack: 'KafkaJSProtocolError: The producer has been fenced\n    at y' });
     assert.deepEqual(lines.map((l) => [l.level, l.msg]), [
       ['warn', 'Failed to send messages: Messages are rejected since there are fewer in-sync replicas than required'],
