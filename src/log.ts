@@ -20,14 +20,16 @@ function errorWithoutStack(e: Error, depth = 0): Record<string, unknown> {
   const out = redactValue(e) as Record<string, unknown>;
   delete out.stack;
   const cause = (e as { cause?: unknown }).cause;
+  // At most 8 causes deep: a deeper (or cyclic) chain is cut there, never shown with its stacks.
   if (cause instanceof Error && depth < 8) out.cause = errorWithoutStack(cause, depth + 1);
+  else delete out.cause;
   return out;
 }
 
 /** The merging object of a line below error: no `stack` field, Errors (at its top level) without stacks. */
 export function withoutStacks(obj: unknown): unknown {
   if (obj instanceof Error) return { err: errorWithoutStack(obj) };
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return obj;
+  if (typeof obj !== 'object' || obj === null) return obj;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'stack') continue;
@@ -54,7 +56,6 @@ export function createLogger(level: LogLevel = 'info', destination?: Destination
         // Below error, a line carries no stack trace: Errors in it are logged by type and message.
         logMethod(args, method, level) {
           const safe = args.map((a, i) => (typeof a === 'string' ? redactText(a) : i === 0 && level < ERROR_LEVEL ? withoutStacks(a) : a)) as Parameters<typeof method>;
-          if (level < ERROR_LEVEL && args[0] instanceof Error && typeof args[1] !== 'string') safe.splice(1, 0, redactText(args[0].message) as never);
           return method.apply(this, safe);
         },
       },

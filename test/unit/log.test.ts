@@ -116,3 +116,33 @@ test('no stack trace below error: Errors at warn and below by type and message, 
   assert.match(e!.err.stack, /^Error: outer failure\n\s+at /);
   for (const l of [w, i, d]) assert.doesNotMatch(JSON.stringify(l), /\\n\s+at /);
 });
+
+test('below error: a cause chain is shown 8 deep without stacks and cut there; non-objects pass as at error; an Error alone keeps its message', () => {
+  const { log, lines } = capture('debug');
+  let e: Error = new Error('c10');
+  for (let i = 9; i >= 0; i--) e = new Error(`c${i}`, { cause: e });
+  log.warn({ err: e }, 'deep');
+  let c = (lines[0] as Record<string, any>).err;
+  const messages: string[] = [];
+  while (c) {
+    assert.equal(c.stack, undefined);
+    messages.push(c.message);
+    c = c.cause;
+  }
+  assert.deepEqual(messages, ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8'], 'the error and 8 causes');
+  // null and an array as the first argument: the same line at warn as at error (nothing to strip).
+  for (const first of [null, ['a', 'b']] as unknown[]) {
+    lines.length = 0;
+    (log.warn as (o: unknown, m: string) => void)(first, 'odd');
+    (log.error as (o: unknown, m: string) => void)(first, 'odd');
+    const [w, er] = lines.map(({ level: _l, time: _t, ...rest }) => rest);
+    assert.deepEqual(w, er, JSON.stringify(first));
+  }
+  // An Error alone at warn: its message is the line's; with a message of its own, that one.
+  lines.length = 0;
+  log.warn(new Error('alone token=t0k3n'));
+  log.warn(new Error('with'), 'own message');
+  log.warn(new Error('fmt'), 'n=%d', 3);
+  assert.deepEqual(lines.map((l) => l.msg), ['alone token=[REDACTED]', 'own message', 'n=3']);
+  for (const l of lines) assert.equal((l as Record<string, any>).err.stack, undefined);
+});
