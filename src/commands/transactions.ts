@@ -8,6 +8,7 @@ import { abortDue, findHanging, type HangingTransaction, type TopicPartition } f
 import { checkPattern, recognise, type RecogniserOptions } from '../coordinator/applications.js';
 import type { CoordinatorTransaction, PartitionProducer, SnapshotError, SnapshotPartition } from '../coordinator/snapshot.js';
 import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
+import { TRANSACTION_STATES, holdsLso } from '../kafka/txn-log.js';
 import { redactText, redactValue } from '../redact.js';
 import { brokersOption, choiceOption, configFileOrDefaults, durationOption, kafkaWithBrokers, numberOption, parse, printHelp, subcommand } from './options.js';
 
@@ -69,7 +70,6 @@ error: the answer is incomplete) or the abort was refused or failed, 2 usage or 
 error, 3 find-hanging found a hanging transaction.
 `;
 
-export const TRANSACTION_STATES = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort', 'Dead', 'PrepareEpochFence'] as const;
 const SUBS = ['list', 'describe', 'producers', 'find-hanging', 'abort'] as const;
 type Format = 'table' | 'json';
 
@@ -492,7 +492,7 @@ async function runList(c: Clients, names: RecogniserOptions, cmd: Extract<TxnCom
     const d = described.get(t.transactionalId);
     if (d?.error) errors.push({ source: 'DescribeTransactions', target: t.transactionalId, error: d.error });
     const desc = d?.description ?? null;
-    const open = desc !== null && desc.transactionStartTimeMs >= 0 && ['Ongoing', 'PrepareCommit', 'PrepareAbort', 'PrepareEpochFence'].includes(desc.state);
+    const open = desc !== null && desc.transactionStartTimeMs >= 0 && holdsLso(desc.state);
     const app = recognise(t.transactionalId, names);
     return {
       transactionalId: t.transactionalId,
@@ -521,7 +521,7 @@ async function describeOne(c: Clients, names: RecogniserOptions, transactionalId
   }
   const t = d.description;
   const now = Date.now();
-  const open = t.transactionStartTimeMs >= 0 && ['Ongoing', 'PrepareCommit', 'PrepareAbort', 'PrepareEpochFence'].includes(t.state);
+  const open = t.transactionStartTimeMs >= 0 && holdsLso(t.state);
   const tps = t.topics.flatMap((x) => x.partitions.map((partition) => ({ topic: x.topic, partition })));
   const { readPartitions } = await import('../coordinator/snapshot.js');
   const wanted = new Set(tps.map(tpName));
@@ -604,7 +604,6 @@ async function pollUntil<T>(read: () => Promise<T>, done: (v: T) => boolean, tim
   }
 }
 
-const OPEN = ['Ongoing', 'PrepareCommit', 'PrepareAbort', 'PrepareEpochFence'];
 
 async function runAbort(c: Clients, cmd: Extract<TxnCommand, { sub: 'abort' }>, format: Format): Promise<number> {
   const lines: string[] = [];
@@ -626,7 +625,7 @@ async function runAbort(c: Clients, cmd: Extract<TxnCommand, { sub: 'abort' }>, 
     const id = cmd.target.transactionalId;
     const before = await describeOne(c, {}, id);
     report.before = before;
-    if (!OPEN.includes(before.state)) {
+    if (!holdsLso(before.state)) {
       say(`${id} has no open transaction (state ${before.state}): nothing to abort`);
       return finish(ExitCodes.OK);
     }
@@ -648,14 +647,14 @@ async function runAbort(c: Clients, cmd: Extract<TxnCommand, { sub: 'abort' }>, 
       parts: (await readPartitions(c, [...new Set(before.partitions.map((p) => p.topic))], (p) => wanted.has(tpName(p)))).partitions.filter((p) => wanted.has(tpName(p))),
     });
     const still = (v: Awaited<ReturnType<typeof reread>>) => v.parts.some((p) => p.producers.some((s) => s.producerId === before.producerId && holds(p, s)));
-    const after = await pollUntil(reread, (v) => !OPEN.includes(v.d.state) && !still(v), 30_000);
+    const after = await pollUntil(reread, (v) => !holdsLso(v.d.state) && !still(v), 30_000);
     report.after = { ...after.d, partitions: after.parts.map(({ producers: _p, ...v }) => v) };
     say(`coordinator: ${id} is ${after.d.state} (was ${before.state})`);
     for (const p of before.partitions) {
       const a = after.parts.find((x) => x.topic === p.topic && x.partition === p.partition);
       say(`${tpName(p)}: last stable offset ${dash(p.lso?.toString())} -> ${dash(a?.lso?.toString())} (high watermark ${dash(a?.high?.toString())})`);
     }
-    return finish(OPEN.includes(after.d.state) || still(after) ? ExitCodes.RUNTIME : ExitCodes.OK);
+    return finish(holdsLso(after.d.state) || still(after) ? ExitCodes.RUNTIME : ExitCodes.OK);
   }
   const { topic, partition, startOffset } = cmd.target;
   const { readOpenTransactions, readPartitions, resolveTopics } = await import('../coordinator/snapshot.js');

@@ -18,7 +18,9 @@ import { thrownError, type DescribedTransaction, type PartitionProducerStates, t
 import type { OpenTransaction, PartitionView, ProducerState, TopicPartition } from './hanging.js';
 
 /** The coordinator states of a transaction not yet ended. */
-export const OPEN_STATES = ['Ongoing', 'PrepareCommit', 'PrepareAbort', 'PrepareEpochFence'] as const;
+import { OPEN_STATES, holdsLso } from '../kafka/txn-log.js';
+
+export { OPEN_STATES };
 
 export interface SnapshotSources {
   txnAdmin: Pick<TxnAdmin, 'listTransactions' | 'describeTransactions' | 'describeProducers'>;
@@ -74,7 +76,7 @@ export async function readOpenTransactions(txnAdmin: SnapshotSources['txnAdmin']
   const errors: SnapshotError[] = [];
   const brokers = await txnAdmin.listTransactions({ states: [...OPEN_STATES] });
   for (const b of brokers) if (b.error) errors.push({ source: 'ListTransactions', target: `broker ${b.nodeId}`, error: b.error });
-  const listed = brokers.flatMap((b) => b.transactions.filter((t) => (OPEN_STATES as readonly string[]).includes(t.state)));
+  const listed = brokers.flatMap((b) => b.transactions.filter((t) => holdsLso(t.state)));
   const described = listed.length ? await txnAdmin.describeTransactions(listed.map((t) => t.transactionalId)) : new Map<string, DescribedTransaction>();
   const open: CoordinatorTransaction[] = [];
   for (const [id, d] of described) {
@@ -84,7 +86,7 @@ export async function readOpenTransactions(txnAdmin: SnapshotSources['txnAdmin']
     }
     const t = d.description!;
     // Ended between the listing and the description: not open any more.
-    if (!(OPEN_STATES as readonly string[]).includes(t.state)) continue;
+    if (!holdsLso(t.state)) continue;
     open.push({
       transactionalId: id,
       coordinatorId: d.coordinatorId,

@@ -22,9 +22,12 @@ export function transactionStateName(id: number): TransactionStateName {
   return s;
 }
 
-/** States in which the transaction still holds its partitions' last stable offset. */
-export function holdsLso(state: TransactionStateName): boolean {
-  return state === 'Ongoing' || state === 'PrepareCommit' || state === 'PrepareAbort' || state === 'PrepareEpochFence';
+/** States of an open transaction: it still holds its partitions' last stable offset. */
+export const OPEN_STATES = ['Ongoing', 'PrepareCommit', 'PrepareAbort', 'PrepareEpochFence'] as const;
+
+/** Whether a transaction in `state` still holds its partitions' last stable offset. */
+export function holdsLso(state: string): boolean {
+  return (OPEN_STATES as readonly string[]).includes(state);
 }
 
 export const TXN_LOG_KEY_VERSION = 0;

@@ -8,7 +8,7 @@
 // started from another terminal).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { DEFAULT_KAFKA_VERSION, ensureKafka, isKafka4 } from './kafka-dist.js';
 import { ClusterNetwork, type NetworkState } from './network.js';
-import { describeSurvivors, processStatus, processesReferencing, readProcStat, startTimeOf } from './proc.js';
+import { describeSurvivors, killTrackedSync, processStatus, processesReferencing, readProcStat, startTimeOf } from './proc.js';
 
 const execFileP = promisify(execFile);
 
@@ -573,23 +573,7 @@ export class LocalCluster {
    */
   killAllSync(opts: { record?: boolean } = {}): void {
     this.refreshSync();
-    const gone: NodeState[] = [];
-    for (const n of this.state.nodes) {
-      if (processStatus(n, n.propsFile) === 'paused') this.signal(n, 'SIGCONT');
-      if (this.signal(n, 'SIGKILL') || !isOurProcess(n)) gone.push(n);
-    }
-    if (opts.record && existsSync(join(this.state.dir, STATE_FILE))) {
-      // SIGKILL cannot be refused: a signalled node is as good as gone.
-      for (const n of gone) {
-        n.pid = null;
-        n.startTime = null;
-      }
-      try {
-        writeFileSync(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
-      } catch {
-        /* exiting anyway: the next `status` finds the pids gone */
-      }
-    }
+    killTrackedSync(this.state.nodes, (n) => n.propsFile, (n, sig) => this.signal(n, sig), opts.record ? { file: join(this.state.dir, STATE_FILE), state: this.state } : undefined);
   }
 
   /** Processes still running that name this cluster's node files (ours or not): none may be left after down. */
@@ -606,6 +590,9 @@ export class LocalCluster {
     this.killAllSync();
     await Promise.all(this.state.nodes.map((n) => this.waitExit(n, 10_000)));
     const alive = this.state.nodes.filter(isOurProcess);
+    // The network goes either way: a namespace holding a surviving process lives on until it
+    // dies, and its record would otherwise wait for the next network's sweep.
+    if (alive.length) await this.network?.remove().catch(() => undefined);
     if (alive.length) throw new Error(`nodes ${alive.map((n) => `${n.id} (pid ${n.pid})`).join(', ')} did not exit after SIGKILL; cluster directory ${this.state.dir} kept`);
     for (const n of this.state.nodes) {
       n.pid = null;

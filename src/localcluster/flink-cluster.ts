@@ -6,13 +6,13 @@
 // after every start and stop, and what the exit hook and `down` kill. Jobs go in through the REST API
 // (flink-runtime-web serves /jars/upload and /jars/<id>/run).
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { explainLog, freePort } from './cluster.js';
-import { describeSurvivors, processStatus, processesReferencing, startTimeOf } from './proc.js';
+import { describeSurvivors, killTrackedSync, processStatus, processesReferencing, startTimeOf } from './proc.js';
 import { ensureFlink, ensureFlinkJob, resolveFlinkLine } from './flink-dist.js';
 
 const execFileP = promisify(execFile);
@@ -458,22 +458,8 @@ export class LocalFlinkCluster {
    */
   killAllSync(opts: { record?: boolean } = {}): void {
     this.refreshSync();
-    const gone: FlinkProcess[] = [];
-    for (const p of [...this.state.taskmanagers, this.state.jobmanager]) {
-      if (processStatus(p, this.state.confDir) === 'paused') this.signal(p, 'SIGCONT');
-      if (this.signal(p, 'SIGKILL') || !isOurProcess(p, this.state.confDir)) gone.push(p);
-    }
-    if (opts.record && existsSync(join(this.state.dir, STATE_FILE))) {
-      for (const p of gone) {
-        p.pid = null;
-        p.startTime = null;
-      }
-      try {
-        writeFileSync(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
-      } catch {
-        /* exiting anyway: the next `status` finds the pids gone */
-      }
-    }
+    const confDir = this.state.confDir;
+    killTrackedSync([...this.state.taskmanagers, this.state.jobmanager], () => confDir, (p, sig) => this.signal(p, sig), opts.record ? { file: join(this.state.dir, STATE_FILE), state: this.state } : undefined);
   }
 
   /** Long-running processes still naming this cluster's config dir (ours or not): none may be left after down. */

@@ -3,7 +3,7 @@
 // clock ticks since boot) is the one recorded when we started it. A pid the kernel recycled for
 // another process has another start time, so it is never signalled or reported as ours.
 // The parsing and the judgement are pure; the readers below only read /proc.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** A process as recorded in a harness's state file. */
 export interface TrackedProcess {
@@ -105,4 +105,35 @@ export function processesReferencing(needles: readonly string[]): { pid: number;
 /** One line naming the survivors for an error message: `pid 123 (java … kafka.Kafka …)`. */
 export function describeSurvivors(list: readonly { pid: number; cmdline: string }[]): string {
   return list.map((p) => `pid ${p.pid} (${p.cmdline.length > 160 ? `${p.cmdline.slice(0, 80)} … ${p.cmdline.slice(-70)}` : p.cmdline})`).join(', ');
+}
+
+/**
+ * SIGKILLs every process of a cluster that is still ours (a paused one is continued first, so that
+ * it dies at once), by `signal`, which checks identity; returns those now gone. `record`: the
+ * state file forgets their pids (the exit hook cannot wait for them to die; SIGKILL cannot be
+ * refused, so a signalled process is as good as gone) and is written, so `status` tells the truth.
+ */
+export function killTrackedSync<P extends TrackedProcess>(
+  procs: readonly P[],
+  needle: (p: P) => string,
+  signal: (p: P, sig: NodeJS.Signals) => boolean,
+  record?: { file: string; state: unknown },
+): P[] {
+  const gone: P[] = [];
+  for (const p of procs) {
+    if (processStatus(p, needle(p)) === 'paused') signal(p, 'SIGCONT');
+    if (signal(p, 'SIGKILL') || processStatus(p, needle(p)) === 'stopped') gone.push(p);
+  }
+  if (record && existsSync(record.file)) {
+    for (const p of gone) {
+      p.pid = null;
+      p.startTime = null;
+    }
+    try {
+      writeFileSync(record.file, JSON.stringify(record.state, null, 2));
+    } catch {
+      /* exiting anyway: the next `status` finds the pids gone */
+    }
+  }
+  return gone;
 }
