@@ -14,6 +14,7 @@ import { auditMetrics } from '../src/metrics/audit.js';
 import { checkpointMetrics } from '../src/metrics/checkpoint-stats.js';
 import { lagMetrics, pipelineTransactionAgeMetrics } from '../src/metrics/lag.js';
 import { lsoMetrics } from '../src/metrics/lso.js';
+import { defineTransactionsMetrics } from '../src/metrics/transactions.js';
 import { pipelineMetrics } from '../src/metrics/pipeline.js';
 import { createRegistry } from '../src/metrics/registry.js';
 
@@ -27,6 +28,7 @@ export const DEFINITIONS: { module: string; covers: string; define: (r: Registry
   { module: 'src/metrics/pipeline.ts', covers: 'pipelines (own pipeline and Flink jobs)', define: (r) => void pipelineMetrics(r) },
   { module: 'src/metrics/lag.ts', covers: "the own pipeline's open transactions, consumer lag", define: (r) => { pipelineTransactionAgeMetrics(r, 'p', 60_000, () => new Map()); lagMetrics(r); } },
   { module: 'src/metrics/lso.ts', covers: 'last stable offsets, hanging transactions', define: (r) => void lsoMetrics(r) },
+  { module: 'src/metrics/transactions.ts', covers: 'every transactional producer of the cluster (transaction coordinator)', define: (r) => void defineTransactionsMetrics(r) },
   { module: 'src/canary/canary-service.ts', covers: 'the canary', define: (r) => void defineCanaryMetrics(r) },
   { module: 'src/metrics/audit.ts', covers: 'the audit', define: (r) => void auditMetrics(r) },
   { module: 'src/flink/flink-service.ts', covers: 'Flink jobs', define: (r) => void flinkMetrics(r) },

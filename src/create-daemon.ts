@@ -15,6 +15,7 @@ import { LsoMonitorService } from './kafka/lso-monitor.js';
 import { CanaryService, canaryTopics } from './canary/canary-service.js';
 import { LagService } from './lag/lag-service.js';
 import { FlinkService } from './flink/flink-service.js';
+import { TransactionsService } from './coordinator/transactions-service.js';
 import type { Service, ServiceContext } from './service.js';
 
 export interface BuiltDaemon {
@@ -110,6 +111,19 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     audit = new AuditService(config, createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), ctx);
     services.push(audit);
     routes.push({ path: '/audit', description: 'the last exactly-once configuration audit (JSON)', router: audit.router() });
+  }
+
+  if (config.transactions.enabled) {
+    const ctx = context('transactions');
+    const kafka = createKafka({ ...config.kafka, requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, config.transactions.interval) }, ctx.logger, { retry: { retries: 1 } });
+    const t = config.transactions;
+    const txns = new TransactionsService(
+      kafka,
+      { intervalMs: t.interval, idleAfterMs: t.idleAfter, patterns: t.patterns, maxApplications: t.maxApplications, topN: t.topN, eoswatchPrefixes: config.pipeline.enabled ? [config.pipeline.transactionalIdPrefix] : [] },
+      ctx,
+    );
+    services.push(txns);
+    routes.push({ path: '/transactions', description: 'open and hanging transactions of the cluster, named (JSON)', router: txns.router() });
   }
 
   // The status page at / (src/http/status-page.ts) and /status.json: the status sampler's summary,

@@ -55,6 +55,7 @@ export interface Config {
   supervisor: BackoffConfig;
   pipeline: PipelineConfig;
   lsoMonitor: LsoMonitorConfig;
+  transactions: TransactionsConfig;
   lag: LagConfig;
   flink: FlinkConfig;
   canary: CanaryConfig;
@@ -126,6 +127,17 @@ export interface LsoMonitorConfig {
   interval: number;
   /** ms */
   hangingAfter: number;
+}
+
+export interface TransactionsConfig {
+  enabled: boolean;
+  /** ms */
+  interval: number;
+  /** ms */
+  idleAfter: number;
+  patterns: string[];
+  maxApplications: number;
+  topN: number;
 }
 
 export interface CanaryConfig {

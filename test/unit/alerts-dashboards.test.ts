@@ -29,6 +29,7 @@ const ALERTS = [
   'EosDataLossDetected',
   'EosConfigAuditCritical',
   'EosHangingTransaction',
+  'EosCoordinatorHangingTransaction',
   'EosProducerFenced',
   'EosConsumerLagHigh',
   'EosConsumerStuck',

@@ -1,0 +1,448 @@
+// The transactions service: every transactional producer of the cluster as the transaction
+// coordinator sees it, from __transaction_state (src/kafka/txn-log-reader.ts), named by
+// application (applications.ts), turned into events (events.ts), hanging transactions found with
+// the partitions' ends and producer states (hanging.ts). All I/O on the service's own timer.
+//
+// History and news: compaction keeps each id's last state, so the log read from the beginning is
+// mostly history. The first pass after start (or after the log became readable) only builds the
+// state of every id, emitting nothing: everything below the end offsets it reached is history.
+// Every later pass reads from where the previous one stopped, so each record it meets was written
+// since, and each is compared with the id's state before it (events.ts).
+//
+// Without Describe/Read on __transaction_state (TOPIC_AUTHORIZATION_FAILED), the service polls
+// ListTransactions + DescribeTransactions each interval instead: open transactions, ages, live ids
+// and hanging transactions stay, outcomes and durations need the log (eos_transactions_source,
+// /readyz and /transactions say which source is used). A missing permission is a metric and a
+// logged finding, never a crash.
+import { Router } from 'express';
+import type { Kafka } from 'kafkajs';
+import type { Logger } from '../log.js';
+import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import { errorMessage } from '../errors.js';
+import { redactText, redactValue } from '../redact.js';
+import { holdsLso, type TxnLogValue } from '../kafka/txn-log.js';
+import { readTransactionLog } from '../kafka/txn-log-reader.js';
+import { TxnAdmin } from '../kafka/txn-admin.js';
+import { EndOffsetReader } from '../kafka/offsets.js';
+import { defineTransactionsMetrics, type TransactionsMetrics } from '../metrics/transactions.js';
+import { ApplicationNamer, checkPattern } from './applications.js';
+import { transitionEvents, type TxnEvent } from './events.js';
+import { abortDue, findHanging, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
+
+export interface TransactionsServiceOptions {
+  intervalMs: number;
+  idleAfterMs: number;
+  patterns: string[];
+  maxApplications: number;
+  topN: number;
+  /** eoswatch pipelines' transactionalIdPrefix values (named as eoswatch applications). */
+  eoswatchPrefixes?: string[];
+}
+
+export type TransactionsSource = 'log' | 'poll';
+
+/** An open transaction as /transactions shows it. */
+export interface OpenView {
+  transactionalId: string;
+  application: string;
+  producerId: number;
+  producerEpoch: number;
+  state: string;
+  partitions: { topic: string; partition: number }[];
+  startedAt: string;
+  ageMs: number;
+  abortDue: string;
+}
+
+export interface HangingView extends OpenView {
+  topic: string;
+  partition: number;
+  kind: string;
+  startOffset: string;
+  heldBack: string;
+  idleMs: number;
+}
+
+export interface TransactionsReport {
+  at: string;
+  source: TransactionsSource;
+  /** Why the log is not read (poll source), or the last failure. */
+  problem: string | null;
+  liveIds: number;
+  open: number;
+  oldestOpen: OpenView[];
+  hanging: HangingView[];
+}
+
+const PERMISSION = /TOPIC_AUTHORIZATION_FAILED|error code 29\b|not authorized/i;
+/** In poll mode, the log is tried again every this many passes (an ACL granted later). */
+const LOG_RETRY_PASSES = 20;
+
+export class TransactionsService implements Service {
+  readonly name = 'transactions';
+  private readonly logger: Logger;
+  private readonly metrics: TransactionsMetrics;
+  private readonly namer: ApplicationNamer;
+  private states = new Map<string, TxnLogValue>();
+  private next: Map<number, number> | undefined;
+  private source: TransactionsSource = 'log';
+  private problem: string | null = null;
+  private passesSinceLogTry = 0;
+  private admin: TxnAdmin | undefined;
+  private reader: EndOffsetReader | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private report: TransactionsReport | undefined;
+  /** Label sets with series, to remove those that went away. */
+  private readonly apps = new Set<string>();
+  private readonly versionLabels = new Set<string>();
+  private readonly infoLabels = new Map<string, Record<string, string>>();
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly opts: TransactionsServiceOptions,
+    ctx: ServiceContext,
+  ) {
+    this.logger = ctx.logger;
+    this.metrics = defineTransactionsMetrics(ctx.registry);
+    const patterns = opts.patterns.map((p, i) => {
+      try {
+        return checkPattern(p);
+      } catch (err) {
+        throw new Error(`transactions.patterns[${i}]: ${errorMessage(err)}`);
+      }
+    });
+    this.namer = new ApplicationNamer({ patterns, eoswatchPrefixes: opts.eoswatchPrefixes ?? [] }, opts.maxApplications);
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.states = new Map();
+    this.next = undefined;
+    this.source = 'log';
+    this.admin = new TxnAdmin(this.kafka, { attempts: 3 });
+    this.reader = new EndOffsetReader(this.kafka);
+    this.setSource('log');
+    this.logger.info({ intervalMs: this.opts.intervalMs, idleAfterMs: this.opts.idleAfterMs }, 'transactions service started');
+    this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    this.timer = setTimeout(() => {
+      this.running = this.pass().finally(() => {
+        this.running = undefined;
+        if (!this.stopped) this.schedule(this.opts.intervalMs);
+      });
+    }, delay);
+  }
+
+  private setSource(s: TransactionsSource): void {
+    this.source = s;
+    this.metrics.source.set({ source: 'log' }, s === 'log' ? 1 : 0);
+    this.metrics.source.set({ source: 'poll' }, s === 'poll' ? 1 : 0);
+  }
+
+  /** One pass: the coordinator's state (log or poll), events, hanging transactions, metrics. */
+  async pass(): Promise<void> {
+    let open: OpenTransaction[] | undefined;
+    if (this.source === 'log' || ++this.passesSinceLogTry >= LOG_RETRY_PASSES) {
+      this.passesSinceLogTry = 0;
+      if (await this.readLog()) open = this.openFromLog();
+    }
+    if (!open) open = await this.poll();
+    if (!open || this.stopped) return;
+    const now = Date.now();
+    const hanging = await this.findHanging(open, now);
+    this.export(open, hanging, now);
+  }
+
+  /** Reads the log since the last pass; false when it cannot be read (then the poll source is used). */
+  private async readLog(): Promise<boolean> {
+    try {
+      const first = this.next === undefined;
+      const { entries, next } = await readTransactionLog(this.kafka, this.next ? { from: this.next } : {});
+      for (const e of entries) {
+        if (e.record.kind === 'unknown-key') continue;
+        const id = e.record.transactionalId;
+        const before = this.states.get(id);
+        const after = e.record.kind === 'transaction' ? e.record.value : null;
+        if (!first) for (const ev of transitionEvents(id, before, after, e.timestampMs)) this.count(ev);
+        if (after) this.states.set(id, after);
+        else this.states.delete(id);
+      }
+      this.next = next;
+      if (this.source !== 'log') this.logger.info('the transaction log can be read again: outcomes and durations are counted from now on');
+      if (first) this.logger.info({ ids: this.states.size, records: entries.length }, 'transaction log read: the current state of every transactional id (history, not counted)');
+      this.setSource('log');
+      this.problem = null;
+      return true;
+    } catch (err) {
+      const msg = redactText(errorMessage(err));
+      const permission = PERMISSION.test(msg);
+      this.metrics.errors.inc({ what: 'log', kind: permission ? 'permission' : 'error' });
+      if (this.source === 'log') {
+        this.logger.warn(
+          { err: msg },
+          permission
+            ? 'cannot read __transaction_state (no Describe/Read ACL on it): polling ListTransactions/DescribeTransactions instead; outcomes, durations and fencings are not counted'
+            : 'cannot read __transaction_state: polling the coordinator this interval',
+        );
+      }
+      this.problem = permission ? `no read permission on __transaction_state: ${msg}` : `reading __transaction_state: ${msg}`;
+      // A later pass starts from the beginning again (a baseline), never counting the gap as news.
+      this.next = undefined;
+      this.states = new Map();
+      this.setSource('poll');
+      return false;
+    }
+  }
+
+  private count(ev: TxnEvent): void {
+    const application = this.namer.name(ev.transactionalId).application;
+    if (ev.kind === 'ended') {
+      this.metrics.outcomes.inc({ application, outcome: ev.outcome });
+      this.metrics.duration.observe({ application }, ev.durationMs / 1000);
+    } else if (ev.kind === 'completed') {
+      if (ev.committed) this.metrics.completion.observe({ application }, ev.completionMs / 1000);
+    } else if (ev.kind === 'fenced') {
+      this.metrics.fencings.inc({ application });
+      this.logger.info({ application, producerId: ev.producerId, producerEpoch: ev.producerEpoch, previousProducerEpoch: ev.previousProducerEpoch }, 'a producer was fenced: another instance took its transactional id while a transaction was open');
+    }
+  }
+
+  private openFromLog(): OpenTransaction[] {
+    const out: OpenTransaction[] = [];
+    for (const [id, v] of this.states) {
+      if (!holdsLso(v.state)) continue;
+      out.push({
+        transactionalId: id,
+        producerId: v.producerId,
+        producerEpoch: v.producerEpoch,
+        state: v.state,
+        startTimestampMs: v.startTimestampMs,
+        transactionTimeoutMs: v.transactionTimeoutMs,
+        partitions: (v.partitions ?? []).flatMap((t) => t.partitionIds.map((partition) => ({ topic: t.topic, partition }))),
+      });
+    }
+    return out;
+  }
+
+  /** ListTransactions + DescribeTransactions of the open ones; the live ids go into `states` as far as the listing tells. */
+  private async poll(): Promise<OpenTransaction[] | undefined> {
+    try {
+      const brokers = await this.admin!.listTransactions();
+      const listed = new Map<string, string>();
+      for (const b of brokers) {
+        if (b.error) {
+          this.metrics.errors.inc({ what: 'poll', kind: b.error.kind === 'permission' ? 'permission' : 'error' });
+          continue;
+        }
+        for (const t of b.transactions) listed.set(t.transactionalId, t.state);
+      }
+      this.pollIds = listed;
+      const openIds = [...listed].filter(([, s]) => holdsLso(s as TxnLogValue['state'])).map(([id]) => id);
+      const described: Awaited<ReturnType<TxnAdmin["describeTransactions"]>> = openIds.length ? await this.admin!.describeTransactions(openIds) : new Map();
+      const out: OpenTransaction[] = [];
+      for (const [id, d] of described) {
+        if (!d.description) continue;
+        const t = d.description;
+        if (!holdsLso(t.state as TxnLogValue['state'])) continue;
+        out.push({
+          transactionalId: id,
+          producerId: t.producerId,
+          producerEpoch: t.producerEpoch,
+          state: t.state,
+          startTimestampMs: t.transactionStartTimeMs,
+          transactionTimeoutMs: t.transactionTimeoutMs,
+          partitions: t.topics.flatMap((x) => x.partitions.map((partition) => ({ topic: x.topic, partition }))),
+        });
+      }
+      return out;
+    } catch (err) {
+      const msg = redactText(errorMessage(err));
+      this.metrics.errors.inc({ what: 'poll', kind: 'error' });
+      this.logger.warn({ err: msg }, 'cannot poll the transaction coordinators');
+      this.problem = `${this.problem ?? ''}${this.problem ? '; ' : ''}polling the coordinators: ${msg}`;
+      await this.admin?.close();
+      if (!this.stopped) this.admin = new TxnAdmin(this.kafka, { attempts: 3 });
+      return undefined;
+    }
+  }
+
+  private pollIds = new Map<string, string>();
+
+  /** The partitions the open transactions touch whose LSO < HW, their producers, and findHanging. */
+  private async findHanging(open: OpenTransaction[], now: number): Promise<HangingTransaction[]> {
+    const topics = [...new Set(open.flatMap((t) => t.partitions.map((p) => p.topic)))].sort();
+    if (!topics.length) return [];
+    try {
+      const ends = await this.reader!.readMany(topics);
+      const views: PartitionView[] = [];
+      for (const [topic, parts] of ends) {
+        const held = parts.filter((p) => p.lso < p.high);
+        if (!held.length) continue;
+        const producers = await this.admin!.describeProducers(topic, held.map((p) => p.partition));
+        for (const p of held) {
+          const ps = producers.get(p.partition);
+          if (!ps || ps.error) {
+            if (ps?.error) this.metrics.errors.inc({ what: 'producers', kind: ps.error.kind === 'permission' ? 'permission' : 'error' });
+            continue;
+          }
+          views.push({
+            topic,
+            partition: p.partition,
+            high: p.high,
+            lso: p.lso,
+            producers: ps.producers.map((s) => ({ producerId: s.producerId, producerEpoch: s.producerEpoch, lastTimestampMs: s.lastTimestamp, currentTransactionStartOffset: s.currentTxnStartOffset })),
+          });
+        }
+      }
+      return findHanging(views, open, now, this.opts.idleAfterMs);
+    } catch (err) {
+      this.metrics.errors.inc({ what: 'offsets', kind: 'error' });
+      this.logger.warn({ err: redactText(errorMessage(err)) }, 'cannot read the ends and producers of the partitions of open transactions');
+      await this.reader?.close();
+      if (!this.stopped) this.reader = new EndOffsetReader(this.kafka);
+      return [];
+    }
+  }
+
+  private openView(t: OpenTransaction, now: number): OpenView {
+    return {
+      transactionalId: t.transactionalId,
+      application: this.namer.name(t.transactionalId).application,
+      producerId: t.producerId,
+      producerEpoch: t.producerEpoch,
+      state: t.state,
+      partitions: t.partitions,
+      startedAt: new Date(t.startTimestampMs).toISOString(),
+      ageMs: Math.max(0, now - t.startTimestampMs),
+      abortDue: abortDue({ abortAtMs: t.prepared ? null : t.startTimestampMs + t.transactionTimeoutMs }, now),
+    };
+  }
+
+  private export(open: OpenTransaction[], hanging: HangingTransaction[], now: number): void {
+    const m = this.metrics;
+    const perApp = new Map<string, { open: number; oldest: number; ids: number; hanging: number; versions: Map<number, number> }>();
+    const app = (a: string) => {
+      let e = perApp.get(a);
+      if (!e) perApp.set(a, (e = { open: 0, oldest: 0, ids: 0, hanging: 0, versions: new Map() }));
+      return e;
+    };
+    const ids: [string, number | null][] = this.source === 'log' ? [...this.states].map(([id, v]) => [id, v.clientTransactionVersion]) : [...this.pollIds.keys()].map((id) => [id, null]);
+    for (const [id, version] of ids) {
+      const e = app(this.namer.name(id).application);
+      e.ids++;
+      if (version !== null) e.versions.set(version, (e.versions.get(version) ?? 0) + 1);
+    }
+    for (const t of open) {
+      const e = app(this.namer.name(t.transactionalId).application);
+      e.open++;
+      e.oldest = Math.max(e.oldest, (now - t.startTimestampMs) / 1000);
+    }
+    for (const h of hanging) app(h.transactionalId === null ? '(unknown)' : this.namer.name(h.transactionalId).application).hanging++;
+    const versionsNow = new Set<string>();
+    for (const [application, e] of perApp) {
+      m.open.set({ application }, e.open);
+      m.oldestOpen.set({ application }, Math.max(0, e.oldest));
+      m.ids.set({ application }, e.ids);
+      m.hanging.set({ application }, e.hanging);
+      for (const [v, n] of e.versions) {
+        m.versions.set({ application, version: String(v) }, n);
+        versionsNow.add(`${application}\u0000${v}`);
+      }
+    }
+    for (const a of this.apps) {
+      if (perApp.has(a)) continue;
+      m.open.remove({ application: a });
+      m.oldestOpen.remove({ application: a });
+      m.ids.remove({ application: a });
+      m.hanging.remove({ application: a });
+    }
+    this.apps.clear();
+    for (const a of perApp.keys()) this.apps.add(a);
+    for (const k of this.versionLabels) {
+      if (versionsNow.has(k)) continue;
+      const [application, version] = k.split('\u0000') as [string, string];
+      m.versions.remove({ application, version });
+    }
+    this.versionLabels.clear();
+    for (const k of versionsNow) this.versionLabels.add(k);
+    m.overflowed.set(this.namer.overflowed);
+
+    // The info series: at most topN, the oldest hanging transactions (findHanging sorts them).
+    const info = new Map<string, Record<string, string>>();
+    for (const h of hanging.slice(0, this.opts.topN)) {
+      const labels = { application: h.transactionalId === null ? '(unknown)' : this.namer.name(h.transactionalId).application, topic: h.topic, partition: String(h.partition), transactional_id: h.transactionalId ?? `(producer ${h.producerId})` };
+      const key = Object.values(labels).join('\u0000');
+      info.set(key, labels);
+      m.hangingInfo.set(labels, h.ageMs / 1000);
+    }
+    for (const [k, labels] of this.infoLabels) if (!info.has(k)) m.hangingInfo.remove(labels);
+    this.infoLabels.clear();
+    for (const [k, v] of info) this.infoLabels.set(k, v);
+
+    const byOpenId = new Map(open.map((t) => [t.transactionalId, t]));
+    const newlyHanging = hanging.filter((h) => !this.report?.hanging.some((r) => r.topic === h.topic && r.partition === h.partition && r.producerId === h.producerId));
+    for (const h of newlyHanging) {
+      this.logger.warn({ transactionalId: h.transactionalId, topic: h.topic, partition: h.partition, producerId: h.producerId, heldBack: String(h.heldBack), abortDue: abortDue(h, now) }, 'hanging transaction: its producer went quiet while it holds the last stable offset (eoswatch transactions find-hanging; abort --transactional-id)');
+    }
+    this.report = {
+      at: new Date(now).toISOString(),
+      source: this.source,
+      problem: this.problem,
+      liveIds: ids.length,
+      open: open.length,
+      oldestOpen: [...open].sort((a, b) => a.startTimestampMs - b.startTimestampMs).slice(0, this.opts.topN).map((t) => this.openView(t, now)),
+      hanging: hanging.map((h) => {
+        const t = byOpenId.get(h.transactionalId ?? '');
+        return {
+          ...(t ? this.openView(t, now) : { transactionalId: h.transactionalId ?? '', application: '(unknown)', producerId: h.producerId, producerEpoch: h.producerEpoch, state: h.state ?? 'unknown', partitions: h.partitions, startedAt: new Date(now - h.ageMs).toISOString(), ageMs: h.ageMs, abortDue: abortDue(h, now) }),
+          topic: h.topic,
+          partition: h.partition,
+          kind: h.kind,
+          startOffset: String(h.startOffset),
+          heldBack: String(h.heldBack),
+          idleMs: h.idleMs,
+          ageMs: h.ageMs,
+          abortDue: abortDue(h, now),
+        };
+      }),
+    };
+  }
+
+  get lastReport(): TransactionsReport | undefined {
+    return this.report;
+  }
+
+  router(): Router {
+    const r = Router();
+    r.get('/', (req, res) => {
+      const pretty = ['1', 'true', ''].includes(String(req.query.pretty ?? 'no'));
+      const send = (status: number, body: unknown) => res.status(status).type('application/json').send(`${JSON.stringify(redactValue(body), null, pretty ? 2 : undefined)}\n`);
+      if (!this.report) send(503, { status: 'the first pass over the transaction coordinators has not finished yet' });
+      else send(200, this.report);
+    });
+    return r;
+  }
+
+  ready(): ServiceHealth {
+    if (!this.report) return { ready: false, detail: this.problem ?? 'the first pass over the transaction coordinators has not finished' };
+    const r = this.report;
+    const names = r.hanging.slice(0, 3).map((h) => `${h.transactionalId} on ${h.topic}-${h.partition}`);
+    const hang = r.hanging.length ? `, ${r.hanging.length} hanging (${names.join(', ')}${r.hanging.length > 3 ? ', …' : ''})` : '';
+    const src = r.source === 'log' ? 'from __transaction_state' : `polling the coordinators (${r.problem ?? 'log not read'})`;
+    return { ready: true, detail: `${r.liveIds} transactional ids, ${r.open} open${hang}; ${src}` };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await this.admin?.close();
+    await this.reader?.close();
+    this.admin = undefined;
+    this.reader = undefined;
+  }
+}
