@@ -17,11 +17,13 @@
 // - Under transaction version 2 (clientTransactionVersion 2, KIP-890) every EndTxn bumps the epoch
 //   by one, the client's too: an epoch bump alone says nothing there.
 // So a PrepareAbort is the coordinator's own (not the client's EndTxn) when its epoch went up by
-// more than the client's EndTxn moves it (0 under TV0/1, 1 under TV2) or its producer id changed;
-// the coordinator's abort is a timeout when it came after start + timeout, else a fencing (under
-// TV2 any abort after start + timeout is taken for the timeout). Under
-// TV2 a fencing whose abort bumped the epoch by exactly one cannot be told from the client's own
-// abort before the timeout: it counts as a client abort.
+// more than the client's EndTxn moves it (0 under TV0/1, 1 under TV2: the client's version is the
+// Ongoing state's, since a 4.x coordinator writes its own aborts with version 2 even for a classic
+// client) or its producer id changed; the coordinator's abort is a timeout when it came after
+// start + timeout, else a fencing (under TV2 any abort after start + timeout is taken for the
+// timeout). Under TV2 a fencing bumps the epoch by exactly one, like the client's own abort: this
+// module calls it the client's abort, and src/coordinator/fence-window.ts tells the two apart by
+// what follows (the new instance's InitProducerId right after the markers).
 import { holdsLso, type TxnLogValue } from '../kafka/txn-log.js';
 
 export type TxnOutcome = 'committed' | 'aborted' | 'aborted_timeout' | 'fenced';
@@ -62,10 +64,15 @@ export function clientEpochBump(transactionVersion: number): number {
   return transactionVersion >= 2 ? 1 : 0;
 }
 
-/** Did the coordinator (not the client) move the id from `before` to `after`: a new producer id, or an epoch beyond the client's bump. */
+/**
+ * Did the coordinator (not the client) move the id from `before` to `after`: a new producer id, or
+ * an epoch beyond the bump the client's own EndTxn makes. The client's version is `before`'s: a
+ * Kafka 4.x coordinator writes its own aborts (timeout, fence) with version 2 even for a classic
+ * client (seen on 4.4.0: Ongoing epoch 0 v0, then PrepareAbort epoch 1 v2).
+ */
 export function coordinatorBumped(before: TxnLogValue, after: TxnLogValue): boolean {
   if (after.producerId !== before.producerId) return true;
-  return after.producerEpoch - before.producerEpoch > clientEpochBump(after.clientTransactionVersion);
+  return after.producerEpoch - before.producerEpoch > clientEpochBump(before.clientTransactionVersion);
 }
 
 /** The coordinator aborts a transaction on timeout once start + timeout has passed (TransactionCoordinator.abortTimedOutTransactions). */

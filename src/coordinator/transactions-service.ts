@@ -27,6 +27,7 @@ import { EndOffsetReader } from '../kafka/offsets.js';
 import { defineTransactionsMetrics, type TransactionsMetrics } from '../metrics/transactions.js';
 import { ApplicationNamer, checkPattern } from './applications.js';
 import { transitionEvents, type TxnEvent } from './events.js';
+import { HeldAborts } from './fence-window.js';
 import { abortDue, findHanging, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
 
 export interface TransactionsServiceOptions {
@@ -84,6 +85,8 @@ export class TransactionsService implements Service {
   private readonly metrics: TransactionsMetrics;
   private readonly namer: ApplicationNamer;
   private states = new Map<string, TxnLogValue>();
+  /** TV2 client aborts held until what follows tells a fencing from them (fence-window.ts). */
+  private readonly held = new HeldAborts();
   private next: Map<number, number> | undefined;
   private source: TransactionsSource = 'log';
   private problem: string | null = null;
@@ -119,6 +122,7 @@ export class TransactionsService implements Service {
   async start(): Promise<void> {
     this.stopped = false;
     this.states = new Map();
+    this.held.clear();
     this.next = undefined;
     this.source = 'log';
     this.admin = new TxnAdmin(this.kafka, { attempts: 3 });
@@ -167,11 +171,15 @@ export class TransactionsService implements Service {
         const id = e.record.transactionalId;
         const before = this.states.get(id);
         const after = e.record.kind === 'transaction' ? e.record.value : null;
-        if (!first) for (const ev of transitionEvents(id, before, after, e.timestampMs)) this.count(ev);
+        if (!first) {
+          for (const ev of this.held.transition(id, after, e.timestampMs)) this.count(ev);
+          for (const ev of transitionEvents(id, before, after, e.timestampMs)) for (const x of this.held.take(ev)) this.count(x);
+        }
         if (after) this.states.set(id, after);
         else this.states.delete(id);
       }
       this.next = next;
+      for (const ev of this.held.due(Date.now())) this.count(ev);
       if (this.source !== 'log') this.logger.info('the transaction log can be read again: outcomes and durations are counted from now on');
       if (first) this.logger.info({ ids: this.states.size, records: entries.length }, 'transaction log read: the current state of every transactional id (history, not counted)');
       this.setSource('log');
@@ -193,6 +201,7 @@ export class TransactionsService implements Service {
       // A later pass starts from the beginning again (a baseline), never counting the gap as news.
       this.next = undefined;
       this.states = new Map();
+      this.held.clear();
       this.setSource('poll');
       return false;
     }

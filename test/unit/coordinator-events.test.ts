@@ -244,3 +244,30 @@ describe('expiry', () => {
     assert.deepEqual(transitionEvents(ID, st('CompleteCommit'), st('Dead'), T0), []);
   });
 });
+
+describe('Kafka 4.x writes its own aborts with version 2, also for a classic client', () => {
+  // Seen on 4.4.0: a kafkajs (v0) producer's Ongoing epoch 0 v0, a new instance's InitProducerId,
+  // then PrepareAbort epoch 1 v2 and CompleteAbort epoch 1 v2 written by the coordinator.
+  test('an epoch bump of one from a v0 Ongoing to a v2 PrepareAbort before the timeout is a fencing', () => {
+    const ongoing = st('Ongoing', { producerEpoch: 0, clientTransactionVersion: 0, startTimestampMs: T0, lastUpdateTimestampMs: T0 });
+    const prepare = st('PrepareAbort', { producerEpoch: 1, clientTransactionVersion: 2, startTimestampMs: T0, lastUpdateTimestampMs: T0 + 21 });
+    assert.equal(coordinatorBumped(ongoing, prepare), true);
+    assert.deepEqual(run([prepare], ongoing), [
+      { ...common(prepare), kind: 'ended', outcome: 'fenced', byClient: false, startedAtMs: T0, durationMs: 21 },
+      { ...common(prepare), kind: 'fenced', previousProducerId: 1000, previousProducerEpoch: 0 },
+    ]);
+  });
+
+  test('the same past the timeout is the timeout abort', () => {
+    const ongoing = st('Ongoing', { producerEpoch: 0, clientTransactionVersion: 0, startTimestampMs: T0, lastUpdateTimestampMs: T0, transactionTimeoutMs: 3000 });
+    const prepare = st('PrepareAbort', { producerEpoch: 1, clientTransactionVersion: 2, startTimestampMs: T0, lastUpdateTimestampMs: T0 + 3725, transactionTimeoutMs: 3000 });
+    assert.deepEqual(run([prepare], ongoing), [{ ...common(prepare), kind: 'ended', outcome: 'aborted_timeout', byClient: false, startedAtMs: T0, durationMs: 3725 }]);
+  });
+
+  test('a TV2 client (v2 Ongoing) bumping by one is its own EndTxn', () => {
+    const ongoing = st('Ongoing', { producerEpoch: 4, clientTransactionVersion: 2, startTimestampMs: T0, lastUpdateTimestampMs: T0 });
+    const prepare = st('PrepareAbort', { producerEpoch: 5, clientTransactionVersion: 2, startTimestampMs: T0, lastUpdateTimestampMs: T0 + 9 });
+    assert.equal(coordinatorBumped(ongoing, prepare), false);
+    assert.deepEqual(run([prepare], ongoing), [{ ...common(prepare), kind: 'ended', outcome: 'aborted', byClient: true, startedAtMs: T0, durationMs: 9 }]);
+  });
+});

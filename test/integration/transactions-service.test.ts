@@ -1,0 +1,307 @@
+// The transactions service (src/coordinator/transactions-service.ts) against a real 1-node Kafka
+// 4.4.0 cluster: __transaction_state read from the beginning as a baseline, then tailed. What the
+// coordinator saw, counted per application and never per transactional id:
+// - kafkajs producers (transaction version 0/1) and a Java producer of the cluster's own version
+//   (TV2, KIP-890: the epoch rises with every transaction) commit and abort: exact counts by
+//   outcome, durations and commit completions, and no fencing from TV2's epoch bumps;
+// - a second instance initialising the id of an open transaction: one fencing, on both versions;
+// - a transaction whose producer went quiet past its (short) timeout: aborted_timeout;
+// - a producer SIGKILLed with a transaction open and a 15 min timeout: named hanging within the
+//   service's interval (gauge, info series with the transactional id, /transactions with age,
+//   partition, start offset and records held back), and cleared once `eoswatch transactions abort`
+//   ended it.
+// Transaction version 2 needs a 4.x broker; EOSWATCH_KAFKA_VERSION=3.9.1 runs the same on the
+// classic protocol only.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { Producer } from 'kafkajs';
+import { Registry } from 'prom-client';
+import { createLogger } from '../../src/log.js';
+import { ensureTopics } from '../../src/kafka/admin.js';
+import { EndOffsetReader } from '../../src/kafka/offsets.js';
+import { readTransactionLog } from '../../src/kafka/txn-log-reader.js';
+import { TransactionsService, type TransactionsReport } from '../../src/coordinator/transactions-service.js';
+import { kafkaFor, runEoswatch, uniqueName, useCluster } from '../harness/index.js';
+
+const execFileP = promisify(execFile);
+const VERSION = process.env.EOSWATCH_KAFKA_VERSION ?? '4.4.0';
+const TV2 = Number(VERSION.split('.')[0]) >= 4;
+const INTERVAL_MS = 1000;
+const IDLE_AFTER_MS = 3000;
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, explain?: () => Promise<string>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      const more = explain ? `\n${await explain().catch((e: Error) => e.message)}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}${more}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A Java transactional producer (test/fixtures/txn-messages/TxnShell.java) driven over stdin. */
+class JavaProducer {
+  private buf = '';
+  private readonly waiters: { cmd: string; resolve: (line: string) => void; reject: (e: Error) => void }[] = [];
+  readonly child: ChildProcess;
+
+  constructor(classes: string, libs: string, bootstrap: string, id: string, timeoutMs: number) {
+    this.child = spawn('java', ['-Xmx128m', '-cp', `${classes}:${libs}/*`, 'TxnShell', bootstrap, id, String(timeoutMs)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (d: Buffer) => {
+      this.buf += d.toString();
+      let nl: number;
+      while ((nl = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, nl);
+        this.buf = this.buf.slice(nl + 1);
+        const w = this.waiters.shift();
+        if (!w) continue;
+        if (line.startsWith(`OK ${w.cmd} `)) w.resolve(line);
+        else w.reject(new Error(`${w.cmd}: ${line}`));
+      }
+    });
+    this.child.once('exit', (code, sig) => {
+      for (const w of this.waiters.splice(0)) w.reject(new Error(`${w.cmd}: the producer exited (${code ?? sig})`));
+    });
+  }
+
+  /** Runs one command; resolves with the time it finished (epoch ms). */
+  run(line: string): Promise<number> {
+    const cmd = line.split(' ')[0]!;
+    return new Promise<string>((resolve, reject) => {
+      this.waiters.push({ cmd, resolve, reject });
+      this.child.stdin!.write(`${line}\n`);
+    }).then((l) => Number(l.split(' ')[2]));
+  }
+
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    process.kill(this.child.pid!, 'SIGKILL');
+    await exited;
+  }
+}
+
+describe(`the transactions service, Kafka ${VERSION}`, () => {
+  const h = useCluster({ nodes: 1, version: VERSION, overrides: { 'transaction.abort.timed.out.transaction.cleanup.interval.ms': '1000' } });
+  const registry = new Registry();
+  const run = uniqueName('tsvc').replace(/[^a-z0-9]/g, '');
+  const app = (name: string) => `${run}${name}`;
+  const topic = uniqueName('tsvc-out');
+  let service: TransactionsService;
+  let classes: string;
+  let url: string;
+  let server: ReturnType<ReturnType<typeof express>['listen']> | undefined;
+  const javas: JavaProducer[] = [];
+  const producers: Producer[] = [];
+
+  const java = (id: string, timeoutMs = 60_000): JavaProducer => {
+    const p = new JavaProducer(classes, h.cluster.state.libs, h.cluster.bootstrapServers, id, timeoutMs);
+    javas.push(p);
+    return p;
+  };
+  const kjs = async (id: string, transactionTimeout = 60_000): Promise<Producer> => {
+    const p = kafkaFor(h.cluster.brokers).producer({ transactionalId: id, idempotent: true, maxInFlightRequests: 1, transactionTimeout });
+    await p.connect();
+    producers.push(p);
+    return p;
+  };
+
+  /** Every series of a metric as [labels, value]. */
+  const series = async (name: string): Promise<[Record<string, string | number>, number][]> =>
+    ((await registry.getSingleMetric(name)?.get())?.values ?? []).map((v) => [v.labels, v.value] as [Record<string, string | number>, number]);
+  const value = async (name: string, labels: Record<string, string>): Promise<number | undefined> =>
+    (await series(name)).find(([l]) => Object.entries(labels).every(([k, x]) => String(l[k]) === x))?.[1];
+  /** The states the coordinator wrote for an id, for a failure's message. */
+  const statesOf = async (id: string): Promise<string> => {
+    const { entries } = await readTransactionLog(kafkaFor(h.cluster.brokers), {});
+    return entries
+      .filter((e) => e.record.kind !== 'unknown-key' && e.record.transactionalId === id)
+      .map((e) => (e.record.kind === 'transaction' ? `${e.record.value.state} pid ${e.record.value.producerId} epoch ${e.record.value.producerEpoch} tv ${e.record.value.clientTransactionVersion} at ${e.record.value.lastUpdateTimestampMs}` : 'tombstone'))
+      .join('\n');
+  };
+  const outcome = (application: string, o: string) => value('eos_transactions_total', { application, outcome: o });
+  const histogramCount = async (name: string, application: string): Promise<number | undefined> =>
+    (await registry.getSingleMetric(name)?.get())?.values.find((v) => (v as { metricName?: string }).metricName === `${name}_count` && v.labels.application === application)?.value;
+
+  before(async () => {
+    const admin = kafkaFor(h.cluster.brokers).admin();
+    await admin.connect();
+    await ensureTopics(admin, [{ topic, numPartitions: 3, replicationFactor: 1 }]);
+    await admin.disconnect();
+    classes = await mkdtemp(join(tmpdir(), 'eoswatch-txnshell-'));
+    await execFileP('javac', ['-d', classes, '-cp', `${h.cluster.state.libs}/*`, join(import.meta.dirname, '../fixtures/txn-messages/TxnShell.java')], { timeout: 120_000 });
+    // History the baseline must not count: a transaction committed before the service starts.
+    const early = await kjs(`${app('early')}-1`);
+    const t = await early.transaction();
+    await t.send({ topic, messages: [{ partition: 0, value: 'early' }] });
+    await t.commit();
+
+    service = new TransactionsService(
+      kafkaFor(h.cluster.brokers),
+      { intervalMs: INTERVAL_MS, idleAfterMs: IDLE_AFTER_MS, patterns: [`^(?<app>${run}[a-z]+)-\\d+$`], maxApplications: 50, topN: 5 },
+      { logger: createLogger('silent'), registry, fatal: (e) => assert.fail(e) },
+    );
+    await service.start();
+    const web = express();
+    web.use('/transactions', service.router());
+    await new Promise<void>((resolve) => {
+      server = web.listen(0, '127.0.0.1', () => resolve());
+    });
+    url = `http://127.0.0.1:${(server!.address() as AddressInfo).port}/transactions`;
+    await until('the first pass (the baseline)', async () => service.lastReport);
+  });
+
+  after(async () => {
+    await service?.stop();
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    for (const p of producers) await p.disconnect().catch(() => undefined);
+    for (const j of javas) await j.kill();
+    if (classes) await rm(classes, { recursive: true, force: true });
+  });
+
+  test('the baseline counts no history: the transaction committed before the start is a live id, not an outcome', async () => {
+    assert.equal(await value('eos_transactional_ids', { application: app('early') }), 1);
+    assert.equal(await outcome(app('early'), 'committed'), undefined);
+    assert.equal(await value('eos_transactions_source', { source: 'log' }), 1);
+    const r = (await (await fetch(url)).json()) as TransactionsReport;
+    assert.equal(r.source, 'log');
+    assert.equal(r.problem, null);
+  });
+
+  test('commits and aborts of classic and TV2 producers, counted per application; TV2 epoch bumps are no fencings', async () => {
+    const a = await kjs(`${app('classic')}-1`);
+    const b = await kjs(`${app('classic')}-2`);
+    for (const p of [a, b]) {
+      for (const end of ['commit', 'commit', 'commit', 'abort'] as const) {
+        const t = await p.transaction();
+        await t.send({ topic, messages: [{ partition: 1, value: end }] });
+        await t[end]();
+      }
+    }
+    const j = java(`${app('javatv')}-1`);
+    await j.run('init');
+    for (const end of ['commit', 'commit', 'abort']) {
+      await j.run(`open ${topic} 2 3`);
+      await j.run(end);
+    }
+    await until('6 commits and 2 aborts of the classic app', async () => (await outcome(app('classic'), 'committed')) === 6 && (await outcome(app('classic'), 'aborted')) === 2);
+    await until('2 commits and 1 abort of the Java app', async () => (await outcome(app('javatv'), 'committed')) === 2 && (await outcome(app('javatv'), 'aborted')) === 1);
+    // A marker-written (completed) state follows each decision: commit completions of commits only.
+    await until('the completions of every commit', async () => (await histogramCount('eos_transaction_commit_completion_seconds', app('classic'))) === 6);
+    assert.equal(await histogramCount('eos_transaction_duration_seconds', app('classic')), 8);
+    assert.equal(await histogramCount('eos_transaction_duration_seconds', app('javatv')), 3);
+    assert.equal(await histogramCount('eos_transaction_commit_completion_seconds', app('javatv')), 2);
+    for (const a of [app('classic'), app('javatv')]) {
+      assert.equal(await value('eos_transaction_fencings_total', { application: a }) ?? 0, 0, `${a}: no fencing`);
+      assert.equal(await outcome(a, 'aborted_timeout'), undefined, `${a}: no timeout`);
+      assert.equal(await outcome(a, 'fenced'), undefined, `${a}: nothing fenced`);
+    }
+    assert.equal(await value('eos_transactional_ids', { application: app('classic') }), 2);
+    assert.equal(await value('eos_transactional_ids', { application: app('javatv') }), 1);
+    if (TV2) assert.equal(await value('eos_transaction_client_version_ids', { application: app('javatv'), version: '2' }), 1, 'the Java client of a 4.x cluster uses TV2');
+    const kjsVersions = (await series('eos_transaction_client_version_ids')).filter(([l]) => l.application === app('classic'));
+    assert.equal(kjsVersions.length, 1);
+    assert.notEqual(kjsVersions[0]![0].version, '2', 'kafkajs speaks the classic protocol');
+  });
+
+  test('a second instance initialising the id of an open transaction is one fencing (classic)', async () => {
+    const id = `${app('fence')}-1`;
+    const first = await kjs(id);
+    const t = await first.transaction();
+    await t.send({ topic, messages: [{ partition: 0, value: 'zombie' }] });
+    // A new instance's InitProducerId (kafkajs sends it at its first transaction()): the coordinator
+    // fences the open transaction's producer and aborts it.
+    const second = await kjs(id);
+    const t2 = await second.transaction();
+    await t2.abort();
+    await until('the fencing counted', async () => (await value('eos_transaction_fencings_total', { application: app('fence') })) === 1, 30_000, () => statesOf(id));
+    assert.equal(await outcome(app('fence'), 'fenced'), 1);
+    assert.equal(await outcome(app('fence'), 'aborted'), undefined, 'the fencing is not a client abort');
+    await t.abort().catch(() => undefined);
+  });
+
+  test('a second instance initialising the id of an open TV2 transaction is one fencing', async () => {
+    const id = `${app('jfence')}-1`;
+    const first = java(id);
+    await first.run('init');
+    await first.run(`open ${topic} 0 2`);
+    const second = java(id);
+    await second.run('init');
+    await until('the TV2 fencing counted', async () => (await value('eos_transaction_fencings_total', { application: app('jfence') })) === 1, 30_000, () => statesOf(id));
+    assert.equal(await outcome(app('jfence'), 'fenced'), 1);
+    assert.equal(await outcome(app('jfence'), 'aborted'), undefined);
+  });
+
+  test('a producer quiet past its transaction timeout: aborted by the coordinator, counted as aborted_timeout', async () => {
+    const p = await kjs(`${app('timeout')}-1`, 3000);
+    const t = await p.transaction();
+    await t.send({ topic, messages: [{ partition: 0, value: 'slow' }] });
+    await until('the timeout abort counted', async () => (await outcome(app('timeout'), 'aborted_timeout')) === 1, 30_000);
+    assert.equal(await outcome(app('timeout'), 'aborted'), undefined);
+    assert.equal(await outcome(app('timeout'), 'fenced'), undefined, 'a timeout is not a fencing');
+    assert.equal(await value('eos_transaction_fencings_total', { application: app('timeout') }) ?? 0, 0);
+  });
+
+  test('a SIGKILLed producer with a transaction open is named hanging within the interval, and cleared by abort', async () => {
+    const id = `${app('dead')}-1`;
+    const dead = java(id, 900_000);
+    await dead.run('init');
+    const sentAt = await dead.run(`open ${topic} 2 5`);
+    await dead.kill();
+    const ends = new EndOffsetReader(kafkaFor(h.cluster.brokers));
+    const end = (await ends.read(topic)).find((p) => p.partition === 2)!;
+    await ends.close();
+    assert.ok(end.lso < end.high, 'the open transaction holds the LSO');
+    const found = await until(
+      'the hanging transaction on /transactions',
+      async () => ((await (await fetch(url)).json()) as TransactionsReport).hanging.find((x) => x.transactionalId === id),
+      IDLE_AFTER_MS + 20 * INTERVAL_MS,
+    );
+    assert.equal(found.application, app('dead'));
+    assert.equal(found.topic, topic);
+    assert.equal(found.partition, 2);
+    assert.equal(found.startOffset, String(end.lso));
+    assert.equal(found.heldBack, String(end.high - end.lso));
+    assert.ok(Math.abs(found.ageMs - (Date.now() - sentAt)) < 10_000, `age ${found.ageMs} ms close to the truth`);
+    assert.match(found.abortDue, /^in 1[45]m \d+s$/, `abort due in about 15 min: ${found.abortDue}`);
+    assert.equal(await value('eos_transactions_hanging', { application: app('dead') }), 1);
+    const info = (await series('eos_transaction_hanging_info')).filter(([l]) => l.transactional_id === id);
+    assert.equal(info.length, 1);
+    assert.deepEqual({ ...info[0]![0] }, { application: app('dead'), topic, partition: '2', transactional_id: id });
+    assert.match(service.ready().detail ?? '', new RegExp(`1 hanging \\(${id} on ${topic}-2\\)`));
+
+    const r = await runEoswatch(['transactions', 'abort', '--bootstrap-server', h.cluster.bootstrapServers, '--transactional-id', id, '--force']);
+    assert.equal(r.code, 0, r.stderr);
+    await until('the hanging transaction cleared', async () => (await value('eos_transactions_hanging', { application: app('dead') })) === 0, 30_000);
+    assert.equal((await series('eos_transaction_hanging_info')).filter(([l]) => l.transactional_id === id).length, 0, 'its info series removed');
+    const after = (await (await fetch(url)).json()) as TransactionsReport;
+    assert.equal(after.hanging.some((x) => x.transactionalId === id), false);
+  });
+
+  test('no series carries a transactional id except the capped hanging info', async () => {
+    const ids = new Set<string>();
+    for (const name of ['eos_transactions_open', 'eos_transactions_oldest_open_seconds', 'eos_transactions_total', 'eos_transaction_fencings_total', 'eos_transactional_ids', 'eos_transaction_client_version_ids', 'eos_transactions_hanging', 'eos_transaction_duration_seconds', 'eos_transaction_commit_completion_seconds']) {
+      for (const [labels] of await series(name)) {
+        assert.equal('transactional_id' in labels, false, name);
+        if (typeof labels.application === 'string' && labels.application.startsWith(run)) ids.add(labels.application);
+      }
+    }
+    for (const a of ids) assert.doesNotMatch(a, /-\d+$/, `${a} is an application, not an id`);
+    assert.deepEqual([...ids].sort(), ['classic', 'dead', 'early', 'fence', 'javatv', 'jfence', 'timeout'].map(app).sort());
+  });
+});
