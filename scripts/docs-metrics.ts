@@ -64,7 +64,16 @@ export function metricFamilies(): MetricFamily[] {
     // checkpoint-stats.ts owns the families pipeline.ts hands through: each is listed once, by its owner.
     d.define(registry);
     for (const m of registry.getMetricsAsArray() as unknown as PromMetric[]) {
-      if (!m.name.startsWith('eos_') || seen.has(m.name)) continue;
+      if (!m.name.startsWith('eos_')) continue;
+      const before = out.find((f) => f.name === m.name);
+      if (before) {
+        // The same family handed through (pipeline.ts re-exports checkpoint-stats.ts's); another
+        // family under a taken name would clash in the daemon's one registry.
+        if (before.help !== m.help || before.type !== m.type || before.labels.join() !== (m.labelNames ?? []).join()) {
+          throw new Error(`${m.name} is defined by ${before.module} and, differently, by ${d.module}: two families cannot share a name in one registry`);
+        }
+        continue;
+      }
       seen.add(m.name);
       out.push({ name: m.name, type: m.type, help: m.help, labels: [...(m.labelNames ?? [])], ...(m.upperBounds ? { buckets: [...m.upperBounds] } : {}), module: d.module });
     }

@@ -113,11 +113,12 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     routes.push({ path: '/audit', description: 'the last exactly-once configuration audit (JSON)', router: audit.router() });
   }
 
+  let txns: TransactionsService | undefined;
   if (config.transactions.enabled) {
     const ctx = context('transactions');
     const kafka = createKafka({ ...config.kafka, requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, config.transactions.interval) }, ctx.logger, { retry: { retries: 1 } });
     const t = config.transactions;
-    const txns = new TransactionsService(
+    txns = new TransactionsService(
       kafka,
       { intervalMs: t.interval, idleAfterMs: t.idleAfter, patterns: t.patterns, maxApplications: t.maxApplications, topN: t.topN, eoswatchPrefixes: config.pipeline.enabled ? [config.pipeline.transactionalIdPrefix] : [] },
       ctx,
@@ -128,7 +129,7 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
 
   // The status page at / (src/http/status-page.ts) and /status.json: the status sampler's summary,
   // alert timers and history, from the same registry, readiness and audit.
-  const sampler = new StatusSampler({ registry, readiness: () => built.readiness(), audit: () => audit?.lastReport, logger: logger.child({ service: 'status' }) });
+  const sampler = new StatusSampler({ registry, readiness: () => built.readiness(), audit: () => audit?.lastReport, transactions: () => txns?.lastReport, logger: logger.child({ service: 'status' }) });
   services.push(sampler);
   const built: Daemon = new Daemon({
     config,

@@ -11,7 +11,7 @@
 //
 // Without Describe/Read on __transaction_state (TOPIC_AUTHORIZATION_FAILED), the service polls
 // ListTransactions + DescribeTransactions each interval instead: open transactions, ages, live ids
-// and hanging transactions stay, outcomes and durations need the log (eos_transactions_source,
+// and hanging transactions stay, outcomes and durations need the log (eos_coordinator_source,
 // /readyz and /transactions say which source is used). A missing permission is a metric and a
 // logged finding, never a crash.
 import { Router } from 'express';
@@ -21,10 +21,10 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
 import { redactText, redactValue } from '../redact.js';
 import { holdsLso, type TxnLogValue } from '../kafka/txn-log.js';
-import { readTransactionLog } from '../kafka/txn-log-reader.js';
+import { TRANSACTION_STATE_TOPIC, readTransactionLog } from '../kafka/txn-log-reader.js';
 import { TxnAdmin } from '../kafka/txn-admin.js';
 import { EndOffsetReader } from '../kafka/offsets.js';
-import { defineTransactionsMetrics, type TransactionsMetrics } from '../metrics/transactions.js';
+import { TRANSACTION_OUTCOMES, defineTransactionsMetrics, type TransactionsMetrics } from '../metrics/transactions.js';
 import { ApplicationNamer, checkPattern } from './applications.js';
 import { transitionEvents, type TxnEvent } from './events.js';
 import { HeldAborts } from './fence-window.js';
@@ -76,7 +76,7 @@ export interface TransactionsReport {
 }
 
 const PERMISSION = /TOPIC_AUTHORIZATION_FAILED|error code 29\b|not authorized/i;
-/** In poll mode, the log is tried again every this many passes (an ACL granted later). */
+/** Without the permission to read the log, it is tried again every this many passes (an ACL granted later); after another error, at the next pass. */
 const LOG_RETRY_PASSES = 20;
 
 export class TransactionsService implements Service {
@@ -91,6 +91,8 @@ export class TransactionsService implements Service {
   private source: TransactionsSource = 'log';
   private problem: string | null = null;
   private passesSinceLogTry = 0;
+  /** The last failed read of the log was refused for want of a permission (then it is tried again only every LOG_RETRY_PASSES passes). */
+  private denied = false;
   private admin: TxnAdmin | undefined;
   private reader: EndOffsetReader | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -99,6 +101,8 @@ export class TransactionsService implements Service {
   private report: TransactionsReport | undefined;
   /** Label sets with series, to remove those that went away. */
   private readonly apps = new Set<string>();
+  /** Applications whose counters exist (from 0). */
+  private readonly counted = new Set<string>();
   private readonly versionLabels = new Set<string>();
   private readonly infoLabels = new Map<string, Record<string, string>>();
 
@@ -150,7 +154,7 @@ export class TransactionsService implements Service {
   /** One pass: the coordinator's state (log or poll), events, hanging transactions, metrics. */
   async pass(): Promise<void> {
     let open: OpenTransaction[] | undefined;
-    if (this.source === 'log' || ++this.passesSinceLogTry >= LOG_RETRY_PASSES) {
+    if (this.source === 'log' || !this.denied || ++this.passesSinceLogTry >= LOG_RETRY_PASSES) {
       this.passesSinceLogTry = 0;
       if (await this.readLog()) open = this.openFromLog();
     }
@@ -188,6 +192,16 @@ export class TransactionsService implements Service {
     } catch (err) {
       const msg = redactText(errorMessage(err));
       const permission = PERMISSION.test(msg);
+      if (!permission && this.next === undefined && (await this.noTransactionLog())) {
+        // No transactional producer has run on the cluster yet: the log is empty, not unreadable.
+        // Everything it will hold is news (read from offset 0 of each partition once it exists).
+        this.next = new Map();
+        this.states = new Map();
+        if (this.source !== 'log' || this.problem !== null) this.logger.info('__transaction_state does not exist yet (no transactional producer so far): every transaction from now on is counted');
+        this.setSource('log');
+        this.problem = null;
+        return true;
+      }
       this.metrics.errors.inc({ what: 'log', kind: permission ? 'permission' : 'error' });
       if (this.source === 'log') {
         this.logger.warn(
@@ -197,6 +211,7 @@ export class TransactionsService implements Service {
             : 'cannot read __transaction_state: polling the coordinator this interval',
         );
       }
+      this.denied = permission;
       this.problem = permission ? `no read permission on __transaction_state: ${msg}` : `reading __transaction_state: ${msg}`;
       // A later pass starts from the beginning again (a baseline), never counting the gap as news.
       this.next = undefined;
@@ -204,6 +219,19 @@ export class TransactionsService implements Service {
       this.held.clear();
       this.setSource('poll');
       return false;
+    }
+  }
+
+  /** True when the cluster's topics, as listed now, do not include __transaction_state. */
+  private async noTransactionLog(): Promise<boolean> {
+    const admin = this.kafka.admin();
+    try {
+      await admin.connect();
+      return !(await admin.listTopics()).includes(TRANSACTION_STATE_TOPIC);
+    } catch {
+      return false;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
     }
   }
 
@@ -353,6 +381,13 @@ export class TransactionsService implements Service {
     for (const h of hanging) app(h.transactionalId === null ? '(unknown)' : this.namer.name(h.transactionalId).application).hanging++;
     const versionsNow = new Set<string>();
     for (const [application, e] of perApp) {
+      if (!this.counted.has(application)) {
+        // Counters from 0 at the first sight of an application: increase() and rate() then see
+        // its first transactions, and the dashboard's fencing panel has a series before any fencing.
+        this.counted.add(application);
+        for (const outcome of TRANSACTION_OUTCOMES) m.outcomes.inc({ application, outcome }, 0);
+        m.fencings.inc({ application }, 0);
+      }
       m.open.set({ application }, e.open);
       m.oldestOpen.set({ application }, Math.max(0, e.oldest));
       m.ids.set({ application }, e.ids);

@@ -12,6 +12,7 @@ export const MIRRORED_RULES = {
   EosDataLossDetected: { forMs: 0 },
   EosConfigAuditCritical: { forMs: 0 },
   EosHangingTransaction: { forMs: 0 },
+  EosCoordinatorHangingTransaction: { forMs: 2 * 60_000 },
   EosProducerFenced: { forMs: 0 },
   EosKafkaUnreachable: { forMs: 2 * 60_000 },
 } as const satisfies Record<string, { forMs: number }>;

@@ -14,12 +14,14 @@ import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import { AlertTimers } from './alert-timers.js';
 import { baseline, chartPoint, pointOf, Ring, type ChartPoint, type Point } from './history.js';
-import { RATE_WINDOW_MS, summarize, type StatusSummary } from './summary.js';
+import { RATE_WINDOW_MS, summarize, type StatusSummary, type TransactionsView } from './summary.js';
 
 export interface SamplerDeps {
   registry: Registry;
   readiness(): Readiness;
   audit?(): AuditReport | undefined;
+  /** The transactions service's last report, when it runs. */
+  transactions?(): TransactionsView | undefined;
   logger?: Logger;
   now?: () => number;
   stepMs?: number;
@@ -94,6 +96,7 @@ export class StatusSampler implements Service {
           history,
           ready: { ok: ready.ready, services: ready.services },
           audit: report ? { summary: report.summary, findings: sortFindings(report.findings).filter((f) => !f.passed) } : undefined,
+          transactions: this.deps.transactions?.(),
         },
         this.timers,
       );

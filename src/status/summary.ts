@@ -37,7 +37,21 @@ export interface StatusInput {
   currentPoint?: Point;
   ready?: { ok: boolean; services?: Record<string, { ready: boolean; detail?: string }> };
   audit?: { summary?: { critical: number; warning: number }; findings?: FailingFinding[] };
+  /** The transactions service's last report (src/coordinator/transactions-service.ts), when it runs. */
+  transactions?: TransactionsView;
 }
+
+/** Open and hanging transactions of the cluster as the status shows them: the oldest few, named. */
+export interface TransactionsView {
+  source: string;
+  liveIds: number;
+  open: number;
+  oldestOpen: { transactionalId: string; application: string; ageMs: number; abortDue: string }[];
+  hanging: { transactionalId: string; application: string; topic: string; partition: number; ageMs: number; heldBack: string; abortDue: string }[];
+}
+
+/** How many open and hanging transactions the summary names. */
+export const TRANSACTIONS_SHOWN = 3;
 
 export type { AlertStatus };
 
@@ -70,6 +84,8 @@ export interface StatusSummary {
   canary: { sent: number; received: number; duplicates: number; lost: number; outOfOrder: number; wrongValue: number } | null;
   audit: { critical: number; warning: number; failing: FailingFinding[] } | null;
   /** Conditions that hold now, pending until they have held for their rule's `for:`, then firing. */
+  /** null: the transactions service does not run here. */
+  transactions: (TransactionsView & { hangingTotal: number }) | null;
   alerts: AlertStatus[];
   /** How many of `alerts` are firing. */
   firing: number;
@@ -129,6 +145,8 @@ export function conditions(m: Parsed, now: Point, history: readonly Point[], s: 
     (x) => x.value > 300 && of(m, 'eos_partition_lso_lag_records', { topic: x.labels.topic!, partition: x.labels.partition! }).some((l) => l.value > 0),
   );
   if (hanging.length) out.push({ alert: 'EosHangingTransaction', detail: hanging.map((x) => `${x.labels.topic}-${x.labels.partition} stuck ${x.value.toFixed(0)} s`).join(', ') });
+  const named = of(m, 'eos_coordinator_hanging_transaction_info').filter((x) => x.value > 0);
+  if (named.length) out.push({ alert: 'EosCoordinatorHangingTransaction', detail: named.map((x) => `${x.labels.transactional_id} on ${x.labels.topic}-${x.labels.partition} open ${x.value.toFixed(0)} s`).join(', ') });
   const fenced = increase(since(INCREASE_WINDOW_MS), now, 'fenced');
   if (fenced > 0) out.push({ alert: 'EosProducerFenced', detail: `${fenced} producers fenced in 10 min` });
   if (s.kafka.up === false) out.push({ alert: 'EosKafkaUnreachable', detail: 'eos_kafka_up 0' });
@@ -192,6 +210,16 @@ export function summarize(input: StatusInput, timers: AlertTimers = new AlertTim
     canary: canaryOn
       ? { sent: canary('sent'), received: canary('received'), duplicates: canary('duplicate'), lost: canary('lost'), outOfOrder: canary('out_of_order'), wrongValue: canary('wrong_value') }
       : null,
+    transactions: input.transactions
+      ? {
+          source: input.transactions.source,
+          liveIds: input.transactions.liveIds,
+          open: input.transactions.open,
+          oldestOpen: input.transactions.oldestOpen.slice(0, TRANSACTIONS_SHOWN).map(({ transactionalId, application, ageMs, abortDue }) => ({ transactionalId, application, ageMs, abortDue })),
+          hanging: input.transactions.hanging.slice(0, TRANSACTIONS_SHOWN).map(({ transactionalId, application, topic, partition, ageMs, heldBack, abortDue }) => ({ transactionalId, application, topic, partition, ageMs, heldBack, abortDue })),
+          hangingTotal: input.transactions.hanging.length,
+        }
+      : null,
     audit: input.audit?.summary ? { critical: input.audit.summary.critical, warning: input.audit.summary.warning, failing } : null,
     alerts,
     firing: alerts.filter((a) => a.state === 'firing').length,
@@ -239,6 +267,16 @@ export function formatSummary(s: StatusSummary): string {
     const f = s.audit.failing.find((x) => x.check === 'cluster.broker-count') ?? s.audit.failing[0];
     const more = s.audit.failing.length - 1;
     lines.push(['audit', `${s.audit.critical} critical, ${s.audit.warning} warning${f ? `: ${f.check} (${f.observed})${more > 0 ? ` and ${more} more: /audit?failing=1` : ''}` : ''}`]);
+  }
+  if (s.transactions) {
+    const t = s.transactions;
+    const age = (ms: number) => fmtMs(ms);
+    const oldest = t.oldestOpen[0];
+    lines.push(['transactions', `${n(t.liveIds)} transactional ids, ${n(t.open)} open${oldest ? ` (oldest ${oldest.transactionalId} of ${oldest.application}, ${age(oldest.ageMs)})` : ''}${t.source === 'log' ? '' : '  (polling the coordinators: outcomes not counted)'}`]);
+    for (const h of t.hanging) {
+      lines.push(['  HANGING', `${h.transactionalId} (${h.application}) on ${h.topic}-${h.partition}: open ${age(h.ageMs)}, ${h.heldBack} records held back, abort ${h.abortDue}`]);
+    }
+    if (t.hangingTotal > t.hanging.length) lines.push(['', `and ${t.hangingTotal - t.hanging.length} more hanging: eoswatch transactions find-hanging`]);
   }
   lines.push(['alerts', s.alerts.length ? s.alerts.map((a) => `${a.alert} (${fmtState(a)}): ${a.detail}`).join('; ') : 'none']);
   const w = Math.max(...lines.map(([k]) => k.length));

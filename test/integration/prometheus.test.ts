@@ -10,7 +10,8 @@ import { createServer } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { useCluster } from '../harness/index.js';
+import { createTopic, runEoswatch, useCluster } from '../harness/index.js';
+import { killedWithOpenTransaction } from '../harness/txn.js';
 import { pipelineConfig, pipelineTopics } from '../harness/pipeline.js';
 import { WorkerProcess } from '../../src/chaos/worker.js';
 import { produceSeed } from '../harness/seed.js';
@@ -29,6 +30,8 @@ const FLINK_ONLY = [
   'eos_flink_sink_committables_total',
   'eos_flink_checkpoint_stats_staleness_seconds',
 ];
+// Exported only while a transaction hangs: made so by the test of EosCoordinatorHangingTransaction below.
+const HANGING_ONLY = ['eos_coordinator_hanging_transaction_info'];
 const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
 const temp = tempDirs('eoswatch-prom-');
 
@@ -76,6 +79,7 @@ describe('live Prometheus end to end (3-node cluster)', () => {
         lsoMonitor: { interval: '1s' },
         lag: { enabled: true, groups: ['all'], interval: '1s' },
         audit: { enabled: true, schedule: '*/1 * * * *', topics: [s.source, s.sink] },
+        transactions: { enabled: true, interval: '1s', idleAfter: '3s' },
       }),
       'daemon',
     );
@@ -150,7 +154,7 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     }
     assert.deepEqual(rejected, []);
     const names = new Set(exprs.flatMap(metricNames));
-    for (const flinkOnly of FLINK_ONLY) names.delete(flinkOnly);
+    for (const absent of [...FLINK_ONLY, ...HANGING_ONLY]) names.delete(absent);
     const missing: string[] = [];
     for (const n of names) {
       const r = await query(`count(${n})`);
@@ -162,7 +166,7 @@ describe('live Prometheus end to end (3-node cluster)', () => {
   test('every panel of the overview dashboard returns data', async () => {
     const empty: string[] = [];
     // The Flink row's panels have data in test/integration/flink.test.ts (a real Flink job).
-    const flinkOnly = (p: { targets?: { expr?: string }[] }) => (p.targets ?? []).every((t) => metricNames(t.expr ?? '').every((n) => FLINK_ONLY.includes(n)));
+    const flinkOnly = (p: { targets?: { expr?: string }[] }) => (p.targets ?? []).every((t) => metricNames(t.expr ?? '').every((n) => FLINK_ONLY.includes(n) || HANGING_ONLY.includes(n)));
     for (const p of dashboardPanels().filter((x) => x.targets?.length && !flinkOnly(x))) {
       let rows = 0;
       for (const t of p.targets!) if (t.expr) rows += (await query(grafanaToPromql(t.expr))).data.result.length;
@@ -171,8 +175,9 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     assert.deepEqual(empty, [], 'panels without data');
   });
 
-  test('no alert fires on the healthy pipeline, and eoswatch killed turns EosExporterDown pending', async () => {
-    const alerts = async () => (await api<{ alerts: { labels: Record<string, string>; state: string }[] }>('/api/v1/alerts')).data.alerts;
+  const alerts = async () => (await api<{ alerts: { labels: Record<string, string>; annotations: Record<string, string>; state: string }[] }>('/api/v1/alerts')).data.alerts;
+
+  test('no alert fires on the healthy pipeline', async () => {
     // The audit may legitimately find the test cluster's settings.
     const active = async () => (await alerts()).filter((a) => a.labels.alertname !== 'EosConfigAuditCritical').map((a) => `${a.labels.alertname} ${a.state}`);
     assert.deepEqual((await active()).filter((a) => a.endsWith(' firing')), [], 'alerts firing on a healthy pipeline');
@@ -182,6 +187,26 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     await until('no alert pending on a healthy pipeline', async () => (last = await active()).length === 0, 55_000).catch((err: Error) => {
       throw new Error(`${err.message}: ${last.join(', ')}`);
     });
+  });
+
+  test('a producer SIGKILLed with a transaction open turns EosCoordinatorHangingTransaction pending, naming its transactional id', async () => {
+    const topic = `prom-hang-${process.pid}`;
+    await createTopic(h.cluster.brokers, topic, 1, 3);
+    const id = `prom-dead-${process.pid}`;
+    await killedWithOpenTransaction(h.cluster.brokers, id, topic, 0, 3);
+    await until('EosCoordinatorHangingTransaction pending', async () => (await alerts()).some((a) => a.labels.alertname === 'EosCoordinatorHangingTransaction'), 60_000);
+    const a = (await alerts()).find((x) => x.labels.alertname === 'EosCoordinatorHangingTransaction')!;
+    assert.equal(a.labels.transactional_id, id);
+    assert.equal(a.labels.topic, topic);
+    assert.equal(a.labels.partition, '0');
+    assert.equal(a.labels.severity, 'critical');
+    assert.match(a.annotations.summary ?? '', new RegExp(`Hanging transaction ${id} on ${topic}-0`));
+    const r = await runEoswatch(['transactions', 'abort', '--bootstrap-server', h.cluster.bootstrapServers, '--transactional-id', id, '--force']);
+    assert.equal(r.code, 0, r.stderr);
+    await until('EosCoordinatorHangingTransaction gone after the abort', async () => !(await alerts()).some((x) => x.labels.alertname === 'EosCoordinatorHangingTransaction'), 60_000);
+  });
+
+  test('eoswatch killed turns EosExporterDown pending', async () => {
     await daemon!.kill();
     await until('EosExporterDown pending', async () => (await alerts()).some((a) => a.labels.alertname === 'EosExporterDown' && (a.state === 'pending' || a.state === 'firing')), 30_000);
     const down = (await alerts()).find((a) => a.labels.alertname === 'EosExporterDown')!;

@@ -9,10 +9,11 @@
 // EOSWATCH_KAFKA_VERSION runs one Kafka line; both by default.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Kafka } from 'kafkajs';
-import { LocalCluster, kafkaFor, runEoswatch, spawnTracked, uniqueName, waitForLine } from '../harness/index.js';
+import { LocalCluster, kafkaFor, runEoswatch, uniqueName } from '../harness/index.js';
+import { killedWithOpenTransaction } from '../harness/txn.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
 import { EndOffsetReader } from '../../src/kafka/offsets.js';
 
@@ -59,20 +60,6 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   }
 }
 
-// The child: a kafkajs transactional producer that leaves its transaction open and waits to be killed.
-const PRODUCER = `
-import { Kafka, logLevel } from 'kafkajs';
-const [brokers, id, topic, partition, count] = process.argv.slice(1);
-const kafka = new Kafka({ clientId: id, brokers: [brokers], logLevel: logLevel.NOTHING });
-const p = kafka.producer({ transactionalId: id, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 900000 });
-await p.connect();
-const txn = await p.transaction();
-const t0 = Date.now();
-await txn.send({ topic, messages: Array.from({ length: Number(count) }, (_, i) => ({ partition: Number(partition), value: id + '-' + i })) });
-console.log('SENT ' + t0);
-setInterval(() => {}, 1 << 30);
-`;
-
 interface HangingJson {
   takenAtMs: number;
   hanging: { transactionalId: string | null; topic: string; partition: number; startOffset: number; heldBack: number; ageMs: number; abortDue: string; kind: string; producerEpoch: number; partitions: string[] }[];
@@ -94,12 +81,7 @@ for (const version of VERSIONS) {
     let b: string[];
 
     const killedProducer = async (id: string, partition: number, count: number): Promise<void> => {
-      const child: ChildProcess = spawnTracked('node', ['--input-type=module', '-e', PRODUCER, cluster.bootstrapServers, id, topic, String(partition), String(count)]);
-      const m = await waitForLine(child, /^SENT (\d+)$/);
-      started.set(id, Number(m[1]));
-      const exited = new Promise((r) => child.once('exit', r));
-      process.kill(child.pid!, 'SIGKILL');
-      await exited;
+      started.set(id, await killedWithOpenTransaction(cluster.brokers, id, topic, partition, count));
     };
 
     const partitionEnds = async (partition: number) => (await ends.read(topic)).find((p) => p.partition === partition)!;

@@ -134,7 +134,7 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
       .map((e) => (e.record.kind === 'transaction' ? `${e.record.value.state} pid ${e.record.value.producerId} epoch ${e.record.value.producerEpoch} tv ${e.record.value.clientTransactionVersion} at ${e.record.value.lastUpdateTimestampMs}` : 'tombstone'))
       .join('\n');
   };
-  const outcome = (application: string, o: string) => value('eos_transactions_total', { application, outcome: o });
+  const outcome = (application: string, o: string) => value('eos_coordinator_transactions_total', { application, outcome: o });
   const histogramCount = async (name: string, application: string): Promise<number | undefined> =>
     (await registry.getSingleMetric(name)?.get())?.values.find((v) => (v as { metricName?: string }).metricName === `${name}_count` && v.labels.application === application)?.value;
 
@@ -175,9 +175,9 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
   });
 
   test('the baseline counts no history: the transaction committed before the start is a live id, not an outcome', async () => {
-    assert.equal(await value('eos_transactional_ids', { application: app('early') }), 1);
-    assert.equal(await outcome(app('early'), 'committed'), undefined);
-    assert.equal(await value('eos_transactions_source', { source: 'log' }), 1);
+    assert.equal(await value('eos_coordinator_transactional_ids', { application: app('early') }), 1);
+    assert.equal(await outcome(app('early'), 'committed'), 0, 'the baseline counts nothing');
+    assert.equal(await value('eos_coordinator_source', { source: 'log' }), 1);
     const r = (await (await fetch(url)).json()) as TransactionsReport;
     assert.equal(r.source, 'log');
     assert.equal(r.problem, null);
@@ -202,19 +202,19 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     await until('6 commits and 2 aborts of the classic app', async () => (await outcome(app('classic'), 'committed')) === 6 && (await outcome(app('classic'), 'aborted')) === 2);
     await until('2 commits and 1 abort of the Java app', async () => (await outcome(app('javatv'), 'committed')) === 2 && (await outcome(app('javatv'), 'aborted')) === 1);
     // A marker-written (completed) state follows each decision: commit completions of commits only.
-    await until('the completions of every commit', async () => (await histogramCount('eos_transaction_commit_completion_seconds', app('classic'))) === 6);
-    assert.equal(await histogramCount('eos_transaction_duration_seconds', app('classic')), 8);
-    assert.equal(await histogramCount('eos_transaction_duration_seconds', app('javatv')), 3);
-    assert.equal(await histogramCount('eos_transaction_commit_completion_seconds', app('javatv')), 2);
+    await until('the completions of every commit', async () => (await histogramCount('eos_coordinator_commit_completion_seconds', app('classic'))) === 6);
+    assert.equal(await histogramCount('eos_coordinator_transaction_duration_seconds', app('classic')), 8);
+    assert.equal(await histogramCount('eos_coordinator_transaction_duration_seconds', app('javatv')), 3);
+    assert.equal(await histogramCount('eos_coordinator_commit_completion_seconds', app('javatv')), 2);
     for (const a of [app('classic'), app('javatv')]) {
-      assert.equal(await value('eos_transaction_fencings_total', { application: a }) ?? 0, 0, `${a}: no fencing`);
-      assert.equal(await outcome(a, 'aborted_timeout'), undefined, `${a}: no timeout`);
-      assert.equal(await outcome(a, 'fenced'), undefined, `${a}: nothing fenced`);
+      assert.equal(await value('eos_coordinator_fencings_total', { application: a }), 0, `${a}: no fencing`);
+      assert.equal(await outcome(a, 'aborted_timeout'), 0, `${a}: no timeout`);
+      assert.equal(await outcome(a, 'fenced'), 0, `${a}: nothing fenced`);
     }
-    assert.equal(await value('eos_transactional_ids', { application: app('classic') }), 2);
-    assert.equal(await value('eos_transactional_ids', { application: app('javatv') }), 1);
-    if (TV2) assert.equal(await value('eos_transaction_client_version_ids', { application: app('javatv'), version: '2' }), 1, 'the Java client of a 4.x cluster uses TV2');
-    const kjsVersions = (await series('eos_transaction_client_version_ids')).filter(([l]) => l.application === app('classic'));
+    assert.equal(await value('eos_coordinator_transactional_ids', { application: app('classic') }), 2);
+    assert.equal(await value('eos_coordinator_transactional_ids', { application: app('javatv') }), 1);
+    if (TV2) assert.equal(await value('eos_coordinator_client_version_ids', { application: app('javatv'), version: '2' }), 1, 'the Java client of a 4.x cluster uses TV2');
+    const kjsVersions = (await series('eos_coordinator_client_version_ids')).filter(([l]) => l.application === app('classic'));
     assert.equal(kjsVersions.length, 1);
     assert.notEqual(kjsVersions[0]![0].version, '2', 'kafkajs speaks the classic protocol');
   });
@@ -229,9 +229,9 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     const second = await kjs(id);
     const t2 = await second.transaction();
     await t2.abort();
-    await until('the fencing counted', async () => (await value('eos_transaction_fencings_total', { application: app('fence') })) === 1, 30_000, () => statesOf(id));
+    await until('the fencing counted', async () => (await value('eos_coordinator_fencings_total', { application: app('fence') })) === 1, 30_000, () => statesOf(id));
     assert.equal(await outcome(app('fence'), 'fenced'), 1);
-    assert.equal(await outcome(app('fence'), 'aborted'), undefined, 'the fencing is not a client abort');
+    assert.equal(await outcome(app('fence'), 'aborted'), 0, 'the fencing is not a client abort');
     await t.abort().catch(() => undefined);
   });
 
@@ -242,9 +242,9 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     await first.run(`open ${topic} 0 2`);
     const second = java(id);
     await second.run('init');
-    await until('the TV2 fencing counted', async () => (await value('eos_transaction_fencings_total', { application: app('jfence') })) === 1, 30_000, () => statesOf(id));
+    await until('the TV2 fencing counted', async () => (await value('eos_coordinator_fencings_total', { application: app('jfence') })) === 1, 30_000, () => statesOf(id));
     assert.equal(await outcome(app('jfence'), 'fenced'), 1);
-    assert.equal(await outcome(app('jfence'), 'aborted'), undefined);
+    assert.equal(await outcome(app('jfence'), 'aborted'), 0);
   });
 
   test('a producer quiet past its transaction timeout: aborted by the coordinator, counted as aborted_timeout', async () => {
@@ -252,9 +252,9 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     const t = await p.transaction();
     await t.send({ topic, messages: [{ partition: 0, value: 'slow' }] });
     await until('the timeout abort counted', async () => (await outcome(app('timeout'), 'aborted_timeout')) === 1, 30_000);
-    assert.equal(await outcome(app('timeout'), 'aborted'), undefined);
-    assert.equal(await outcome(app('timeout'), 'fenced'), undefined, 'a timeout is not a fencing');
-    assert.equal(await value('eos_transaction_fencings_total', { application: app('timeout') }) ?? 0, 0);
+    assert.equal(await outcome(app('timeout'), 'aborted'), 0);
+    assert.equal(await outcome(app('timeout'), 'fenced'), 0, 'a timeout is not a fencing');
+    assert.equal(await value('eos_coordinator_fencings_total', { application: app('timeout') }), 0);
   });
 
   test('a SIGKILLed producer with a transaction open is named hanging within the interval, and cleared by abort', async () => {
@@ -279,23 +279,23 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     assert.equal(found.heldBack, String(end.high - end.lso));
     assert.ok(Math.abs(found.ageMs - (Date.now() - sentAt)) < 10_000, `age ${found.ageMs} ms close to the truth`);
     assert.match(found.abortDue, /^in 1[45]m \d+s$/, `abort due in about 15 min: ${found.abortDue}`);
-    assert.equal(await value('eos_transactions_hanging', { application: app('dead') }), 1);
-    const info = (await series('eos_transaction_hanging_info')).filter(([l]) => l.transactional_id === id);
+    assert.equal(await value('eos_coordinator_hanging_transactions', { application: app('dead') }), 1);
+    const info = (await series('eos_coordinator_hanging_transaction_info')).filter(([l]) => l.transactional_id === id);
     assert.equal(info.length, 1);
     assert.deepEqual({ ...info[0]![0] }, { application: app('dead'), topic, partition: '2', transactional_id: id });
     assert.match(service.ready().detail ?? '', new RegExp(`1 hanging \\(${id} on ${topic}-2\\)`));
 
     const r = await runEoswatch(['transactions', 'abort', '--bootstrap-server', h.cluster.bootstrapServers, '--transactional-id', id, '--force']);
     assert.equal(r.code, 0, r.stderr);
-    await until('the hanging transaction cleared', async () => (await value('eos_transactions_hanging', { application: app('dead') })) === 0, 30_000);
-    assert.equal((await series('eos_transaction_hanging_info')).filter(([l]) => l.transactional_id === id).length, 0, 'its info series removed');
+    await until('the hanging transaction cleared', async () => (await value('eos_coordinator_hanging_transactions', { application: app('dead') })) === 0, 30_000);
+    assert.equal((await series('eos_coordinator_hanging_transaction_info')).filter(([l]) => l.transactional_id === id).length, 0, 'its info series removed');
     const after = (await (await fetch(url)).json()) as TransactionsReport;
     assert.equal(after.hanging.some((x) => x.transactionalId === id), false);
   });
 
   test('no series carries a transactional id except the capped hanging info', async () => {
     const ids = new Set<string>();
-    for (const name of ['eos_transactions_open', 'eos_transactions_oldest_open_seconds', 'eos_transactions_total', 'eos_transaction_fencings_total', 'eos_transactional_ids', 'eos_transaction_client_version_ids', 'eos_transactions_hanging', 'eos_transaction_duration_seconds', 'eos_transaction_commit_completion_seconds']) {
+    for (const name of ['eos_coordinator_open_transactions', 'eos_coordinator_oldest_open_transaction_seconds', 'eos_coordinator_transactions_total', 'eos_coordinator_fencings_total', 'eos_coordinator_transactional_ids', 'eos_coordinator_client_version_ids', 'eos_coordinator_hanging_transactions', 'eos_coordinator_transaction_duration_seconds', 'eos_coordinator_commit_completion_seconds']) {
       for (const [labels] of await series(name)) {
         assert.equal('transactional_id' in labels, false, name);
         if (typeof labels.application === 'string' && labels.application.startsWith(run)) ids.add(labels.application);
@@ -303,5 +303,43 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     }
     for (const a of ids) assert.doesNotMatch(a, /-\d+$/, `${a} is an application, not an id`);
     assert.deepEqual([...ids].sort(), ['classic', 'dead', 'early', 'fence', 'javatv', 'jfence', 'timeout'].map(app).sort());
+  });
+});
+
+describe(`the transactions service on a cluster that has had no transaction yet, Kafka ${VERSION}`, () => {
+  const h = useCluster({ nodes: 1, version: VERSION });
+  const registry = new Registry();
+  let service: TransactionsService | undefined;
+  after(async () => {
+    await service?.stop();
+  });
+
+  test('__transaction_state not there yet is an empty log, not an unreadable one: the first transactions are counted', async () => {
+    const kafka = kafkaFor(h.cluster.brokers);
+    const admin = kafka.admin();
+    await admin.connect();
+    assert.equal((await admin.listTopics()).includes('__transaction_state'), false, 'a fresh cluster');
+    const topic = uniqueName('tsvc-fresh');
+    await ensureTopics(admin, [{ topic, numPartitions: 1, replicationFactor: 1 }]);
+    await admin.disconnect();
+    service = new TransactionsService(kafka, { intervalMs: INTERVAL_MS, idleAfterMs: IDLE_AFTER_MS, patterns: [], maxApplications: 10, topN: 5 }, { logger: createLogger('silent'), registry, fatal: (e) => assert.fail(e) });
+    await service.start();
+    await until('the first pass', async () => service!.lastReport);
+    const p = kafka.producer({ transactionalId: 'fresh-app', idempotent: true, maxInFlightRequests: 1 });
+    await p.connect();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const t = await p.transaction();
+        await t.send({ topic, messages: [{ value: String(i) }] });
+        await t.commit();
+      }
+    } finally {
+      await p.disconnect();
+    }
+    const committed = async () => ((await registry.getSingleMetric('eos_coordinator_transactions_total')?.get())?.values ?? []).find((v) => v.labels.outcome === 'committed')?.value;
+    await until('3 commits counted', async () => (await committed()) === 3, 30_000);
+    assert.equal(service.lastReport?.source, 'log');
+    assert.equal(service.lastReport?.problem, null);
+    assert.equal(((await registry.getSingleMetric('eos_coordinator_read_errors_total')?.get())?.values ?? []).length, 0, 'no read error counted');
   });
 });

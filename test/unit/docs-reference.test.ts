@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_DOC, SCHEMA_FILE, renderConfigReference } from '../../scripts/docs-config.js';
-import { METRICS_DOC, metricFamilies, renderMetricsReference } from '../../scripts/docs-metrics.js';
+import { DEFINITIONS, METRICS_DOC, metricFamilies, renderMetricsReference } from '../../scripts/docs-metrics.js';
+import { createRegistry } from '../../src/metrics/registry.js';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
@@ -86,6 +87,15 @@ describe('docs/metrics.md', () => {
     assert.ok(named.size >= 50, `only ${named.size} metric names found in src/`);
     for (const [name, file] of named) assert.ok(families.has(name), `${name} (${file}) is not in ${METRICS_DOC}: export a define...Metrics(registry) beside it and add it to DEFINITIONS in scripts/docs-metrics.ts`);
     assert.equal(families.size, named.size);
+  });
+
+  test('every metric module defines into one registry, as the daemon does, with no name taken twice', () => {
+    // Each family of the reference is registered once; a second module defining a taken name
+    // (eos_transactions_total was, by the pipeline and the transactions service) throws here.
+    const one = createRegistry();
+    for (const d of DEFINITIONS) d.define(one);
+    const names = (one.getMetricsAsArray() as unknown as { name: string }[]).map((m) => m.name).filter((n) => n.startsWith('eos_'));
+    assert.deepEqual([...names].sort(), metricFamilies().map((f) => f.name).sort());
   });
 
   test('type, labels and help come from the definitions', () => {

@@ -245,3 +245,30 @@ test('the page script is valid JavaScript and loads nothing from elsewhere', asy
   assert.doesNotThrow(() => new vm.Script(PAGE_SCRIPT));
   assert.doesNotMatch(PAGE_SCRIPT, /https?:\/\/(?!www\.w3\.org\/2000\/svg)/, 'no CDN, no outside address');
 });
+
+test('the transactions service\'s report: the oldest open and hanging transactions named, the hanging one as its alert', () => {
+  const t0 = 3_000_000_000_000;
+  const text = `${metrics({ in: 1, out: 1, completed: 1, lastCompleted: t0 / 1000, commit: [['+Inf', 0]] })}eos_coordinator_hanging_transaction_info{application="orders",topic="out",partition="2",transactional_id="orders-7"} 125\n`;
+  const report = {
+    source: 'log',
+    liveIds: 1234,
+    open: 5,
+    oldestOpen: ['orders-7', 'a-1', 'a-2', 'a-3'].map((id, i) => ({ transactionalId: id, application: id.split('-')[0]!, ageMs: 125_000 - i * 1000, abortDue: 'in 12m 55s', producerId: 1 })),
+    hanging: ['orders-7', 'b-1', 'b-2', 'b-3', 'b-4'].map((id) => ({ transactionalId: id, application: id.split('-')[0]!, topic: 'out', partition: 2, ageMs: 125_000, heldBack: '40', abortDue: 'in 12m 55s', kind: 'idle' })),
+  };
+  const s = summarize({ url: 'http://x', current: { atMs: t0, metrics: parsePrometheusText(text) }, transactions: report });
+  assert.deepEqual(s.transactions?.oldestOpen.map((x) => x.transactionalId), ['orders-7', 'a-1', 'a-2'], 'the 3 oldest');
+  assert.deepEqual(s.transactions?.oldestOpen[0], { transactionalId: 'orders-7', application: 'orders', ageMs: 125_000, abortDue: 'in 12m 55s' }, 'only the shown fields');
+  assert.equal(s.transactions?.hanging.length, 3);
+  assert.equal(s.transactions?.hangingTotal, 5);
+  const alert = s.alerts.find((a) => a.alert === 'EosCoordinatorHangingTransaction');
+  assert.equal(alert?.detail, 'orders-7 on out-2 open 125 s');
+  const out = formatSummary(s);
+  assert.match(out, /^transactions\s+1,234 transactional ids, 5 open \(oldest orders-7 of orders, 125\.00 s\)$/m);
+  assert.match(out, /^ {2}HANGING\s+orders-7 \(orders\) on out-2: open 125\.00 s, 40 records held back, abort in 12m 55s$/m);
+  assert.match(out, /and 2 more hanging: eoswatch transactions find-hanging$/m);
+  const polled = formatSummary(summarize({ url: 'http://x', current: { atMs: t0, metrics: parsePrometheusText(text) }, transactions: { ...report, source: 'poll', hanging: [] } }));
+  assert.match(polled, /polling the coordinators: outcomes not counted/);
+  assert.doesNotMatch(polled, /HANGING/);
+  assert.equal(summarize({ url: 'http://x', current: { atMs: t0, metrics: parsePrometheusText(text) } }).transactions, null);
+});
