@@ -19,7 +19,8 @@ import {
 import { ALL_CHECKS } from '../../src/audit/checks/index.js';
 import { gatherCoordinatorView, type CoordinatorReaders } from '../../src/audit/sources/coordinator.js';
 import { runAudit } from '../../src/audit/runner.js';
-import { isTwoPhaseCommit, TWO_PHASE_COMMIT_TIMEOUT_MS } from '../../src/coordinator/hanging.js';
+import { abortDue, findHanging, isTwoPhaseCommit, TWO_PHASE_COMMIT_TIMEOUT_MS } from '../../src/coordinator/hanging.js';
+import { readOpenTransactions } from '../../src/coordinator/snapshot.js';
 import type { AuditFacts, CheckResult, CoordinatorFacts, CoordinatorIdFacts } from '../../src/audit/types.js';
 import type { TxnLogValue } from '../../src/kafka/txn-log.js';
 import type { BrokerTransactions, DescribedTransaction, PartitionProducerStates } from '../../src/kafka/txn-admin.js';
@@ -425,5 +426,22 @@ describe('the coordinator view (collector merge)', () => {
       );
     assert.deepEqual((await one(Object.assign(new Error('no'), { code: 29 }))).facts.permissionGaps, [{ api: 'DescribeProducers', target: 't', error: 'TOPIC_AUTHORIZATION_FAILED' }]);
     assert.deepEqual((await one(new Error('boom'))).problems, ['DescribeProducers on t: boom']);
+  });
+});
+
+describe('KIP-939 fed to hanging.ts (snapshot.ts)', () => {
+  test('a described timeout of Integer.MAX_VALUE makes the open transaction prepared, so its abort is due never', async () => {
+    const txnAdmin = {
+      listTransactions: async () => [{ nodeId: 1, apiVersion: 1, error: null, unknownStateFilters: [], transactions: [{ transactionalId: 'db', producerId: 9, state: 'Ongoing' }, { transactionalId: 'app', producerId: 8, state: 'Ongoing' }] }],
+      describeTransactions: async (ids: readonly string[]) =>
+        new Map(ids.map((i) => [i, { transactionalId: i, ...described('Ongoing', { timeout: i === 'db' ? TWO_PHASE_COMMIT_TIMEOUT_MS : 60_000, topics: [{ topic: 't', partitions: [0] }] }) }])),
+      describeProducers: async () => new Map(),
+    };
+    const { open } = await readOpenTransactions(txnAdmin);
+    assert.deepEqual(open.map((t) => [t.transactionalId, t.prepared]), [['app', undefined], ['db', true]]);
+    const db = open.find((t) => t.transactionalId === 'db')!;
+    const hanging = findHanging([{ topic: 't', partition: 0, high: 10n, lso: 4n, producers: [{ producerId: db.producerId, producerEpoch: 2, lastTimestampMs: NOW - 600_000, currentTransactionStartOffset: 4 }] }], [db], NOW, 60_000);
+    assert.equal(hanging[0]!.abortAtMs, null);
+    assert.equal(abortDue(hanging[0]!, NOW), 'never');
   });
 });
