@@ -445,3 +445,33 @@ describe('KIP-939 fed to hanging.ts (snapshot.ts)', () => {
     assert.equal(abortDue(hanging[0]!, NOW), 'never');
   });
 });
+
+describe('coordinator checks: edges', () => {
+  test('a Streams process is live when any thread is, in whichever order they come', () => {
+    const v = streamsGrowth([streams(UUIDS[0]!, 1), streams(UUIDS[0]!, 0, stale), streams(UUIDS[1]!, 0, stale), streams(UUIDS[2]!, 0, stale)], NOW);
+    assert.equal(v.observed, '4 ids over 3 process UUIDs: 1 live, 2 with no transaction for over 60 min');
+    assert.equal(v.expected, 'process UUIDs without transactions (restarts with a new identity) fewer than 2, or not more than the live ones');
+  });
+
+  test('a timestamp of 0 is a time, not "unknown"', () => {
+    assert.equal(isLive(id('a', { startTimestampMs: 0 }), 1000), true);
+    const r = run('coordinator.prepared-transactions', view([id('db', { state: 'Ongoing', transactionTimeoutMs: TWO_PHASE_COMMIT_TIMEOUT_MS, startTimestampMs: 0 })], { takenAtMs: 120_000 }));
+    assert.match(r[0]!.observed, /^Ongoing since 2 min ago/);
+  });
+
+  test('Flink ids: the subtask is every digit of it, and the counter ends the id', () => {
+    const f = (ids: string[]) => flinkGrowth(ids.map((i) => id(i, { engine: 'flink', application: 'sink' })));
+    assert.match(f(['sink-12-1', 'sink-2-1']).observed, /over 2 subtasks/);
+    assert.match(f(['sink-0-1x']).observed, /over 0 subtasks/);
+    assert.equal(f(['sink-0-1']).expected, `at most ${FLINK_COUNTERS_PER_SUBTASK} ids per subtask (a pool bounded by the checkpoints in flight)`);
+  });
+
+  test("brokers tied at the lowest maximum: the first is named", () => {
+    assert.deepEqual(brokerMaxTimeout(view([], { maxTimeoutMs: [{ broker: 1, value: 600_000 }, { broker: 2, value: 600_000 }] }).coordinator!), { ms: 600_000, where: 'lowest, broker 1' });
+  });
+
+  test('the passing results say what was seen', () => {
+    assert.deepEqual(run('coordinator.prepared-transactions', view([])), [{ target: 'coordinator', passed: true, observed: 'no prepared (2PC) transaction open', expected: 'none, or each completed by its transaction manager' }]);
+    assert.deepEqual(run('coordinator.permissions', view([])), [{ target: 'coordinator', passed: true, observed: 'every coordinator API and the transaction log answered', expected: 'no authorization error' }]);
+  });
+});

@@ -167,12 +167,10 @@ export const coordinatorChecks: Check[] = [
       `(one rolling restart leaves as many as are live); for Flink, more than ${FLINK_COUNTERS_PER_SUBTASK} counters on one subtask (pooling keeps a few).`,
     remediation: 'Give the application stable ids (a stateful Streams app, pooled Flink naming), or lower transactional.id.expiration.ms on the brokers.',
     evaluate: (f) => {
-      const c = f.coordinator;
-      if (!c) return [];
       const out: CheckResult[] = [];
-      for (const [application, ids] of byApplication(c)) {
+      for (const [application, ids] of byApplication(f.coordinator)) {
         const engine = ids[0]!.engine;
-        const v = growth(engine, ids, c.takenAtMs);
+        const v = growth(engine, ids, f.coordinator!.takenAtMs);
         out.push({ target: appTarget(application), ...v, ...(!v.passed && GROWTH_FIX[engine] ? { remediation: GROWTH_FIX[engine] } : {}) });
       }
       return out;
