@@ -100,8 +100,9 @@ export async function runAudit(sources: AuditSource[], checks: Check[], opts: { 
   };
 }
 
-/** Broker, topic and cluster targets come from the cluster source; the others name their source. */
+/** Broker, topic and cluster targets come from the cluster source, coordinator ones from its source; the others name their source. */
 function sourceOfTarget(target: string): string {
   if (/^(broker|topic|cluster)[:]?/.test(target)) return 'cluster';
+  if (/^coordinator(:|$)/.test(target)) return 'coordinator';
   return target;
 }

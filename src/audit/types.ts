@@ -107,9 +107,49 @@ export interface ClusterFacts {
   topics: TopicFacts[];
 }
 
+/** One transactional id as the transaction coordinator knows it (DescribeTransactions, else its __transaction_state value). */
+export interface CoordinatorIdFacts {
+  transactionalId: string;
+  /** src/coordinator/applications.ts' grouping. */
+  application: string;
+  engine: 'eoswatch' | 'kafka-streams' | 'flink' | 'pattern' | 'id';
+  state: string;
+  producerId: number;
+  producerEpoch: number;
+  transactionTimeoutMs: number;
+  /** Start of the current (or, completed, the last) transaction; -1 when none. */
+  startTimestampMs: number;
+  /** __transaction_state only: when the coordinator last wrote this id's state; undefined when the log was not read. */
+  lastUpdateTimestampMs?: number;
+  /** __transaction_state only: the value's ClientTransactionVersion (0 when absent, 2 = KIP-890 TV2); undefined when the log was not read. */
+  clientTransactionVersion?: number;
+}
+
+/** A coordinator API (or the transaction log) refused for a missing ACL. */
+export interface CoordinatorPermissionGap {
+  api: 'ListTransactions' | 'DescribeTransactions' | 'DescribeProducers' | 'DescribeConfigs' | 'Fetch';
+  /** What was refused: "broker 2", "__transaction_state", "3 transactional ids (a, b, c)", a topic. */
+  target: string;
+  /** Kafka's error name, e.g. TRANSACTIONAL_ID_AUTHORIZATION_FAILED. */
+  error: string;
+}
+
+/** The transaction coordinator's view: its transactional ids, the brokers' timeout maximum, what could not be read. */
+export interface CoordinatorFacts {
+  /** When the view was taken: the `now` the checks judge ages at. */
+  takenAtMs: number;
+  ids: CoordinatorIdFacts[];
+  /** transaction.max.timeout.ms per broker (undefined: not reported). */
+  maxTimeoutMs: { broker: number; value?: number }[];
+  /** __transaction_state was read: last updates and client transaction versions are known. */
+  logRead: boolean;
+  permissionGaps: CoordinatorPermissionGap[];
+}
+
 /** Everything the sources gathered. A source that failed leaves its part undefined and reports a SourceStatus. */
 export interface AuditFacts {
   cluster?: ClusterFacts;
+  coordinator?: CoordinatorFacts;
   clients: ClientFacts[];
   checkpoints: CheckpointFacts[];
 }

@@ -68,6 +68,19 @@ export interface HangingTransaction extends TopicPartition {
   partitions: TopicPartition[];
 }
 
+/**
+ * The timeout a KIP-939 two-phase-commit transaction carries: Kafka marks one by no new state or
+ * field but by its timeout, Integer.MAX_VALUE (TransactionMetadata.isDistributedTwoPhaseCommitTxn,
+ * set by InitProducerId with enable2Pc), which its timeout sweep skips. The state stays Ongoing;
+ * the value round-trips through DescribeTransactions and __transaction_state alike.
+ */
+export const TWO_PHASE_COMMIT_TIMEOUT_MS = 2147483647;
+
+/** Whether a transaction with this timeout is a KIP-939 prepared (2PC) one: the coordinator never times it out. */
+export function isTwoPhaseCommit(transactionTimeoutMs: number): boolean {
+  return transactionTimeoutMs === TWO_PHASE_COMMIT_TIMEOUT_MS;
+}
+
 const DECIDED = new Set(['PrepareCommit', 'PrepareAbort']);
 
 /** The open transaction holding each partition's LSO, where it is hanging; oldest first. */

@@ -15,7 +15,7 @@
 // I/O only; the clients are the caller's (a one-shot command or a long-running service).
 import type { EndOffsetReader } from '../kafka/offsets.js';
 import { thrownError, type DescribedTransaction, type PartitionProducerStates, type TxnAdmin, type TxnApiError } from '../kafka/txn-admin.js';
-import type { OpenTransaction, PartitionView, ProducerState, TopicPartition } from './hanging.js';
+import { isTwoPhaseCommit, type OpenTransaction, type PartitionView, type ProducerState, type TopicPartition } from './hanging.js';
 
 /** The coordinator states of a transaction not yet ended. */
 import { OPEN_STATES, holdsLso } from '../kafka/txn-log.js';
@@ -95,6 +95,8 @@ export async function readOpenTransactions(txnAdmin: SnapshotSources['txnAdmin']
       state: t.state,
       startTimestampMs: t.transactionStartTimeMs,
       transactionTimeoutMs: t.transactionTimeoutMs,
+      // KIP-939: a timeout of Integer.MAX_VALUE is a two-phase-commit transaction, never timed out.
+      ...(isTwoPhaseCommit(t.transactionTimeoutMs) ? { prepared: true } : {}),
       partitions: t.topics.flatMap((x) => x.partitions.map((partition) => ({ topic: x.topic, partition }))).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition),
     });
   }

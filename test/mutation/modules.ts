@@ -35,6 +35,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/coordinator/hanging.ts', tests: ['test/unit/coordinator-view.test.ts'] },
   { file: 'src/coordinator/applications.ts', tests: ['test/unit/coordinator-view.test.ts'] },
   { file: 'src/verify/stability.ts', tests: ['test/unit/sink-stability.test.ts'] },
+  { file: 'src/audit/checks/coordinator.ts', tests: ['test/unit/audit-coordinator-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
 ];
 
 /** Score (killed ÷ killed + survived + not covered, equivalent mutants left out) each module must reach. */

@@ -6,6 +6,8 @@ import type { AuditSource } from '../runner.js';
 import { clusterSource } from './cluster.js';
 import { flinkSource, propertiesSource } from './files.js';
 import { pipelineSource } from './pipeline.js';
+import { coordinatorSource } from './coordinator.js';
+import { checkPattern } from '../../coordinator/applications.js';
 import { flinkJobsSource } from '../../flink/audit-source.js';
 
 export function sourcesFromConfig(config: Config, kafka: Kafka | undefined): { sources: AuditSource[]; close(): Promise<void> } {
@@ -21,6 +23,10 @@ export function sourcesFromConfig(config: Config, kafka: Kafka | undefined): { s
     const c = clusterSource(kafka, { topics, allTopics: a.allTopics });
     sources.push(c);
     closers.push(() => c.close());
+    // The transaction coordinator's view, its ids grouped as the transactions service groups them.
+    const t = coordinatorSource(kafka, { patterns: config.transactions.patterns.map(checkPattern), eoswatchPrefixes: p.enabled ? [p.transactionalIdPrefix] : [] });
+    sources.push(t);
+    closers.push(() => t.close());
   }
   if (p.enabled) sources.push(pipelineSource(p));
   for (const f of a.producerConfigs) sources.push(propertiesSource('producer', f));
