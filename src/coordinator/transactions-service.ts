@@ -28,7 +28,7 @@ import { TRANSACTION_OUTCOMES, defineTransactionsMetrics, type TransactionsMetri
 import { ApplicationNamer, checkPattern } from './applications.js';
 import { transitionEvents, type TxnEvent } from './events.js';
 import { HeldAborts } from './fence-window.js';
-import { abortDue, findHanging, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
+import { abortDue, findHanging, isTwoPhaseCommit, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
 
 export interface TransactionsServiceOptions {
   intervalMs: number;
@@ -259,6 +259,7 @@ export class TransactionsService implements Service {
         state: v.state,
         startTimestampMs: v.startTimestampMs,
         transactionTimeoutMs: v.transactionTimeoutMs,
+        prepared: isTwoPhaseCommit(v.transactionTimeoutMs),
         partitions: (v.partitions ?? []).flatMap((t) => t.partitionIds.map((partition) => ({ topic: t.topic, partition }))),
       });
     }
@@ -292,6 +293,7 @@ export class TransactionsService implements Service {
           state: t.state,
           startTimestampMs: t.transactionStartTimeMs,
           transactionTimeoutMs: t.transactionTimeoutMs,
+          prepared: isTwoPhaseCommit(t.transactionTimeoutMs),
           partitions: t.topics.flatMap((x) => x.partitions.map((partition) => ({ topic: x.topic, partition }))),
         });
       }
