@@ -218,7 +218,8 @@ export function logRecords(records: Buffer, fromOffset: number): { records: RawL
         const offsetDelta = zigzagVarint(records, at, recEnd, where, 'offset delta');
         const key = bytes('key');
         const value = bytes('value');
-        at.i = recEnd; // headers: the coordinator writes none
+        zigzagVarint(records, at, recEnd, where, 'header count');
+        at.i = recEnd; // the headers themselves: the coordinator writes none
         const offset = baseOffset + offsetDelta;
         if (offset >= fromOffset) out.push({ offset, timestampMs: baseTimestamp + tsDelta, key, value });
       }

@@ -492,6 +492,7 @@ describe('record batches of __transaction_state: edge cases and malformed input'
     const where = '__transaction_state record batch at offset 60, record 0';
     const body = recordBody({ offsetDelta: 0, key, value });
     const noValue = recordBody({ offsetDelta: 0, key, value: null }).slice(0, -2); // up to the key, no value length
+    const noHeaders = framed(body.slice(0, -1)); // the value ends the record: no header count
     const cases: [Buffer, string][] = [
       [framed(body, body.length + 1), `${where}: length ${body.length + 1} runs past its batch`],
       [Buffer.concat([framed([], 0), Buffer.from(body)]), `${where}: truncated at byte 62, reading attributes`],
@@ -501,6 +502,7 @@ describe('record batches of __transaction_state: edge cases and malformed input'
       [Buffer.concat([framed(noValue), Buffer.from(zigzag(value.length)), value, Buffer.from([0])]), `${where}: truncated at byte ${62 + noValue.length}, reading value length`],
       [Buffer.concat([framed(body.slice(0, 4 + key.length - 1)), Buffer.from(body.slice(4 + key.length - 1))]), `${where}: key of 9 bytes at byte 66 runs past its record`],
       [Buffer.concat([framed(noValue.concat(zigzag(value.length))), value]), `${where}: value of ${value.length} bytes at byte ${62 + noValue.length + 2} runs past its record`],
+      [Buffer.concat([noHeaders, Buffer.from([0])]), `${where}: truncated at byte ${61 + noHeaders.length}, reading header count`],
       [Buffer.from([...new Array<number>(10).fill(0x80), 0, ...body]), `${where}: record length is a varint longer than 10 bytes`],
       [Buffer.from([...zigzag(14), 0, ...new Array<number>(10).fill(0x81), 0, 0, 0, 0]), `${where}: timestamp delta is a varint longer than 10 bytes`],
     ];
