@@ -158,15 +158,16 @@ export interface RawLogRecord {
   value: Buffer | null;
 }
 
-function zigzagVarint(b: Buffer, at: { i: number }, field: string): number {
+/** A zigzag varint of at most 10 bytes at `at.i`, none of them at or past `limit` (the end of its record or batch). */
+function zigzagVarint(b: Buffer, at: { i: number }, limit: number, where: string, field: string): number {
   let v = 0;
-  for (let shift = 0; shift < 64; shift += 7) {
-    if (at.i >= b.length) throw new ProtocolDecodeError(`__transaction_state record batch: truncated at byte ${at.i}, reading ${field}`);
+  for (let n = 0; n < 10; n++) {
+    if (at.i >= limit) throw new ProtocolDecodeError(`${where}: truncated at byte ${at.i}, reading ${field}`);
     const x = b[at.i++]!;
-    v += (x & 0x7f) * 2 ** shift;
+    v += (x & 0x7f) * 2 ** (7 * n);
     if ((x & 0x80) === 0) return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
   }
-  throw new ProtocolDecodeError(`__transaction_state record batch: ${field} is a varint longer than 10 bytes`);
+  throw new ProtocolDecodeError(`${where}: ${field} is a varint longer than 10 bytes`);
 }
 
 const BATCH_HEADER = 61;
@@ -176,7 +177,9 @@ const BATCH_HEADER = 61;
  * `fromOffset` on; a batch cut off at the end (the fetch size limit) is left for the next fetch.
  * The coordinator writes its log uncompressed (TransactionLog.EnforcedCompression = NONE), so a
  * compressed batch is refused rather than guessed at. src/verify/record-batches.ts decodes only
- * values; the transaction log needs keys.
+ * values; the transaction log needs keys. Every field of a record is read within that record
+ * (its length prefix), and every record within its batch: a malformed one is an error naming the
+ * batch, the record and the field, never bytes of its neighbour.
  */
 export function logRecords(records: Buffer, fromOffset: number): { records: RawLogRecord[]; nextOffset: number } {
   const out: RawLogRecord[] = [];
@@ -185,6 +188,7 @@ export function logRecords(records: Buffer, fromOffset: number): { records: RawL
   while (i + 12 <= records.length) {
     const baseOffset = Number(records.readBigInt64BE(i));
     const batchLength = records.readInt32BE(i + 8);
+    if (batchLength < BATCH_HEADER - 12) throw new ProtocolDecodeError(`__transaction_state record batch at offset ${baseOffset}: length ${batchLength} is shorter than a batch header (${BATCH_HEADER - 12} bytes)`);
     const end = i + 12 + batchLength;
     if (end > records.length) break;
     const magic = records.readInt8(i + 16);
@@ -198,17 +202,24 @@ export function logRecords(records: Buffer, fromOffset: number): { records: RawL
     if (!control) {
       const at = { i: i + BATCH_HEADER };
       for (let n = 0; n < count; n++) {
-        const len = zigzagVarint(records, at, 'record length');
+        const where = `__transaction_state record batch at offset ${baseOffset}, record ${n}`;
+        const len = zigzagVarint(records, at, end, where, 'record length');
         const recEnd = at.i + len;
-        if (recEnd > end) throw new ProtocolDecodeError(`__transaction_state record batch at offset ${baseOffset}: record ${n} runs past its batch`);
-        at.i += 1; // attributes
-        const tsDelta = zigzagVarint(records, at, 'timestamp delta');
-        const offsetDelta = zigzagVarint(records, at, 'offset delta');
-        const keyLen = zigzagVarint(records, at, 'key length');
-        const key = keyLen < 0 ? null : records.subarray(at.i, (at.i += keyLen));
-        const valueLen = zigzagVarint(records, at, 'value length');
-        const value = valueLen < 0 ? null : records.subarray(at.i, (at.i += valueLen));
-        at.i = recEnd; // headers: the coordinator writes none
+        if (recEnd > end) throw new ProtocolDecodeError(`${where}: length ${len} runs past its batch`);
+        const bytes = (field: string): Buffer | null => {
+          const n = zigzagVarint(records, at, recEnd, where, `${field} length`);
+          if (n < 0) return null;
+          if (n > recEnd - at.i) throw new ProtocolDecodeError(`${where}: ${field} of ${n} bytes at byte ${at.i} runs past its record`);
+          return records.subarray(at.i, (at.i += n));
+        };
+        if (at.i >= recEnd) throw new ProtocolDecodeError(`${where}: truncated at byte ${at.i}, reading attributes`);
+        at.i += 1; // attributes (int8, unused)
+        const tsDelta = zigzagVarint(records, at, recEnd, where, 'timestamp delta');
+        const offsetDelta = zigzagVarint(records, at, recEnd, where, 'offset delta');
+        const key = bytes('key');
+        const value = bytes('value');
+        zigzagVarint(records, at, recEnd, where, 'header count');
+        at.i = recEnd; // the headers themselves: the coordinator writes none
         const offset = baseOffset + offsetDelta;
         if (offset >= fromOffset) out.push({ offset, timestampMs: baseTimestamp + tsDelta, key, value });
       }

@@ -34,6 +34,9 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/kafka/linear-grouping.ts', tests: ['test/unit/linear-grouping.test.ts'] },
   { file: 'src/coordinator/hanging.ts', tests: ['test/unit/coordinator-view.test.ts'] },
   { file: 'src/coordinator/applications.ts', tests: ['test/unit/coordinator-view.test.ts'] },
+  { file: 'src/kafka/txn-log.ts', tests: ['test/unit/txn-log.test.ts'] },
+  { file: 'src/coordinator/events.ts', tests: ['test/unit/coordinator-events.test.ts'] },
+  { file: 'src/coordinator/fence-window.ts', tests: ['test/unit/coordinator-fence-window.test.ts'] },
   { file: 'src/verify/stability.ts', tests: ['test/unit/sink-stability.test.ts'] },
   { file: 'src/audit/checks/coordinator.ts', tests: ['test/unit/audit-coordinator-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
 ];

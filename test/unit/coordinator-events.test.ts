@@ -271,3 +271,46 @@ describe('Kafka 4.x writes its own aborts with version 2, also for a classic cli
     assert.deepEqual(run([prepare], ongoing), [{ ...common(prepare), kind: 'ended', outcome: 'aborted', byClient: true, startedAtMs: T0, durationMs: 9 }]);
   });
 });
+
+describe('every pair of successive states', () => {
+  test('PrepareEpochFence straight to CompleteAbort (no PrepareAbort written): completed, decided at the fence', () => {
+    const fence = st('PrepareEpochFence', { producerEpoch: 4, lastUpdateTimestampMs: T0 + 500 });
+    const complete = st('CompleteAbort', { producerEpoch: 4, lastUpdateTimestampMs: T0 + 530 });
+    assert.deepEqual(run([complete], fence), [{ ...common(complete), kind: 'completed', committed: false, decidedAtMs: T0 + 500, completionMs: 30 }]);
+    assert.deepEqual(run([fence], fence), []);
+  });
+
+  test('a new transaction in the same millisecond as the last one\'s start, after it completed: began', () => {
+    const next = st('Ongoing', { startTimestampMs: T0 });
+    for (const done of ['CompleteCommit', 'CompleteAbort', 'Empty'] as const) {
+      assert.deepEqual(run([next], st(done, { startTimestampMs: T0 })), [{ ...common(next), kind: 'began', startedAtMs: T0 }], done);
+    }
+  });
+
+  // Same producer id and epoch, before any timeout: which events each state gives after each other
+  // state (rows: before, '-' = not known yet; columns: after, null = a tombstone).
+  const AFTER = [...TRANSACTION_STATES, null] as const;
+  const MATRIX: Record<string, string[]> = {
+    // columns: Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead, PrepareEpochFence, tombstone
+    '-': ['', 'began', 'ended:committed', 'ended:aborted', '', '', '', 'ended:fenced fenced', ''],
+    Empty: ['', 'began', 'ended:committed', 'ended:aborted', '', '', '', 'ended:fenced fenced', 'expired'],
+    Ongoing: ['', '', 'ended:committed', 'ended:aborted', '', '', '', 'ended:fenced fenced', 'expired:open'],
+    PrepareCommit: ['', '', '', 'ended:aborted', 'completed', 'completed', '', 'ended:fenced fenced', 'expired:open'],
+    PrepareAbort: ['', '', 'ended:committed', '', 'completed', 'completed', '', '', 'expired:open'],
+    CompleteCommit: ['', 'began', 'ended:committed', 'ended:aborted', '', '', '', 'ended:fenced fenced', 'expired'],
+    CompleteAbort: ['', 'began', 'ended:committed', 'ended:aborted', '', '', '', 'ended:fenced fenced', 'expired'],
+    Dead: ['', 'began', 'ended:committed', 'ended:aborted', '', '', '', 'ended:fenced fenced', 'expired'],
+    PrepareEpochFence: ['', '', 'ended:committed', '', 'completed', 'completed', '', '', 'expired:open'],
+  };
+
+  const describeEvents = (ev: TxnEvent[]) =>
+    ev.map((e) => (e.kind === 'ended' ? `ended:${e.outcome}` : e.kind === 'expired' ? (e.wasOpen ? 'expired:open' : 'expired') : e.kind)).join(' ');
+
+  test('the events of each transition, by table', () => {
+    for (const [row, expected] of Object.entries(MATRIX)) {
+      const before = row === '-' ? undefined : st(row as TransactionStateName);
+      const got = AFTER.map((a) => describeEvents(transitionEvents(ID, before, a === null ? null : st(a, { lastUpdateTimestampMs: T0 + 10 }), T0 + 20)));
+      assert.deepEqual(got, expected, `after ${row}`);
+    }
+  });
+});
