@@ -18,12 +18,13 @@ const HTML = `<!doctype html>
 <link rel="stylesheet" href="status/page.css"></head>
 <body>
 <header><h1>eoswatch</h1><span id="state" class="badge">loading</span>
-<nav><a href="metrics">/metrics</a> <a href="healthz">/healthz</a> <a href="readyz">/readyz</a> <a href="audit?pretty=1">/audit</a> <a href="status.json">/status.json</a></nav></header>
+<nav><a href="metrics">/metrics</a> <a href="healthz">/healthz</a> <a href="readyz">/readyz</a> <a href="audit?pretty=1">/audit</a> <a href="transactions?pretty=1">/transactions</a> <a href="status.json">/status.json</a></nav></header>
 <main>
 <section id="alerts"><h2>Alerts</h2><ul id="alert-list"><li>none</li></ul></section>
 <section class="grid">
   <div class="card"><h2>Pipeline</h2><dl id="pipeline"></dl></div>
   <div class="card"><h2>Canary</h2><dl id="canary"></dl></div>
+  <div class="card"><h2>Transactions (cluster)</h2><dl id="transactions"></dl></div>
   <div class="card"><h2>Records (records/s)</h2><svg id="chart-records" viewBox="0 0 320 120" role="img" aria-label="records in and out per second"></svg><p class="legend"><span class="ok">in</span> <span class="blue">out</span></p></div>
   <div class="card"><h2>Checkpoints (checkpoints/min)</h2><svg id="chart-checkpoints" viewBox="0 0 320 120" role="img" aria-label="checkpoints completed and failed per minute"></svg><p class="legend"><span class="ok">completed</span> <span id="legend-failed" class="neutral">failed</span></p></div>
   <div class="card"><h2>Commit latency (ms)</h2><svg id="chart-latency" viewBox="0 0 320 120" role="img" aria-label="commit latency p50 and p99 in milliseconds"></svg><p class="legend"><span class="ok">p50</span> <span class="warn">p99</span></p></div>
@@ -160,6 +161,15 @@ export const PAGE_SCRIPT = `'use strict';
     ]);
     var c = s.canary;
     list('canary', c ? [['sent', num(c.sent)], ['received', num(c.received)], ['duplicates', num(c.duplicates)], ['lost', num(c.lost)], ['out of order', num(c.outOfOrder)], ['wrong value', num(c.wrongValue)]] : [['canary', 'not enabled']]);
+    var t = s.transactions;
+    var tx = t ? [['transactional ids', num(t.liveIds)], ['open', num(t.open)]] : [['transactions', 'not enabled (transactions.enabled)']];
+    if (t) {
+      if (t.source !== 'log') tx.push(['source', 'polling the coordinators: outcomes not counted']);
+      t.oldestOpen.forEach(function (o, i) { tx.push(['oldest open' + (i ? ' ' + (i + 1) : ''), o.transactionalId + ' (' + o.application + ') ' + ms(o.ageMs)]); });
+      t.hanging.forEach(function (h, i) { tx.push(['HANGING' + (i ? ' ' + (i + 1) : ''), h.transactionalId + ' (' + h.application + ') on ' + h.topic + '-' + h.partition + ': ' + ms(h.ageMs) + ', ' + h.heldBack + ' held back, abort ' + h.abortDue]); });
+      if (t.hangingTotal > t.hanging.length) tx.push(['more hanging', (t.hangingTotal - t.hanging.length) + ': /transactions']);
+    }
+    list('transactions', tx);
     var anyFailed = points.some(function (h) { return h.failedPerMinute > 0; });
     el('legend-failed').className = anyFailed ? 'bad' : 'neutral';
     chart('chart-records', [{ color: '#15803d', value: function (h) { return h.inPerSecond; } }, { color: '#1d4ed8', value: function (h) { return h.outPerSecond; } }]);

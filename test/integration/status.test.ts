@@ -59,6 +59,7 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
         '  checkpoint: {interval: 1s, timeout: 50s}, transactionTimeout: 90s, faultInjection: {commitDelay: 22s, commitDelayTimes: 2}}',
         'canary: {enabled: true, id: st, rate: 20}',
         'lsoMonitor: {interval: 1s}',
+        'transactions: {enabled: true, interval: 1s}',
         'audit:',
         `  producerConfigs: ["${hostile}"]`,
         '',
@@ -93,6 +94,7 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
     assert.ok(stalled.heldSeconds < 60, `held ${stalled.heldSeconds} s`);
     const pendingTable = await runEoswatch(['status', '--url', url]);
     assert.match(pendingTable.stdout, /^alerts\s+.*EosCheckpointStalled \(pending \d+ s of 1m\): st: last checkpoint \d+ s ago > 3 × 1 s/m);
+    assert.match(pendingTable.stdout, /^transactions\s+[\d,]+ transactional ids, [\d,]+ open/m, 'the coordinator\'s view in eoswatch status');
     const { stdout: pendingDom } = await chromium(['--dump-dom']);
     assert.match(pendingDom, /<li class="pending" data-alert="EosCheckpointStalled">EosCheckpointStalled \(pending \d+ s of 1m\): /, 'shown as pending');
     assert.doesNotMatch(pendingDom, /class="firing" data-alert="EosCheckpointStalled"/);
@@ -142,6 +144,7 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
     assert.ok(out && Number(out.split(' ')[0]!.replace(/,/g, '')) > 0, `records out shown: ${out}`);
     assert.match(out, /\/s over 60 s\)$/);
     assert.match(dom, /id="canary-received">[1-9][\d,]*</);
+    assert.match(dom, /id="transactions-transactional-ids">[1-9][\d,]*</, 'the pipeline\'s transactional ids, from the coordinator');
     assert.match(dom, /<span id="state" class="badge alerting">1 alert firing<\/span>/);
     assert.match(dom, /<td class="critical">critical<\/td><td>topic\.replication-factor<\/td>/);
     assert.match(dom, /<td>producer:[^<]*&lt;img src=x onerror=alert\(1\)&gt;\/producer\.properties<\/td>/, 'the file name is text');
