@@ -162,16 +162,21 @@ export class TransactionsService implements Service {
     try {
       const first = this.next === undefined;
       const { entries, next } = await readTransactionLog(this.kafka, this.next ? { from: this.next } : {});
+      const batch: TxnEvent[] = [];
       for (const e of entries) {
         if (e.record.kind === 'unknown-key') continue;
         const id = e.record.transactionalId;
         const before = this.states.get(id);
         const after = e.record.kind === 'transaction' ? e.record.value : null;
-        if (!first) for (const ev of transitionEvents(id, before, after, e.timestampMs)) this.count(ev);
+        if (!first) for (const ev of transitionEvents(id, before, after, e.timestampMs)) {
+          this.count(ev);
+          batch.push(ev);
+        }
         if (after) this.states.set(id, after);
         else this.states.delete(id);
       }
       this.next = next;
+      for (const l of this.listeners) l(batch, first);
       if (this.source !== 'log') this.logger.info('the transaction log can be read again: outcomes and durations are counted from now on');
       if (first) this.logger.info({ ids: this.states.size, records: entries.length }, 'transaction log read: the current state of every transactional id (history, not counted)');
       this.setSource('log');
@@ -196,6 +201,17 @@ export class TransactionsService implements Service {
       this.setSource('poll');
       return false;
     }
+  }
+
+  private readonly listeners: ((events: readonly TxnEvent[], baseline: boolean) => void)[] = [];
+
+  /**
+   * Calls `listener` after every pass over the log with that pass's events in the order read ([]
+   * when none); `baseline`: the pass only built the state (the first one, or the first after the log
+   * could not be read), events before it are lost. For src/flink/sink-commits.ts.
+   */
+  onEvents(listener: (events: readonly TxnEvent[], baseline: boolean) => void): void {
+    this.listeners.push(listener);
   }
 
   private count(ev: TxnEvent): void {
