@@ -168,9 +168,11 @@ export class TransactionsService implements Service {
         const id = e.record.transactionalId;
         const before = this.states.get(id);
         const after = e.record.kind === 'transaction' ? e.record.value : null;
-        if (!first) for (const ev of transitionEvents(id, before, after, e.timestampMs)) {
-          this.count(ev);
-          batch.push(ev);
+        if (!first) {
+          for (const ev of transitionEvents(id, before, after, e.timestampMs)) {
+            this.count(ev);
+            batch.push(ev);
+          }
         }
         if (after) this.states.set(id, after);
         else this.states.delete(id);

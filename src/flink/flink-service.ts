@@ -253,6 +253,7 @@ export class FlinkService implements Service {
   private observeCommits(w: WatchedJob, list: SinkCommitObservation[]): void {
     for (const o of list) {
       this.pipeline.commitLatency.observe(w.labels, o.seconds);
+      this.logger.debug({ job: w.labels.pipeline, jobId: w.labels.job_id, checkpoint: o.checkpointId, transactions: o.transactions, seconds: o.seconds, from: o.from }, 'KafkaSink commit latency of a checkpoint');
       if (o.from === 'first-end-txn' && !w.skewLogged) {
         w.skewLogged = true;
         this.logger.info(

@@ -214,6 +214,14 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
 
     const registry = createRegistry();
     const ctx = { logger: silent, registry, fatal: () => undefined };
+    // The service's debug line per observation: which checkpoint, how many transactions, from where.
+    const observed: { checkpoint: number; transactions: number; seconds: number; from: string }[] = [];
+    const debug = createLogger('debug', {
+      write: (line: string) => {
+        const o = JSON.parse(line) as { msg?: string; checkpoint: number; transactions: number; seconds: number; from: string };
+        if (o.msg === 'KafkaSink commit latency of a checkpoint') observed.push({ checkpoint: o.checkpoint, transactions: o.transactions, seconds: o.seconds, from: o.from });
+      },
+    });
     const service = new FlinkService(
       {
         enabled: true,
@@ -225,7 +233,7 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
         sinks: [],
         transactionalIdPrefixes: [{ job: 'nothing-.*', prefix: 'not-this-one' }, { job: name, prefix }],
       },
-      ctx,
+      { ...ctx, logger: debug },
     );
     // Wired as src/create-daemon.ts wires them. Its own registry: src/metrics/transactions.ts and
     // src/metrics/pipeline.ts both define eos_transactions_total (reported to the lead).
@@ -271,6 +279,13 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
     assert.ok(second.count <= second.completed, `never more values than completed checkpoints: ${second.count} for ${second.completed}`);
     assert.equal(second.underMs, 0, 'every value positive (above 1 ms: an EndTxn and its markers)');
     assert.equal(second.underInterval, second.count, 'every value below the checkpoint interval');
+    // Each value: one checkpoint, both sink subtasks' transactions, spanned from the completion (one host, one clock).
+    const ids = observed.map((o) => o.checkpoint);
+    assert.equal(observed.length, second.count, 'one debug line per value');
+    assert.deepEqual([...ids].sort((a, b) => a - b), ids, 'in checkpoint order');
+    assert.equal(new Set(ids).size, ids.length, 'each checkpoint once');
+    assert.deepEqual([...new Set(observed.map((o) => `${o.transactions} ${o.from}`))], ['2 checkpoint'], JSON.stringify(observed));
+    assert.equal(observed.reduce((a, o) => a + o.seconds, 0).toFixed(6), second.sum.toFixed(6));
   });
 
   test('the live audit flags a job submitted with unsafe checkpoint settings and passes a safe one', async (t) => {
