@@ -268,6 +268,9 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
       return r.count >= 3 ? r : undefined;
     });
     await new Promise((r) => setTimeout(r, 12_000));
+    // Stopped, so that the reading and the debug lines hold the same observations.
+    await txns.stop();
+    await service.stop();
     const second = await reading();
     await writing;
     console.log(`commit latency: first ${JSON.stringify(first)}; second ${JSON.stringify(second)}; mean ${((1000 * second.sum) / second.count).toFixed(1)} ms`);
@@ -284,7 +287,9 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
     assert.equal(observed.length, second.count, 'one debug line per value');
     assert.deepEqual([...ids].sort((a, b) => a - b), ids, 'in checkpoint order');
     assert.equal(new Set(ids).size, ids.length, 'each checkpoint once');
-    assert.deepEqual([...new Set(observed.map((o) => `${o.transactions} ${o.from}`))], ['2 checkpoint'], JSON.stringify(observed));
+    assert.ok(observed.every((o) => o.from === 'checkpoint' && o.transactions >= 1 && o.transactions <= 2), JSON.stringify(observed));
+    // Both subtasks write in every checkpoint of the steady stream (the first may precede a partition's first record).
+    assert.ok(observed.slice(1).every((o) => o.transactions === 2), JSON.stringify(observed));
     assert.equal(observed.reduce((a, o) => a + o.seconds, 0).toFixed(6), second.sum.toFixed(6));
   });
 
