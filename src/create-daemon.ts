@@ -97,6 +97,9 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), config.lag, ctx, labelling));
   }
   if (flink) services.push(flink);
+  if (flink?.tracksCommits && !config.transactions.enabled) {
+    logger.warn('flink.transactionalIdPrefixes is set but transactions.enabled is false: the Flink jobs\' commit latency (eos_kafka_transaction_commit_latency_seconds{engine="flink"}) comes from the transactions service and is absent');
+  }
 
   if (config.canary.enabled) {
     const ctx = context('canary');
@@ -124,6 +127,8 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
       ctx,
     );
     services.push(txns);
+    // A watched Flink job's KafkaSink commits per checkpoint come from the log's events (src/flink/sink-commits.ts).
+    if (flink?.tracksCommits) txns.onEvents((events, baseline) => flink.transactionEvents(events, baseline));
     routes.push({ path: '/transactions', description: 'open and hanging transactions of the cluster, named (JSON)', router: txns.router() });
   }
 

@@ -118,6 +118,8 @@ export interface FlinkConfig {
   auth?: { username?: string; password?: string; bearerToken?: string };
   /** Kafka sink topics of the watched jobs, by job-name pattern (visibility latency; the LSO monitor reads them). */
   sinks: { job: string; topics: string[] }[];
+  /** KafkaSink transactionalIdPrefix by job-name pattern (per-checkpoint commit latency from the transactions service's events); the loader's default is []. */
+  transactionalIdPrefixes?: { job: string; prefix: string }[];
 }
 
 export interface LsoMonitorConfig {

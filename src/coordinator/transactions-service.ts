@@ -169,21 +169,30 @@ export class TransactionsService implements Service {
   private async readLog(): Promise<boolean> {
     try {
       const first = this.next === undefined;
+      const baselineFromMs = Date.now();
       const { entries, next } = await readTransactionLog(this.kafka, this.next ? { from: this.next } : {});
+      const batch: TxnEvent[] = [];
+      const emit = (ev: TxnEvent) => {
+        this.count(ev);
+        batch.push(ev);
+      };
       for (const e of entries) {
         if (e.record.kind === 'unknown-key') continue;
         const id = e.record.transactionalId;
         const before = this.states.get(id);
         const after = e.record.kind === 'transaction' ? e.record.value : null;
-        if (!first) {
-          for (const ev of this.held.transition(id, after, e.timestampMs)) this.count(ev);
-          for (const ev of transitionEvents(id, before, after, e.timestampMs)) for (const x of this.held.take(ev)) this.count(x);
+        // A baseline pass takes time: what the coordinator wrote since the pass began is news (by
+        // the record's broker timestamp), so that nothing committed meanwhile goes uncounted.
+        if (!first || e.timestampMs >= baselineFromMs) {
+          for (const ev of this.held.transition(id, after, e.timestampMs)) emit(ev);
+          for (const ev of transitionEvents(id, before, after, e.timestampMs)) for (const x of this.held.take(ev)) emit(x);
         }
         if (after) this.states.set(id, after);
         else this.states.delete(id);
       }
       this.next = next;
-      for (const ev of this.held.due(Date.now())) this.count(ev);
+      for (const ev of this.held.due(Date.now())) emit(ev);
+      for (const l of this.listeners) l(batch, first);
       if (this.source !== 'log') this.logger.info('the transaction log can be read again: outcomes and durations are counted from now on');
       if (first) this.logger.info({ ids: this.states.size, records: entries.length }, 'transaction log read: the current state of every transactional id (history, not counted)');
       this.setSource('log');
@@ -233,6 +242,17 @@ export class TransactionsService implements Service {
     } finally {
       await admin.disconnect().catch(() => undefined);
     }
+  }
+
+  private readonly listeners: ((events: readonly TxnEvent[], baseline: boolean) => void)[] = [];
+
+  /**
+   * Calls `listener` after every pass over the log with that pass's events in the order read ([]
+   * when none); `baseline`: the pass only built the state (the first one, or the first after the log
+   * could not be read), events before it are lost. For src/flink/sink-commits.ts.
+   */
+  onEvents(listener: (events: readonly TxnEvent[], baseline: boolean) => void): void {
+    this.listeners.push(listener);
   }
 
   private count(ev: TxnEvent): void {

@@ -33,6 +33,8 @@ import {
 import { FlinkHttpError, FlinkRestClient } from './rest-client.js';
 import type { CheckpointConfigInfo, CheckpointingStatistics, JobExceptions, JobsOverview } from './rest-types.js';
 import { VisibilityTracker, type VisibilityObservation } from './visibility.js';
+import { SinkCommitTracker, type SinkCommitObservation } from './sink-commits.js';
+import type { TxnEvent } from '../coordinator/events.js';
 import { definedOnce } from '../metrics/registry.js';
 
 function define(registry: Registry) {
@@ -111,11 +113,20 @@ interface WatchedJob {
   sinkPrev: Map<string, number>;
   /** The job's Kafka sink topics (flink.sinks), for the visibility latency. */
   sinkTopics: string[];
+  /** The KafkaSink's commits per checkpoint (flink.transactionalIdPrefixes), fed by the transactions service. */
+  commits?: SinkCommitTracker;
+  /** Logged once: the JobManager's clock was found ahead of the coordinators'. */
+  skewLogged?: boolean;
 }
 
 /** The sink topics of a job name per flink.sinks (every entry whose pattern matches the whole name). */
 export function sinkTopicsOf(sinks: FlinkConfig['sinks'], jobName: string): string[] {
   return [...new Set(sinks.filter((s) => new RegExp(`^(?:${s.job})$`).test(jobName)).flatMap((s) => s.topics))];
+}
+
+/** The KafkaSink transactionalIdPrefix of a job name per flink.transactionalIdPrefixes (the first entry whose pattern matches the whole name). */
+export function transactionalIdPrefixOf(entries: FlinkConfig['transactionalIdPrefixes'], jobName: string): string | undefined {
+  return (entries ?? []).find((e) => new RegExp(`^(?:${e.job})$`).test(jobName))?.prefix;
 }
 
 /** The flink.sinks entries naming a topic, in order. */
@@ -154,7 +165,11 @@ export class FlinkService implements Service {
     private readonly config: FlinkConfig,
     ctx: ServiceContext,
   ) {
-    const problems = [...jobPatternProblems(config.jobs.names), ...jobPatternProblems(config.sinks.map((x) => x.job), (i) => `flink.sinks[${i}].job`)];
+    const problems = [
+      ...jobPatternProblems(config.jobs.names),
+      ...jobPatternProblems(config.sinks.map((x) => x.job), (i) => `flink.sinks[${i}].job`),
+      ...jobPatternProblems((config.transactionalIdPrefixes ?? []).map((x) => x.job), (i) => `flink.transactionalIdPrefixes[${i}].job`),
+    ];
     if (problems.length) throw new EosError(ErrorCodes.CONFIG_INVALID, problems.join('; '));
     this.client = new FlinkRestClient(config);
     this.logger = ctx.logger;
@@ -214,6 +229,41 @@ export class FlinkService implements Service {
     for (const [jid, w] of this.jobs) if (w.sinkTopics.includes(topic)) this.flink.visibilityPending.set(w.labels, this.visibility.pendingSeconds(jid, now));
   }
 
+  /** Whether a watched job's sink commits are tracked (flink.transactionalIdPrefixes): the daemon then feeds transactionEvents. */
+  get tracksCommits(): boolean {
+    return (this.config.transactionalIdPrefixes ?? []).length > 0;
+  }
+
+  /**
+   * One pass of the transactions service over __transaction_state (its onEvents): the sink commits
+   * of the jobs with a transactionalIdPrefix, observed per checkpoint into
+   * eos_kafka_transaction_commit_latency_seconds. No I/O; never throws into the transactions service.
+   */
+  transactionEvents(events: readonly TxnEvent[], baseline: boolean): void {
+    for (const w of this.jobs.values()) {
+      if (!w.commits) continue;
+      try {
+        this.observeCommits(w, w.commits.pass(events, baseline));
+      } catch (err) {
+        this.logger.warn({ job: w.labels.pipeline, err: (err as Error).message }, 'cannot take the sink commits of a transaction log pass');
+      }
+    }
+  }
+
+  private observeCommits(w: WatchedJob, list: SinkCommitObservation[]): void {
+    for (const o of list) {
+      this.pipeline.commitLatency.observe(w.labels, o.seconds);
+      this.logger.debug({ job: w.labels.pipeline, jobId: w.labels.job_id, checkpoint: o.checkpointId, transactions: o.transactions, seconds: o.seconds, from: o.from }, 'KafkaSink commit latency of a checkpoint');
+      if (o.from === 'first-end-txn' && !w.skewLogged) {
+        w.skewLogged = true;
+        this.logger.info(
+          { job: w.labels.pipeline, jobId: w.labels.job_id, checkpoint: o.checkpointId },
+          "a KafkaSink transaction was committed before its checkpoint's completion by the JobManager's clock: that clock is ahead of the Kafka coordinators'; such a checkpoint's commit latency starts at its first EndTxn",
+        );
+      }
+    }
+  }
+
   private observeVisibility(list: VisibilityObservation[]): void {
     for (const o of list) {
       const w = this.jobs.get(o.job);
@@ -265,6 +315,8 @@ export class FlinkService implements Service {
           sinkTopics: sinkTopicsOf(this.config.sinks, job.name),
           sourceTopics: [],
         };
+        const prefix = transactionalIdPrefixOf(this.config.transactionalIdPrefixes, job.name);
+        if (prefix !== undefined) w.commits = new SinkCommitTracker({ prefix });
         this.jobs.set(job.jid, w);
         this.pipeline.records.inc(w.recordLabels.in, 0);
         this.pipeline.records.inc(w.recordLabels.out, 0);
@@ -316,6 +368,7 @@ export class FlinkService implements Service {
       for (const o of u.observations) {
         m.checkpointDuration.observe({ ...l, outcome: o.outcome }, o.seconds);
         if (o.outcome === 'completed' && w.sinkTopics.length) this.observeVisibility(this.visibility.completed(jid, w.sinkTopics, { id: o.id, triggerMs: o.triggerMs, lastAckMs: o.lastAckMs }));
+        if (w.commits) this.observeCommits(w, w.commits.checkpoint(o.id, o.outcome === 'completed', o.lastAckMs));
       }
       m.checkpointsPending.set(l, u.pending);
       m.consecutiveFailures.set(l, u.consecutiveFailures);
@@ -435,6 +488,7 @@ export class FlinkService implements Service {
     this.flink.visibilityPending.remove(w.labels);
     this.flink.sinkCommitTime.remove(w.labels);
     this.flink.sinkPending.remove(w.labels);
+    this.pipeline.commitLatency.remove(w.labels);
     for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.remove({ ...w.labels, outcome });
     removeCheckpointSeries(this.pipeline, w.labels);
     this.pipeline.up.remove(w.labels);

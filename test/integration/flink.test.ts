@@ -14,6 +14,7 @@ import { runAudit } from '../../src/audit/runner.js';
 import { checkpointChecks } from '../../src/audit/checks/checkpoint.js';
 import { flinkJobsSource, jobTarget } from '../../src/flink/audit-source.js';
 import { FlinkService } from '../../src/flink/flink-service.js';
+import { TransactionsService } from '../../src/coordinator/transactions-service.js';
 import { LsoMonitorService } from '../../src/kafka/lso-monitor.js';
 import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
 import { createLogger } from '../../src/log.js';
@@ -189,6 +190,107 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
     assert.deepEqual(hangingAfter.map((x) => x.labels), [{ ...labels }], 'one hangingAfter series, the job\'s (the placeholder before the first poll is gone)');
     const lint = spawnSync(process.env.PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: await registry.metrics(), encoding: 'utf8' });
     assert.equal(`${lint.stdout}${lint.stderr}`.trim(), '', 'promtool findings');
+  });
+
+  test('a Flink job\'s per-checkpoint commit latency: the KafkaSink\'s transactions from __transaction_state, one value per completed checkpoint, engine="flink"', async (t) => {
+    const f = flink!;
+    const brokers = kafka.cluster.brokers;
+    const source = uniqueName('flink-cl-src');
+    const sink = uniqueName('flink-cl-sink');
+    await createTopic(brokers, source, 2, 1);
+    await createTopic(brokers, sink, 2, 1);
+    const name = uniqueName('eos-cl');
+    const prefix = uniqueName('cl-sink');
+    const intervalMs = 1000;
+    const jobId = await f.submit({
+      bootstrap: kafka.cluster.bootstrapServers,
+      sourceTopic: source,
+      sinkTopic: sink,
+      parallelism: 2,
+      args: { name, 'checkpoint-interval-ms': intervalMs, 'transactional-id-prefix': prefix },
+    });
+    t.after(() => f.cancel(jobId).catch(() => undefined));
+    await f.waitJobRunning(jobId, 300_000);
+
+    const registry = createRegistry();
+    const ctx = { logger: silent, registry, fatal: () => undefined };
+    // The service's debug line per observation: which checkpoint, how many transactions, from where.
+    const observed: { checkpoint: number; transactions: number; seconds: number; from: string }[] = [];
+    const debug = createLogger('debug', {
+      write: (line: string) => {
+        const o = JSON.parse(line) as { msg?: string; checkpoint: number; transactions: number; seconds: number; from: string };
+        if (o.msg === 'KafkaSink commit latency of a checkpoint') observed.push({ checkpoint: o.checkpoint, transactions: o.transactions, seconds: o.seconds, from: o.from });
+      },
+    });
+    const service = new FlinkService(
+      {
+        enabled: true,
+        restUrls: [f.restUrl],
+        jobs: { names: [name], ids: [] },
+        pollInterval: 500,
+        requestTimeout: 3000,
+        tls: { rejectUnauthorized: true },
+        sinks: [],
+        transactionalIdPrefixes: [{ job: 'nothing-.*', prefix: 'not-this-one' }, { job: name, prefix }],
+      },
+      { ...ctx, logger: debug },
+    );
+    // Wired as src/create-daemon.ts wires them. Its own registry: src/metrics/transactions.ts and
+    // src/metrics/pipeline.ts both define eos_transactions_total (reported to the lead).
+    const txns = new TransactionsService(kafkaFor(brokers), { intervalMs: 500, idleAfterMs: 60_000, patterns: [], maxApplications: 100, topN: 10 }, { ...ctx, registry: createRegistry() });
+    assert.ok(service.tracksCommits);
+    txns.onEvents((events, baseline) => service.transactionEvents(events, baseline));
+    await service.start();
+    t.after(() => service.stop());
+    await txns.start();
+    t.after(() => txns.stop());
+    const labels = { pipeline: name, engine: 'flink', job_id: jobId };
+    const reading = async () => {
+      const p = parsePrometheusText(await registry.metrics());
+      const bucket = (le: string) => sampleValue(p, 'eos_kafka_transaction_commit_latency_seconds_bucket', { ...labels, le }) ?? 0;
+      return {
+        count: sampleValue(p, 'eos_kafka_transaction_commit_latency_seconds_count', labels) ?? 0,
+        sum: sampleValue(p, 'eos_kafka_transaction_commit_latency_seconds_sum', labels) ?? 0,
+        underMs: bucket('0.001'),
+        underInterval: bucket(String(intervalMs / 1000)),
+        completed: sampleValue(p, 'eos_checkpoints_total', { ...labels, outcome: 'completed' }) ?? 0,
+        series: p.samples.filter((x) => x.name === 'eos_kafka_transaction_commit_latency_seconds_count').map((x) => x.labels),
+      };
+    };
+    assert.equal((await reading()).count, 0, 'no value before the sink committed anything');
+
+    // A steady stream, so each checkpoint has a transaction in both sink subtasks.
+    const k = kafkaFor(brokers);
+    const writing = produceVerifyRecords(k, source, { records: 9000, perSecond: 300 });
+    t.after(() => writing.catch(() => undefined));
+    const first = await waitFor('3 per-checkpoint commit latencies', async () => {
+      const r = await reading();
+      return r.count >= 3 ? r : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 12_000));
+    // Stopped, so that the reading and the debug lines hold the same observations.
+    await txns.stop();
+    await service.stop();
+    const second = await reading();
+    await writing;
+    console.log(`commit latency: first ${JSON.stringify(first)}; second ${JSON.stringify(second)}; mean ${((1000 * second.sum) / second.count).toFixed(1)} ms`);
+    assert.deepEqual(second.series, [labels], 'one series, the job\'s, engine="flink"');
+    const grown = second.count - first.count;
+    const completed = second.completed - first.completed;
+    assert.ok(completed >= 8, `checkpoints completed in 12 s at a 1 s interval: ${completed}`);
+    assert.ok(grown >= completed - 2 && grown <= completed + 2, `one value per completed checkpoint: ${grown} values for ${completed} checkpoints`);
+    assert.ok(second.count <= second.completed, `never more values than completed checkpoints: ${second.count} for ${second.completed}`);
+    assert.equal(second.underMs, 0, 'every value positive (above 1 ms: an EndTxn and its markers)');
+    assert.equal(second.underInterval, second.count, 'every value below the checkpoint interval');
+    // Each value: one checkpoint, both sink subtasks' transactions, spanned from the completion (one host, one clock).
+    const ids = observed.map((o) => o.checkpoint);
+    assert.equal(observed.length, second.count, 'one debug line per value');
+    assert.deepEqual([...ids].sort((a, b) => a - b), ids, 'in checkpoint order');
+    assert.equal(new Set(ids).size, ids.length, 'each checkpoint once');
+    assert.ok(observed.every((o) => o.from === 'checkpoint' && o.transactions >= 1 && o.transactions <= 2), JSON.stringify(observed));
+    // Both subtasks write in every checkpoint of the steady stream (the first may precede a partition's first record).
+    assert.ok(observed.slice(1).every((o) => o.transactions === 2), JSON.stringify(observed));
+    assert.equal(observed.reduce((a, o) => a + o.seconds, 0).toFixed(6), second.sum.toFixed(6));
   });
 
   test('the live audit flags a job submitted with unsafe checkpoint settings and passes a safe one', async (t) => {

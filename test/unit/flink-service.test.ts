@@ -73,6 +73,33 @@ test('an invalid job-name pattern is a configuration error naming the key', () =
   );
 });
 
+test('flink.transactionalIdPrefixes: a bad job pattern names the key; the first entry matching the whole job name gives the prefix', async () => {
+  const { transactionalIdPrefixOf } = await import('../../src/flink/flink-service.js');
+  assert.throws(
+    () => new FlinkService(config(['http://127.0.0.1:1'], { transactionalIdPrefixes: [{ job: 'a', prefix: 'p' }, { job: 'b[', prefix: 'q' }] }), { logger: silent, registry: createRegistry(), fatal: () => undefined }),
+    (err: Error & { code?: string }) => err.code === 'EOS_CONFIG_INVALID' && /flink\.transactionalIdPrefixes\[1\]\.job: "b\[" is not a valid regular expression/.test(err.message),
+  );
+  const entries = [
+    { job: 'orders', prefix: 'exact' },
+    { job: 'orders-.*', prefix: 'any-orders' },
+    { job: '.*', prefix: 'fallback' },
+  ];
+  assert.equal(transactionalIdPrefixOf(entries, 'orders'), 'exact');
+  assert.equal(transactionalIdPrefixOf(entries, 'orders-enrich'), 'any-orders');
+  assert.equal(transactionalIdPrefixOf(entries.slice(0, 2), 'my-orders'), undefined, 'the whole name must match');
+  assert.equal(transactionalIdPrefixOf(undefined, 'orders'), undefined);
+  const registry = createRegistry();
+  assert.equal(new FlinkService(config(['http://127.0.0.1:1']), { logger: silent, registry, fatal: () => undefined }).tracksCommits, false);
+  assert.equal(new FlinkService(config(['http://127.0.0.1:1'], { transactionalIdPrefixes: entries }), { logger: silent, registry, fatal: () => undefined }).tracksCommits, true);
+  const { parseConfigText } = await import('../../src/config/load.js');
+  const flink = 'kafka: {brokers: ["127.0.0.1:9092"]}\nflink:\n  enabled: true\n  restUrls: ["http://jm:8081"]\n';
+  assert.deepEqual(parseConfigText(flink, 'x.yaml', {}).flink.transactionalIdPrefixes, [], 'default: none');
+  assert.throws(
+    () => parseConfigText(`${flink}  transactionalIdPrefixes: [{job: orders}]\n`, 'x.yaml', {}),
+    (err: Error & { details?: string[] }) => /^x\.yaml/.test(err.message) && (err.details ?? []).some((d) => /^x\.yaml:5:\d+: \/flink\/transactionalIdPrefixes\/0\/prefix: missing required key "prefix"$/.test(d)),
+  );
+});
+
 test('the Flink REST credentials are redacted from the printed and logged configuration', async () => {
   const { parseConfigText, redactConfig } = await import('../../src/config/load.js');
   const cfg = parseConfigText(
