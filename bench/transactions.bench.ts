@@ -366,7 +366,7 @@ function section(r: Report): string {
     const s = summariseProfile(r.profile, { category: CATEGORY, top: 12 });
     line(`### CPU profile of the second daemon (\`node --cpu-prof\`, the same load, not counted)`);
     line();
-    line(`The whole process (start-up, baseline read, load, the peer's runs): ${fmt(s.totalMs / 1000, 1)} s of main-thread samples.`);
+    line(`The whole process (start-up, baseline read, load, the peer's runs): ${fmt(s.totalMs / 1000, 1)} s of main-thread samples. V8's profiler samples wall time: on a contended machine a sample that finds the thread runnable but descheduled is charged to the function it was in, so the shares below are the distribution of the work, not its CPU cost (the CPU is the table above, from /proc).`);
     line();
     line(profileTables(s));
     line();
@@ -504,15 +504,17 @@ async function main(): Promise<void> {
     gen.send('STOP');
     await Promise.race([gen.ended, sleep(30_000)]);
     killByPid(gen.child);
-    // Every transaction counted? The service's total once it stopped moving vs the generator's.
+    // Every transaction counted? The service's total once it reached the generator's, or stood
+    // still for 4 reads 1.5 s apart (a pass under load can take longer than one read's gap).
+    const generatorTotal = gen.end?.committed ?? gen.samples.at(-1)![1];
     let serviceTotal = -1;
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0, still = 0; i < 40 && still < 4 && serviceTotal !== generatorTotal; i++) {
       await sleep(1500);
       const t = sumOf(await (await fetch(`${d.url}/metrics`)).text(), 'eos_transactions_total', (l) => l.outcome === 'committed');
-      if (t === serviceTotal) break;
+      still = t === serviceTotal ? still + 1 : 0;
       serviceTotal = t;
     }
-    const totals = { generator: gen.end?.committed ?? gen.samples.at(-1)![1], generatorFailed: gen.end?.failed ?? gen.samples.at(-1)![2], service: serviceTotal };
+    const totals = { generator: generatorTotal, generatorFailed: gen.end?.failed ?? gen.samples.at(-1)![2], service: serviceTotal };
     log(`  totals: generator ${totals.generator} committed (${totals.generatorFailed} failed), service ${totals.service}`);
     await stopProcess(d.child);
     let profile: string | undefined;
