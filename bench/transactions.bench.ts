@@ -10,7 +10,7 @@
 //             transactions service (interval 1 s, a transactions.patterns entry naming app<NNN>);
 //             over --seconds after --warmup: CPU (utime+stime from /proc/<pid>/stat ÷ wall),
 //             RSS (VmRSS every second, VmHWM), the tail's lag (below), /metrics scraped once a
-//             second (its cost is in the CPU), the eos_transaction* series count
+//             second (its cost is in the CPU), the eos_coordinator_* series count
 //   profile   a second daemon, the same, under `node --cpu-prof` (not counted) at the same time
 //   peer      while the load goes on: `TransactionsCommand list` (one JVM, as the script runs
 //             it), `describe --transactional-id` one JVM per id for --describe-sample ids (the
@@ -212,7 +212,7 @@ async function startDaemon(entry: string, brokers: string, label: string, nodeAr
     if (child.exitCode !== null) throw new Error(`${label}: the daemon exited with ${child.exitCode}:\n${out.slice(-3000)}\n${err.slice(-3000)}`);
     if (Date.now() > deadline) throw new Error(`${label}: not ready with ${TOTAL_IDS} transactional ids within 180 s`);
     try {
-      if ((await fetch(`${url}/readyz`)).status === 200 && sumOf(await (await fetch(`${url}/metrics`)).text(), 'eos_transactional_ids') >= TOTAL_IDS) break;
+      if ((await fetch(`${url}/readyz`)).status === 200 && sumOf(await (await fetch(`${url}/metrics`)).text(), 'eos_coordinator_transactional_ids') >= TOTAL_IDS) break;
     } catch {
       /* not listening yet */
     }
@@ -328,12 +328,12 @@ function section(r: Report): string {
       ['figure', 'value', 'target', 'met'],
       [
         ['transactions committed/s, generator (commitTransaction() returned)', `**${fmt(genRate)}**/s (${fmt(w.genCommitted)} in ${fmt(w.s, 1)} s; ${fmt(w.genFailed)} failed)`, `${fmt(RATE)}/s asked`, met(genRate >= 0.95 * RATE)],
-        ['transactions committed/s, the service\'s own counter (eos_transactions_total{outcome="committed"})', `**${fmt(svcRate)}**/s (${fmt(w.serviceCommitted)}; aborted ${fmt(w.serviceAborted)})`, 'the generator\'s (the same wall window, shifted by the lag)', met(Math.abs(svcRate - genRate) <= 0.05 * genRate)],
+        ['transactions committed/s, the service\'s own counter (eos_coordinator_transactions_total{outcome="committed"})', `**${fmt(svcRate)}**/s (${fmt(w.serviceCommitted)}; aborted ${fmt(w.serviceAborted)})`, 'the generator\'s (the same wall window, shifted by the lag)', met(Math.abs(svcRate - genRate) <= 0.05 * genRate)],
         ['every transaction counted: after the load stopped, the service\'s committed total / the generator\'s', `${fmt(r.totals.service)} / ${fmt(r.totals.generator)} (${fmt(r.totals.generatorFailed)} failed in the generator)`, 'equal', met(r.totals.service === r.totals.generator)],
         ['daemon CPU (utime+stime ÷ wall)', `**${fmt(cpuPct, 1)} %** of a core (${fmt(w.cpuS, 1)} s in ${fmt(w.s, 1)} s; ${fmt((1e6 * w.cpuS) / Math.max(1, w.serviceCommitted), 0)} µs per transaction)`, '≤ 10 %', met(cpuPct <= 10)],
         ['daemon RSS: median of the window / at the end / peak (VmHWM)', `${fmt(w.rssMedianMiB, 1)} / ${fmt(w.rssEndMiB, 1)} / **${fmt(w.hwmMiB, 1)}** MiB`, '≤ 150 MiB', met(w.hwmMiB <= 150)],
         [`the tail's lag: p50 / p90 / max (${r.lags.length} scrapes)`, `**${fmt(lagP50 / 1000, 2)}** / ${fmt(lagP90 / 1000, 2)} / ${fmt(lagMax / 1000, 2)} s`, '≤ 1 s', met(lagP50 <= 1000)],
-        ['eos_transaction* series on /metrics', `**${fmt(r.series.total)}** (${r.series.applications} application labels; ${r.series.withId} with a transactional_id label; ${fmt(r.series.bytes / 1024)} KiB of /metrics)`, `bounded by applications, not ${fmt(TOTAL_IDS)} ids`, met(r.series.applications <= APPS + 2 && r.series.withId <= 10)],
+        ['eos_coordinator_* series on /metrics', `**${fmt(r.series.total)}** (${r.series.applications} application labels; ${r.series.withId} with a transactional_id label; ${fmt(r.series.bytes / 1024)} KiB of /metrics)`, `bounded by applications, not ${fmt(TOTAL_IDS)} ids`, met(r.series.applications <= APPS + 2 && r.series.withId <= 10)],
         ['brokers / generator CPU over the window', `${fmt((100 * w.brokerCpuS) / w.s)} % / ${fmt((100 * w.generatorCpuS) / w.s)} % of a core`, '', ''],
       ],
     ),
@@ -419,7 +419,7 @@ async function main(): Promise<void> {
     let lastText = '';
     const scrape = async (): Promise<Sample> => {
       lastText = await (await fetch(`${d.url}/metrics`)).text();
-      const s = { at: Date.now(), serviceCommitted: sumOf(lastText, 'eos_transactions_total', (l) => l.outcome === 'committed'), rssKb: procStatusKb(d.pid, 'VmRSS'), load1: loadavg()[0]! };
+      const s = { at: Date.now(), serviceCommitted: sumOf(lastText, 'eos_coordinator_transactions_total', (l) => l.outcome === 'committed'), rssKb: procStatusKb(d.pid, 'VmRSS'), load1: loadavg()[0]! };
       samples.push(s);
       return s;
     };
@@ -439,7 +439,7 @@ async function main(): Promise<void> {
     const w1 = { at: Date.now(), cpu: procCpu(d.pid)[0], gen: gen.samples.at(-1)!, broker: brokerPid ? procCpu(brokerPid)[0] : 0, genCpu: procCpu(gen.child.pid!)[0] };
     const hwmMiB = procStatusKb(d.pid, 'VmHWM') / 1024;
     const text = lastText;
-    const parsed = parsePrometheusText(text).samples.filter((s) => s.name.startsWith('eos_transaction'));
+    const parsed = parsePrometheusText(text).samples.filter((s) => s.name.startsWith('eos_coordinator_'));
     const byName = new Map<string, number>();
     for (const s of parsed) byName.set(s.name, (byName.get(s.name) ?? 0) + 1);
     const series = {
@@ -460,7 +460,7 @@ async function main(): Promise<void> {
       genCommitted: w1.gen[1] - w0.gen[1],
       genFailed: w1.gen[2] - w0.gen[2],
       serviceCommitted: last.serviceCommitted - w0.svc,
-      serviceAborted: sumOf(text, 'eos_transactions_total', (l) => l.outcome !== 'committed'),
+      serviceAborted: sumOf(text, 'eos_coordinator_transactions_total', (l) => l.outcome !== 'committed'),
       cpuS: w1.cpu - w0.cpu,
       rssMedianMiB: median(windowSamples.map((s) => s.rssKb)) / 1024,
       rssEndMiB: procStatusKb(d.pid, 'VmRSS') / 1024,
@@ -510,7 +510,7 @@ async function main(): Promise<void> {
     let serviceTotal = -1;
     for (let i = 0, still = 0; i < 40 && still < 4 && serviceTotal !== generatorTotal; i++) {
       await sleep(1500);
-      const t = sumOf(await (await fetch(`${d.url}/metrics`)).text(), 'eos_transactions_total', (l) => l.outcome === 'committed');
+      const t = sumOf(await (await fetch(`${d.url}/metrics`)).text(), 'eos_coordinator_transactions_total', (l) => l.outcome === 'committed');
       still = t === serviceTotal ? still + 1 : 0;
       serviceTotal = t;
     }

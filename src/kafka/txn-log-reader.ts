@@ -60,9 +60,16 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
           if (offset < p.logStartOffset) offset = p.logStartOffset;
           if (offset >= p.highWatermark || !p.records) break;
           const got = logRecords(p.records, offset);
+          // A record at or past the high watermark this answer gave is left for the next pass (read
+          // again from its offset), never stepped over.
+          const beyond = got.records.find((r) => r.offset >= p.highWatermark);
           for (const r of got.records) {
-            if (r.offset >= p.highWatermark) continue;
+            if (r.offset >= p.highWatermark) break;
             entries.push({ partition, offset: r.offset, timestampMs: r.timestampMs, record: decodeTxnLogRecord(r.key, r.value) });
+          }
+          if (beyond) {
+            offset = beyond.offset;
+            break;
           }
           if (got.nextOffset <= offset) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${opts.maxBytesPerPartition ?? 1 << 20} bytes`);
           offset = got.nextOffset;
