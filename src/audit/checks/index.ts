@@ -5,5 +5,6 @@ import { liveChecks } from './live.js';
 import { producerChecks } from './producer.js';
 import { consumerChecks } from './consumer.js';
 import { checkpointChecks } from './checkpoint.js';
+import { streamsChecks } from './streams.js';
 
-export const ALL_CHECKS: Check[] = [...brokerChecks, ...liveChecks, ...producerChecks, ...consumerChecks, ...checkpointChecks];
+export const ALL_CHECKS: Check[] = [...brokerChecks, ...liveChecks, ...producerChecks, ...consumerChecks, ...checkpointChecks, ...streamsChecks];
