@@ -3,6 +3,7 @@
 // that cannot be read.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { streamsChecks, commonSetting, eosEnabled, streamsOverrides, streamsSetting } from '../../src/audit/checks/streams.js';
 import { ALL_CHECKS } from '../../src/audit/checks/index.js';
@@ -447,5 +448,16 @@ describe('the Streams source', () => {
     const streamsFindings = report.findings.filter((f) => f.check.startsWith('streams.'));
     assert.equal(streamsFindings.length, streamsChecks.length);
     assert.ok(streamsFindings.every((f) => f.passed && f.target === `streams:${fixture('streams-safe.properties')}`));
+  });
+});
+
+describe('docs/streams-audit.md', () => {
+  test('its safe example is the fixture (without comments) and it lists every check', async () => {
+    const doc = await readFile('docs/streams-audit.md', 'utf8');
+    const block = /```properties\n([\s\S]*?)```/.exec(doc)?.[1];
+    assert.ok(block, 'no properties block');
+    const fixtureLines = (await readFile(fixture('streams-safe.properties'), 'utf8')).split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    assert.deepEqual(block.trim().split('\n'), fixtureLines);
+    for (const c of streamsChecks) assert.ok(doc.includes(`| \`${c.id}\` | ${c.severity} |`), c.id);
   });
 });
