@@ -9,6 +9,8 @@ import { streamsChecks, commonSetting, eosEnabled, streamsOverrides, streamsSett
 import { ALL_CHECKS } from '../../src/audit/checks/index.js';
 import { propertiesSource } from '../../src/audit/sources/files.js';
 import { runAudit } from '../../src/audit/runner.js';
+import { sourcesFromConfig } from '../../src/audit/sources/index.js';
+import { parseConfigText } from '../../src/config/load.js';
 import { readPropertiesFile } from '../../src/audit/parsers/properties.js';
 import type { AuditFacts, BrokerFacts, Check, CheckResult, ClientFacts, ClusterFacts } from '../../src/audit/types.js';
 
@@ -459,5 +461,21 @@ describe('docs/streams-audit.md', () => {
     const fixtureLines = (await readFile(fixture('streams-safe.properties'), 'utf8')).split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
     assert.deepEqual(block.trim().split('\n'), fixtureLines);
     for (const c of streamsChecks) assert.ok(doc.includes(`| \`${c.id}\` | ${c.severity} |`), c.id);
+  });
+});
+
+describe('audit.streamsConfigs (the daemon and eoswatch audit --config)', () => {
+  test('each file is a streams source, judged by the streams checks of ALL_CHECKS', async () => {
+    const safe = fixture('streams-safe.properties');
+    const config = parseConfigText(`kafka:\n  brokers: [localhost:9092]\naudit:\n  cluster: false\n  streamsConfigs: [${JSON.stringify(safe)}]\n`, 'eoswatch.yaml', {});
+    assert.deepEqual(config.audit.streamsConfigs, [safe]);
+    const built = sourcesFromConfig(config, undefined);
+    try {
+      assert.ok(built.sources.some((s) => s.name === `streams:${safe}`), built.sources.map((s) => s.name).join(', '));
+      const report = await runAudit(built.sources.filter((s) => s.name.startsWith('streams:')), ALL_CHECKS);
+      assert.deepEqual(report.findings.filter((f) => f.target === `streams:${safe}` && f.check !== 'audit.source').map((f) => [f.check, f.passed]), streamsChecks.map((c) => [c.id, true]));
+    } finally {
+      await built.close();
+    }
   });
 });
