@@ -340,7 +340,7 @@ describe('streams.client-overrides', () => {
   const r = (entries: Record<string, string>) => one('streams.client-overrides', { ...EOS, ...entries });
 
   test('none: pass; not judged at_least_once', () => {
-    assert.deepEqual([...seen(r({ 'producer.acks': 'all', 'acks': '-1', 'consumer.isolation.level': 'READ_COMMITTED', 'main.consumer.enable.auto.commit': 'false' })), r({}).expected], [
+    assert.deepEqual([...seen(r({ 'producer.acks': 'all', 'acks': '-1', 'consumer.isolation.level': 'READ_COMMITTED', 'enable.auto.commit': 'False', 'main.consumer.enable.auto.commit': 'false' })), r({}).expected], [
       true,
       'no producer or consumer override against exactly-once',
       'no override that Streams refuses or that takes effect against exactly-once',

@@ -75,8 +75,9 @@ const ms = (n: number): string => `${n} ms (${formatDuration(n)})`;
 function lowestBrokerInt(cluster: ClusterFacts | undefined, name: string): { value: number; broker: number } | undefined {
   let best: { value: number; broker: number } | undefined;
   for (const b of cluster?.brokers ?? []) {
+    // A sensitive value is null: no value.
     const v = b.configs.get(name)?.value?.trim();
-    if (v === undefined || v === null || !isInt(v)) continue;
+    if (v === undefined || !isInt(v)) continue;
     const n = Number(v);
     if (best === undefined || n < best.value) best = { value: n, broker: b.id };
   }
@@ -239,8 +240,6 @@ interface HandlerSpec {
   /** The settings in the order Streams reads them: the first one set wins. */
   keys: string[];
   what: string;
-  /** Built-in handlers that drop the record and go on. */
-  dropping: string[];
   defaultText: string;
 }
 
@@ -248,27 +247,26 @@ const HANDLERS: HandlerSpec[] = [
   {
     keys: ['deserialization.exception.handler', 'default.deserialization.exception.handler'],
     what: 'deserialization',
-    dropping: ['LogAndContinueExceptionHandler'],
     defaultText: 'default LogAndFailExceptionHandler',
   },
   {
     keys: ['production.exception.handler', 'default.production.exception.handler'],
     what: 'production',
-    dropping: ['LogAndContinueProductionExceptionHandler'],
     defaultText: 'default DefaultProductionExceptionHandler (fails)',
   },
   {
     keys: ['processing.exception.handler'],
     what: 'processing',
-    dropping: ['LogAndContinueProcessingExceptionHandler'],
     defaultText: 'default LogAndFailProcessingExceptionHandler',
   },
 ];
 
-/** A handler that goes on after an error: a built-in continue handler, or a class named like one. */
-function continues(spec: HandlerSpec, className: string): boolean {
-  const simple = className.slice(className.lastIndexOf('.') + 1);
-  return spec.dropping.includes(simple) || /continue|skip|ignore/i.test(simple);
+/**
+ * A handler that goes on after an error: the built-in LogAndContinueExceptionHandler and
+ * LogAndContinueProcessingExceptionHandler, or a class named like them (by its simple name).
+ */
+function continues(className: string): boolean {
+  return /continue|skip|ignore/i.test(className.split('.').pop()!);
 }
 
 const exceptionHandlers: Check = {
@@ -292,7 +290,7 @@ const exceptionHandlers: Check = {
         continue;
       }
       const v = streamsSetting(c.props, key)!;
-      const goesOn = continues(spec, v);
+      const goesOn = continues(v);
       dropping ||= goesOn;
       parts.push(`${key}=${v}${goesOn ? ' (continues after an error)' : ''}`);
     }
