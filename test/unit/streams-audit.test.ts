@@ -153,6 +153,7 @@ describe('streams.replication-factor', () => {
 
   test('not a number: fails, saying so', () => {
     assert.deepEqual(seen(r({ 'replication.factor': 'three' })), [false, 'replication.factor=three (not a number: Kafka Streams does not start)']);
+    assert.deepEqual(seen(r({ 'replication.factor': 'x3' })), [false, 'replication.factor=x3 (not a number: Kafka Streams does not start)']);
   });
 
   test('-1 (the default) without the cluster: it depends, and fails until explicit', () => {
@@ -166,7 +167,7 @@ describe('streams.replication-factor', () => {
     const mixed = cluster(broker(1, { 'default.replication.factor': '3' }), broker(2, { 'default.replication.factor': '1' }), broker(3, { 'default.replication.factor': '2' }));
     assert.deepEqual(seen(r({ 'replication.factor': '-1' }, mixed)), [false, "replication.factor=-1: the broker's default.replication.factor=1 (broker 2)"]);
     // A sensitive or odd broker value is no value.
-    const odd = cluster(broker(1, { 'default.replication.factor': null }), broker(2, { 'default.replication.factor': 'x' }), broker(3, { 'default.replication.factor': '3' }));
+    const odd = cluster(broker(1, { 'default.replication.factor': null }), broker(2, { 'default.replication.factor': 'x' }), broker(3, { 'default.replication.factor': ' 3 ' }));
     assert.deepEqual(seen(r({}, odd)), [true, "replication.factor unset (default -1): the broker's default.replication.factor=3 (broker 3)"]);
   });
 });
@@ -182,7 +183,8 @@ describe('streams.min-insync-replicas', () => {
   });
 
   test('equal to (or above) the replication factor: one replica down stops writes', () => {
-    assert.deepEqual(seen(r({ ...RF3, 'topic.min.insync.replicas': '3' })), [false, 'topic.min.insync.replicas=3 with replication factor 3: one replica down stops writes']);
+    const eq = r({ ...RF3, 'topic.min.insync.replicas': '3' });
+    assert.deepEqual([...seen(eq), eq.expected], [false, 'topic.min.insync.replicas=3 with replication factor 3: one replica down stops writes', '>= 2 and below the replication factor']);
     assert.deepEqual(seen(r({ 'replication.factor': '2', 'topic.min.insync.replicas': '2' })), [false, 'topic.min.insync.replicas=2 with replication factor 2: one replica down stops writes']);
     // Unknown factor: judged on the value alone.
     assert.deepEqual(seen(r({ 'topic.min.insync.replicas': '5' })), [true, 'topic.min.insync.replicas=5']);
@@ -300,7 +302,10 @@ describe('streams.exception-handlers', () => {
     const fail = 'org.apache.kafka.streams.errors.LogAndFailExceptionHandler';
     assert.equal(r({ 'deserialization.exception.handler': fail, 'default.deserialization.exception.handler': CONTINUE }).passed, true);
     assert.equal(r({ 'deserialization.exception.handler': CONTINUE, 'default.deserialization.exception.handler': fail }).passed, false);
-    assert.equal(r({ 'production.exception.handler': 'com.x.FailHandler', 'default.production.exception.handler': 'com.x.ContinueHandler' }).passed, true);
+    assert.deepEqual(seen(r({ 'production.exception.handler': 'com.x.FailHandler', 'default.production.exception.handler': 'com.x.ContinueHandler' })), [
+      true,
+      'deserialization: default LogAndFailExceptionHandler; production.exception.handler=com.x.FailHandler; processing: default LogAndFailProcessingExceptionHandler',
+    ]);
     assert.equal(r({ 'default.production.exception.handler': 'com.x.ContinueHandler' }).passed, false);
   });
 
@@ -370,6 +375,7 @@ describe('streams.client-overrides', () => {
     assert.deepEqual(seen(r({ acks: '1' })), [false, 'acks=1: refused (the idempotent producer Streams creates throws ConfigException: acks must be all)']);
     assert.equal(r({ 'producer.acks': '0', acks: 'all' }).passed, false);
     assert.equal(r({ 'producer.acks': 'ALL', acks: '0' }).passed, true);
+    assert.equal(r({ acks: '-1' }).passed, true);
     assert.deepEqual(seen(r({ 'producer.retries': '0' })), [false, 'producer.retries=0: refused (the idempotent producer throws ConfigException: retries must be non-zero)']);
     assert.equal(r({ retries: '3' }).passed, true);
   });

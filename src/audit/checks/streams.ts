@@ -19,21 +19,16 @@ const DLQ_TOPIC = 'errors.dead.letter.queue.topic.name';
 
 /** A StreamsConfig value as ConfigDef reads it: trimmed; empty is as good as unset. */
 export function streamsSetting(props: Map<string, string>, key: string): string | undefined {
-  const v = props.get(key)?.trim();
-  return v === undefined || v === '' ? undefined : v;
+  return props.get(key)?.trim() || undefined;
 }
 
 const isInt = (v: string): boolean => /^-?[0-9]+$/.test(v);
 
-/** The guarantee written in the file (lower-cased), `at_least_once` when unset. */
-function guarantee(c: ClientFacts): string {
-  return (streamsSetting(c.props, 'processing.guarantee') ?? 'at_least_once').toLowerCase();
-}
+const EOS_VALUES: (string | undefined)[] = [EOS_V2, ...REMOVED_EOS];
 
 /** exactly_once_v2, or one of the removed forms a 3.x library still runs transactionally. */
 export function eosEnabled(c: ClientFacts): boolean {
-  const g = guarantee(c);
-  return g === EOS_V2 || REMOVED_EOS.includes(g);
+  return EOS_VALUES.includes(streamsSetting(c.props, 'processing.guarantee')?.toLowerCase());
 }
 
 /** A client setting as Streams reads it from the file: the key that wins and its value. */
@@ -75,9 +70,9 @@ const ms = (n: number): string => `${n} ms (${formatDuration(n)})`;
 function lowestBrokerInt(cluster: ClusterFacts | undefined, name: string): { value: number; broker: number } | undefined {
   let best: { value: number; broker: number } | undefined;
   for (const b of cluster?.brokers ?? []) {
-    // A sensitive value is null: no value.
-    const v = b.configs.get(name)?.value?.trim();
-    if (v === undefined || !isInt(v)) continue;
+    // Not reported ('undefined') and sensitive ('null') are no number.
+    const v = String(b.configs.get(name)?.value).trim();
+    if (!isInt(v)) continue;
     const n = Number(v);
     if (best === undefined || n < best.value) best = { value: n, broker: b.id };
   }
@@ -137,7 +132,7 @@ const replicationFactor: Check = {
   remediation: 'Set replication.factor=3 in the Streams configuration (existing internal topics keep their factor: reassign their partitions).',
   evaluate: perStreams((c, facts) => {
     const { rf, text } = internalReplication(c, facts.cluster);
-    return { passed: rf !== undefined && rf >= 3, observed: text, expected: '>= 3' };
+    return { passed: (rf ?? 0) >= 3, observed: text, expected: '>= 3' };
   }),
 };
 
@@ -169,10 +164,12 @@ const minInsyncReplicas: Check = {
         text = 'topic.min.insync.replicas unset: the broker\'s min.insync.replicas, which this audit has not read (audit without the cluster)';
       }
     }
-    if (minIsr !== undefined && rf !== undefined && minIsr >= rf) {
-      return { passed: false, observed: `${text} with replication factor ${rf}: one replica down stops writes`, expected: '>= 2 and below the replication factor' };
+    const expected = '>= 2 and below the replication factor';
+    // Unknown values compare as never too high and never enough.
+    if ((minIsr ?? 0) >= (rf ?? Infinity)) {
+      return { passed: false, observed: `${text} with replication factor ${rf}: one replica down stops writes`, expected };
     }
-    return { passed: minIsr !== undefined && minIsr >= 2, observed: text, expected: '>= 2 and below the replication factor' };
+    return { passed: (minIsr ?? 0) >= 2, observed: text, expected };
   }),
 };
 
