@@ -100,6 +100,7 @@ export interface AuditConfig {
   allTopics: boolean;
   producerConfigs: string[];
   consumerConfigs: string[];
+  /** Kafka Streams .properties files: the streams.* checks (src/audit/checks/streams.ts). */
   streamsConfigs: string[];
   flinkConfigs: string[];
   /** ms */

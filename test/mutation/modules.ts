@@ -27,6 +27,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/audit/checks/checkpoint.ts', tests: ['test/unit/audit-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/audit/checks/live.ts', tests: ['test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/audit/checks/broker.ts', tests: ['test/unit/audit-cluster-checks.test.ts'] },
+  { file: 'src/audit/checks/streams.ts', tests: ['test/unit/streams-audit.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/redact.ts', tests: ['test/unit/redact.test.ts'] },
   { file: 'src/verify/record-batches.ts', tests: ['test/unit/verify-record-batches.test.ts'] },
   { file: 'src/kafka/read-committed.ts', tests: ['test/unit/read-committed.test.ts'] },

@@ -69,7 +69,6 @@ describe('check definitions', () => {
       'producer.max-in-flight',
       'producer.transactional-id',
       'producer.transaction-timeout',
-      'streams.processing-guarantee',
       'consumer.isolation-level',
       'consumer.auto-offset-reset',
       'consumer.enable-auto-commit',
@@ -99,7 +98,7 @@ describe('producer checks on the fixtures', () => {
   test('producer-safe.properties passes every producer check', async () => {
     const safe = await fromFile('producer', 'producer-safe.properties');
     const f = facts({ clients: [safe], checkpoints: [pipelineCheckpoint] });
-    for (const c of producerChecks.filter((x) => !x.id.startsWith('streams.'))) {
+    for (const c of producerChecks) {
       const r = result(c.id, f, `producer:${safe.file}`);
       assert.equal(r.passed, true, `${c.id}: ${r.observed}`);
     }
@@ -364,7 +363,6 @@ describe('producer checks: defaults and edges', () => {
     assert.match(rem('producer.max-in-flight'), /max\.in\.flight\.requests\.per\.connection to 5/);
     assert.match(rem('producer.transactional-id'), /transactional\.id .*setTransactionalIdPrefix/);
     assert.match(rem('producer.transaction-timeout'), /transaction\.timeout\.ms .*transaction\.max\.timeout\.ms/);
-    assert.equal(rem('streams.processing-guarantee'), 'Set processing.guarantee=exactly_once_v2.');
   });
 
   test('Flink KafkaSink: the 1 hour default against the 15 minute broker maximum', async () => {
@@ -387,30 +385,10 @@ describe('producer checks: defaults and edges', () => {
   });
 });
 
-describe('streams.processing-guarantee', () => {
-  const r = (entries: Record<string, string>): CheckResult =>
-    result('streams.processing-guarantee', facts({ clients: [client('streams', 's.properties', entries)] }), 'streams:s.properties');
-
-  test('exactly_once_v2 passes; unset, at_least_once and the removed exactly_once fail', () => {
-    assert.equal(r({ 'processing.guarantee': 'exactly_once_v2' }).passed, true);
-    const unset = r({});
-    assert.equal(unset.passed, false);
-    assert.equal(unset.observed, 'processing.guarantee unset (default at_least_once)');
-    assert.equal(unset.expected, 'processing.guarantee=exactly_once_v2');
-    assert.equal(r({ 'processing.guarantee': 'at_least_once' }).passed, false);
-    assert.equal(r({ 'processing.guarantee': 'exactly_once' }).observed, 'processing.guarantee=exactly_once');
-    assert.equal(r({ 'processing.guarantee': 'exactly_once' }).passed, false);
-  });
-
-  test('exactly_once_v2 in any case passes and is shown as written', () => {
-    const up = r({ 'processing.guarantee': 'EXACTLY_ONCE_V2' });
-    assert.deepEqual([up.passed, up.observed, up.expected], [true, 'processing.guarantee=EXACTLY_ONCE_V2', 'processing.guarantee=exactly_once_v2']);
-    assert.deepEqual(check('streams.processing-guarantee').evaluate(facts({ clients: [client('producer', 'p', {}), client('consumer', 'c', {})] })), []);
-  });
-
+describe('streams clients (checked in streams-audit.test.ts)', () => {
   test('producer checks do not judge streams clients, nor consumers', () => {
     const f = facts({ clients: [client('streams', 's', {}), client('consumer', 'c', {})] });
-    for (const c of producerChecks.filter((x) => x.id.startsWith('producer.'))) assert.deepEqual(c.evaluate(f), [], c.id);
+    for (const c of producerChecks) assert.deepEqual(c.evaluate(f), [], c.id);
   });
 });
 

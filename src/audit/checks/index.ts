@@ -6,5 +6,6 @@ import { producerChecks } from './producer.js';
 import { consumerChecks } from './consumer.js';
 import { checkpointChecks } from './checkpoint.js';
 import { coordinatorChecks } from './coordinator.js';
+import { streamsChecks } from './streams.js';
 
-export const ALL_CHECKS: Check[] = [...brokerChecks, ...liveChecks, ...producerChecks, ...consumerChecks, ...checkpointChecks, ...coordinatorChecks];
+export const ALL_CHECKS: Check[] = [...brokerChecks, ...liveChecks, ...producerChecks, ...consumerChecks, ...checkpointChecks, ...coordinatorChecks, ...streamsChecks];

@@ -1,4 +1,4 @@
-// Producer-side exactly-once settings of Kafka clients, Kafka Streams and Flink's KafkaSink.
+// Producer-side exactly-once settings of Kafka clients and Flink's KafkaSink (Kafka Streams: streams.ts).
 // Defaults are those of Kafka clients >= 3.0 (KIP-679: idempotence and acks=all by default).
 import { formatDuration } from '../../config/duration.js';
 import { clientTarget, perClient } from './util.js';
@@ -251,28 +251,6 @@ const transactionTimeout: Check = {
   },
 };
 
-const STREAMS_EOS = 'exactly_once_v2';
-
-const streamsProcessingGuarantee: Check = {
-  id: 'streams.processing-guarantee',
-  title: 'Kafka Streams runs exactly_once_v2',
-  severity: 'critical',
-  rationale:
-    'Kafka Streams defaults to at_least_once: after a crash or rebalance it reprocesses records whose output was already written, and state stores diverge from the changelog. ' +
-    'exactly_once and exactly_once_beta are deprecated and removed in Kafka 4.0; exactly_once_v2 (KIP-447) needs brokers >= 2.5.',
-  remediation: `Set processing.guarantee=${STREAMS_EOS}.`,
-  evaluate: (facts) =>
-    facts.clients
-      .filter((c) => c.role === 'streams')
-      .map((c) => {
-        const v = setting(c, 'processing.guarantee');
-        const expected = `processing.guarantee=${STREAMS_EOS}`;
-        return v === undefined
-          ? { target: clientTarget(c), passed: false, observed: 'processing.guarantee unset (default at_least_once)', expected }
-          : { target: clientTarget(c), passed: v.toLowerCase() === STREAMS_EOS, observed: `processing.guarantee=${v}`, expected };
-      }),
-};
-
 export const producerChecks: Check[] = [
   enableIdempotence,
   acks,
@@ -282,5 +260,4 @@ export const producerChecks: Check[] = [
   maxInFlight,
   transactionalId,
   transactionTimeout,
-  streamsProcessingGuarantee,
 ];
