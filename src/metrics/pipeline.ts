@@ -43,7 +43,7 @@ function define(registry: Registry) {
     }),
     up: new Gauge({
       name: 'eos_pipeline_up',
-      help: '1 while the pipeline runs with its last checkpoint completed; 0 once a checkpoint fails, while FAILED, starting or restarting (Flink: the job is RUNNING and every task is running).',
+      help: '1 while the pipeline runs with its last checkpoint completed; 0 once a checkpoint fails, while FAILED, starting or restarting (Flink: the job is RUNNING and every task is running; Kafka Streams: the application\'s group is Stable with at least one member).',
       labelNames,
       registers,
     }),
