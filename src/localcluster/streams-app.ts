@@ -334,29 +334,32 @@ export class StreamsRun {
     return processStatus(i, this.needle(i)) === 'stopped';
   }
 
-  private async forget(i: StreamsInstance): Promise<void> {
-    i.pid = null;
-    i.startTime = null;
-    await this.save();
-  }
-
   /** SIGKILL instance n: it leaves the group only when its session times out, its transaction only when it is fenced or times out. */
   async kill(n: number): Promise<void> {
-    const i = this.instance(n);
-    if (processStatus(i, this.needle(i)) === 'paused') this.signal(i, 'SIGCONT');
-    if (this.signal(i, 'SIGKILL') && !(await this.waitExit(i, 10_000))) throw new Error(`Streams instance ${n} (pid ${i.pid}) did not exit after SIGKILL`);
-    await this.forget(i);
+    await this.end(this.instance(n), 0);
+    await this.save();
   }
 
   /** SIGTERM instance n (KafkaStreams.close: it leaves the group and commits), SIGKILL after graceMs. */
   async stop(n: number, graceMs = 40_000): Promise<void> {
-    const i = this.instance(n);
+    await this.end(this.instance(n), graceMs);
+    await this.save();
+  }
+
+  /** Ends one instance (graceMs 0: SIGKILL at once, else SIGTERM first) and forgets its pid; the caller saves the state file. */
+  private async end(i: StreamsInstance, graceMs: number): Promise<void> {
     if (processStatus(i, this.needle(i)) === 'paused') this.signal(i, 'SIGCONT');
-    if (this.signal(i, 'SIGTERM') && !(await this.waitExit(i, graceMs))) {
-      this.signal(i, 'SIGKILL');
-      if (!(await this.waitExit(i, 10_000))) throw new Error(`Streams instance ${n} (pid ${i.pid}) did not exit after SIGTERM and SIGKILL`);
+    if (graceMs > 0 && this.signal(i, 'SIGTERM') && (await this.waitExit(i, graceMs))) {
+      this.forgetPid(i);
+      return;
     }
-    await this.forget(i);
+    if (this.signal(i, 'SIGKILL') && !(await this.waitExit(i, 10_000))) throw new Error(`Streams instance ${i.n} (pid ${i.pid}) did not exit after SIGKILL`);
+    this.forgetPid(i);
+  }
+
+  private forgetPid(i: StreamsInstance): void {
+    i.pid = null;
+    i.startTime = null;
   }
 
   async pause(n: number): Promise<void> {
@@ -389,7 +392,11 @@ export class StreamsRun {
   async stopAll(opts: { graceMs?: number; remove?: boolean } = {}): Promise<void> {
     this.refreshSync();
     const grace = opts.graceMs ?? 40_000;
-    await Promise.all(this.state.instances.map((i) => (grace > 0 ? this.stop(i.n, grace) : this.kill(i.n))));
+    // In parallel, one write of the state file after (concurrent writes of one file could interleave).
+    const ended = await Promise.allSettled(this.state.instances.map((i) => this.end(i, grace)));
+    await this.save();
+    const failed = ended.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
     live.delete(this);
     const left = this.survivors();
     if (left.length) throw new Error(`Streams run in ${this.state.dir}: its instances are stopped, but ${describeSurvivors(left)} still names its directory and is not in its record; directory kept, stop it by pid`);
