@@ -13,7 +13,7 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import type { StreamsConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import { redactValue } from '../redact.js';
-import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
+import { pipelineUpMetric } from '../metrics/pipeline.js';
 import { streamsMetrics, type StreamsMetrics } from '../metrics/streams.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { RebalanceTracker, type RebalanceEvent } from './rebalance.js';
@@ -65,7 +65,7 @@ export class StreamsService implements Service {
   readonly name = 'streams';
   private readonly logger: Logger;
   private readonly metrics: StreamsMetrics;
-  private readonly pipeline: PipelineMetrics;
+  private readonly up: ReturnType<typeof pipelineUpMetric>;
   private readonly watched: Watched[];
   private admin: Admin | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -82,7 +82,8 @@ export class StreamsService implements Service {
   ) {
     this.logger = ctx.logger;
     this.metrics = streamsMetrics(ctx.registry);
-    this.pipeline = pipelineMetrics(ctx.registry);
+    // eos_pipeline_up alone: the rest of the pipeline family clashes with the transactions service's eos_transactions_total.
+    this.up = pipelineUpMetric(ctx.registry);
     this.watched = config.applications.map((a) => ({ applicationId: a.applicationId, labels: streamsLabels(a), tracker: new RebalanceTracker(), rebalances: 0, lastRebalance: null }));
   }
 
@@ -125,7 +126,7 @@ export class StreamsService implements Service {
       this.failure = msg;
       // A health that is not known is not exported as the last one seen.
       for (const w of this.watched) {
-        this.pipeline.up.remove(w.labels);
+        this.up.remove(w.labels);
         this.metrics.rebalancing.remove({ application: w.applicationId });
       }
       throw err;
@@ -149,7 +150,7 @@ export class StreamsService implements Service {
         this.logger.info({ application, ...e }, e.kind === 'completed' ? 'Streams application rebalanced' : 'Streams application\'s members changed between two readings');
       }
       this.metrics.rebalancing.set({ application }, view.rebalancingSinceMs === null ? 0 : (atMs - view.rebalancingSinceMs) / 1000);
-      this.pipeline.up.set(w.labels, view.up ? 1 : 0);
+      this.up.set(w.labels, view.up ? 1 : 0);
       applications.push({
         applicationId: application,
         pipeline: w.labels.pipeline,

@@ -42,12 +42,17 @@ function samples(p: ParsedMetrics, name: string, labels: Record<string, string> 
 const sum = (xs: { value: number }[]) => xs.reduce((a, s) => a + s.value, 0);
 
 describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node cluster)', () => {
+  let run: StreamsRun | undefined;
+  let daemon: Daemon | undefined;
+  // Registered before the cluster's own after hook (hooks run in order): instances and daemon go first.
+  after(async () => {
+    await run?.stopAll({ graceMs: 0, remove: true });
+    await daemon?.stop();
+  });
   const h = useCluster({ nodes: 1 });
   const app = uniqueName('streams-app');
   const input = `${app}-in`;
   const output = `${app}-out`;
-  let run: StreamsRun | undefined;
-  let daemon: Daemon | undefined;
   let base = '';
   const labels = { pipeline: app, engine: 'streams', job_id: '' };
 
@@ -76,10 +81,6 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
     );
     daemon = createDaemon(config, createLogger('silent')).daemon;
     await daemon.start();
-  });
-  after(async () => {
-    await run?.stopAll({ graceMs: 0, remove: true });
-    await daemon?.stop();
   });
 
   const scrape = async (): Promise<ParsedMetrics> => parsePrometheusText(await (await fetch(`${base}/metrics`)).text());

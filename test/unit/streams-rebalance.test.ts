@@ -5,7 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { RebalanceTracker, isRebalancing } from '../../src/streams/rebalance.js';
 import { StreamsService, streamsLabels } from '../../src/streams/streams-service.js';
-import { lagCovering } from '../../src/create-daemon.js';
+import { createDaemon, lagCovering } from '../../src/create-daemon.js';
 import { lagLabels } from '../../src/lag/lag-service.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createLogger } from '../../src/log.js';
@@ -117,6 +117,12 @@ describe('the lag service covering Streams applications', () => {
 });
 
 describe('streams config', () => {
+  test('a daemon with the Streams and transactions services builds: the Streams service defines eos_pipeline_up alone, not the pipeline family whose eos_transactions_total the transactions service owns', () => {
+    const config = validateConfig({ kafka: { brokers: ['127.0.0.1:1'] }, pipeline: { enabled: false }, transactions: { enabled: true }, streams: { enabled: true, applications: [{ applicationId: 'a' }] } }, 't.yaml');
+    const { daemon } = createDaemon(config, silent);
+    assert.ok(daemon);
+  });
+
   test('defaults, and an application named twice is refused naming both places', () => {
     const c = validateConfig({ kafka: { brokers: ['b:9092'] }, streams: { enabled: true, applications: [{ applicationId: 'a' }] } }, 't.yaml');
     assert.deepEqual(c.streams, { enabled: true, interval: 5000, applications: [{ applicationId: 'a' }] });
