@@ -38,7 +38,7 @@ function positiveInt(v: string | undefined, flag: string): number | undefined {
   return n;
 }
 
-/** key=value pairs of --set, then a properties file's are not read here: the app reads --properties itself. */
+/** The key=value pairs of a repeatable option (--set). */
 function keyValues(list: string[] | undefined, flag: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const kv of list ?? []) {
