@@ -173,11 +173,28 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
     process.stderr.write(`measured: largest lag to the LSO seen ${maxLag} records\n`);
     await verify(manifest.run, 3000);
 
-    // The transactions service: the app's ids (one per instance process and thread) are one application.
-    const txns = await until('committed transactions counted under the application', async () => {
-      const p = await scrape();
-      return (samples(p, 'eos_transactions_total', { application: app, outcome: 'committed' })[0]?.value ?? 0) > 0 ? p : undefined;
+    // The transactions service: the app's ids (one per instance process and thread) are one
+    // application. It counts outcomes from the transaction log only, and only those after its
+    // first read of the log (a baseline); the log did not exist when the daemon started (no
+    // transactional producer yet), so it polled and reads the log again only after 20 passes: a
+    // trickle of records keeps the app committing until a commit is counted.
+    let last: ParsedMetrics | undefined;
+    const txns = await until(
+      'committed transactions counted under the application',
+      async () => {
+        const p = (last = await scrape());
+        if ((samples(p, 'eos_transactions_total', { application: app, outcome: 'committed' })[0]?.value ?? 0) > 0) return p;
+        await produceVerifyRecords(kafka, input, { records: 6, run: 'trickle' });
+        return undefined;
+      },
+      120_000,
+      1000,
+    ).catch((err: Error) => {
+      const seen = last as ParsedMetrics | undefined;
+      const txnSeries = (seen?.samples ?? []).filter((x) => /^eos_transaction/.test(x.name) && !x.name.endsWith('_bucket'));
+      throw new Error(`${err.message}; the transactions series: ${JSON.stringify(txnSeries)}`);
     });
+    assert.equal(samples(txns, 'eos_transactions_source', { source: 'log' })[0]?.value, 1, 'outcomes come from the transaction log');
     const ids = samples(txns, 'eos_transactional_ids', { application: app })[0]?.value ?? 0;
     assert.ok(ids >= 2, `at least the two live instances' ids under the application, found ${ids}`);
     for (const family of ['eos_transactions_total', 'eos_transactional_ids', 'eos_transactions_open', 'eos_transaction_duration_seconds_count']) {
