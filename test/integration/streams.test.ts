@@ -178,11 +178,11 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
     // first read of the log (a baseline); the log did not exist when the daemon started (no
     // transactional producer yet), so it polled and reads the log again only after 20 passes: a
     // trickle of records keeps the app committing until a commit is counted.
-    let last: ParsedMetrics | undefined;
+    let lastScrape: ParsedMetrics | undefined;
     const txns = await until(
       'committed transactions counted under the application',
       async () => {
-        const p = (last = await scrape());
+        const p = (lastScrape = await scrape());
         if ((samples(p, 'eos_transactions_total', { application: app, outcome: 'committed' })[0]?.value ?? 0) > 0) return p;
         await produceVerifyRecords(kafka, input, { records: 6, run: 'trickle' });
         return undefined;
@@ -190,7 +190,7 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
       120_000,
       1000,
     ).catch((err: Error) => {
-      const seen = last as ParsedMetrics | undefined;
+      const seen = lastScrape as ParsedMetrics | undefined;
       const txnSeries = (seen?.samples ?? []).filter((x) => /^eos_transaction/.test(x.name) && !x.name.endsWith('_bucket'));
       throw new Error(`${err.message}; the transactions series: ${JSON.stringify(txnSeries)}`);
     });
