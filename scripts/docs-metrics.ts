@@ -15,6 +15,7 @@ import { checkpointMetrics } from '../src/metrics/checkpoint-stats.js';
 import { lagMetrics, pipelineTransactionAgeMetrics } from '../src/metrics/lag.js';
 import { lsoMetrics } from '../src/metrics/lso.js';
 import { defineTransactionsMetrics } from '../src/metrics/transactions.js';
+import { streamsMetrics } from '../src/metrics/streams.js';
 import { pipelineMetrics } from '../src/metrics/pipeline.js';
 import { createRegistry } from '../src/metrics/registry.js';
 
@@ -29,6 +30,7 @@ export const DEFINITIONS: { module: string; covers: string; define: (r: Registry
   { module: 'src/metrics/lag.ts', covers: "the own pipeline's open transactions, consumer lag", define: (r) => { pipelineTransactionAgeMetrics(r, 'p', 60_000, () => new Map()); lagMetrics(r); } },
   { module: 'src/metrics/lso.ts', covers: 'last stable offsets, hanging transactions', define: (r) => void lsoMetrics(r) },
   { module: 'src/metrics/transactions.ts', covers: 'every transactional producer of the cluster (transaction coordinator)', define: (r) => void defineTransactionsMetrics(r) },
+  { module: 'src/metrics/streams.ts', covers: 'watched Kafka Streams applications: rebalances', define: (r) => void streamsMetrics(r) },
   { module: 'src/canary/canary-service.ts', covers: 'the canary', define: (r) => void defineCanaryMetrics(r) },
   { module: 'src/metrics/audit.ts', covers: 'the audit', define: (r) => void auditMetrics(r) },
   { module: 'src/flink/flink-service.ts', covers: 'Flink jobs', define: (r) => void flinkMetrics(r) },

@@ -17,6 +17,9 @@ import { LagService } from './lag/lag-service.js';
 import { FlinkService } from './flink/flink-service.js';
 import { TransactionsService } from './coordinator/transactions-service.js';
 import type { Service, ServiceContext } from './service.js';
+import type { Router } from 'express';
+import type { LagConfig } from './config/types.js';
+import { StreamsService, streamsLabels } from './streams/streams-service.js';
 
 export interface BuiltDaemon {
   daemon: Daemon;
@@ -39,6 +42,7 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     failed: (err) => daemon?.serviceFailed(name, err),
   });
   const services: Service[] = [];
+  const routes: { path: string; description: string; router: Router }[] = [];
 
   const health = context('kafka-health');
   services.push(
@@ -86,15 +90,28 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     }
   }
 
-  if (config.lag.enabled) {
+  // Kafka Streams applications (src/streams/): their groups' lag is the lag service's, which then
+  // also covers them (only them when lag.enabled is false), under the application's labels.
+  const streamsApps = config.streams.enabled ? config.streams.applications : [];
+  const streamsGroups = new Map(streamsApps.map((a) => [a.applicationId, streamsLabels(a)]));
+  if (config.lag.enabled || streamsGroups.size) {
     const ctx = context('lag');
-    // A group's lag carries the labels of its pipeline: the own pipeline's group, a Flink job's source or sink topic.
+    // A group's lag carries the labels of its pipeline: the own pipeline's group, a Streams application's group, a Flink job's source or sink topic.
     const labelling = {
       pipeline: config.pipeline.name,
       ...(config.pipeline.enabled ? { groupId: config.pipeline.groupId } : {}),
       ...(flink ? { topicLabels: (t: string) => flink.topicLabels(t) } : {}),
+      ...(streamsGroups.size ? { groupLabels: (g: string) => streamsGroups.get(g) } : {}),
     };
-    services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), config.lag, ctx, labelling));
+    const lagConfig = lagCovering(config.lag, [...streamsGroups.keys()], config.streams.interval);
+    services.push(new LagService(createKafka(config.kafka, ctx.logger, { retry: { retries: 1 } }), lagConfig, ctx, labelling));
+  }
+  if (streamsGroups.size) {
+    const ctx = context('streams');
+    const kafka = createKafka({ ...config.kafka, requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, config.streams.interval) }, ctx.logger, { retry: { retries: 1 } });
+    const streams = new StreamsService(kafka, config.streams, ctx);
+    services.push(streams);
+    routes.push({ path: '/streams', description: 'the watched Kafka Streams applications: group state, members, rebalances (JSON)', router: streams.router() });
   }
   if (flink) services.push(flink);
   if (flink?.tracksCommits && !config.transactions.enabled) {
@@ -107,7 +124,6 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     services.push(new CanaryService(kafka, canaryTopics(config), ctx));
   }
 
-  const routes = [];
   let audit: AuditService | undefined;
   if (config.audit.enabled) {
     const ctx = context('audit');
@@ -162,4 +178,15 @@ export function pipelineRequestTimeout(requestTimeoutMs: number, checkpointTimeo
 /** A periodic reader's request timeout: kafka.requestTimeout, at most two of its intervals, never below 2 s. */
 export function periodicRequestTimeout(requestTimeoutMs: number, intervalMs: number): number {
   return Math.min(requestTimeoutMs, Math.max(2_000, 2 * intervalMs));
+}
+
+/**
+ * The lag service's configuration with the watched Streams applications' groups added: lag.groups
+ * plus those groups when lag is enabled; only those groups (every topic they commit to, read every
+ * streams.interval) when it is not.
+ */
+export function lagCovering(lag: LagConfig, streamsGroups: string[], streamsIntervalMs: number): LagConfig {
+  if (!streamsGroups.length) return lag;
+  if (lag.enabled) return { ...lag, groups: [...new Set([...lag.groups, ...streamsGroups])] };
+  return { enabled: true, groups: streamsGroups, topics: [], interval: streamsIntervalMs };
 }

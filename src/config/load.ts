@@ -319,6 +319,12 @@ export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
   if (c.flink.enabled && c.flink.sinks.length && !c.lsoMonitor.enabled) {
     out.push({ path: ['flink', 'sinks'], text: 'set, expected lsoMonitor.enabled true: the visibility latency of a Flink sink comes from the LSO monitor\'s readings' });
   }
+  const seenApps = new Map<string, number>();
+  c.streams.applications.forEach((a, i) => {
+    const first = seenApps.get(a.applicationId);
+    if (first !== undefined) out.push({ path: ['streams', 'applications', i, 'applicationId'], text: `found "${a.applicationId}" again (also at /streams/applications/${first}/applicationId), expected each application once` });
+    else seenApps.set(a.applicationId, i);
+  });
   if (c.audit.enabled && !cron.validate(c.audit.schedule)) {
     out.push({ path: ['audit', 'schedule'], text: `found "${c.audit.schedule}", expected a cron expression of 5 or 6 fields, e.g. "*/5 * * * *"` });
   }

@@ -58,6 +58,7 @@ export interface Config {
   transactions: TransactionsConfig;
   lag: LagConfig;
   flink: FlinkConfig;
+  streams: StreamsConfig;
   canary: CanaryConfig;
   audit: AuditConfig;
 }
@@ -105,6 +106,20 @@ export interface AuditConfig {
   flinkConfigs: string[];
   /** ms */
   sourceTimeout: number;
+}
+
+export interface StreamsConfig {
+  enabled: boolean;
+  /** ms */
+  interval: number;
+  applications: StreamsApplicationConfig[];
+}
+
+export interface StreamsApplicationConfig {
+  /** application.id: the consumer group id and the prefix of the transactional ids. */
+  applicationId: string;
+  /** The pipeline label; default the application.id. */
+  name?: string;
 }
 
 export interface FlinkConfig {

@@ -27,16 +27,19 @@ export interface LagLabelling {
   groupId?: string;
   /** The labels of a topic another engine owns (a Flink job's source or sink topic); undefined: none. */
   topicLabels?: (topic: string) => PipelineLabels | undefined;
+  /** The labels of a group another engine is (a watched Kafka Streams application's group); undefined: none. */
+  groupLabels?: (group: string) => PipelineLabels | undefined;
 }
 
 /**
  * The pipeline labels of a group's lag on a topic: the own pipeline's group is the own pipeline's,
- * a group on a topic a Flink job reads or writes is that job's, any other the own pipeline's
+ * a watched Kafka Streams application's group the application's, a group on a topic a Flink job
+ * reads or writes is that job's, any other the own pipeline's
  * (as the LSO monitor labels lsoMonitor.topics).
  */
 export function lagLabels(l: LagLabelling, own: PipelineLabels, group: string, topic: string): PipelineLabels {
   if (l.groupId !== undefined && group === l.groupId) return own;
-  return l.topicLabels?.(topic) ?? own;
+  return l.groupLabels?.(group) ?? l.topicLabels?.(topic) ?? own;
 }
 
 type PartitionSeries = PipelineLabels & { group: string; topic: string; partition: string };

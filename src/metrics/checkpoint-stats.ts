@@ -10,7 +10,8 @@ export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 /** The labels that identify one pipeline's series. */
 export const PIPELINE_LABELS = ['pipeline', 'engine', 'job_id'] as const;
-export type Engine = 'eoswatch' | 'flink';
+/** streams: a watched Kafka Streams application (src/streams/), which has no checkpoint series, only eos_pipeline_up and lag. */
+export type Engine = 'eoswatch' | 'flink' | 'streams';
 export interface PipelineLabels {
   pipeline: string;
   engine: Engine;

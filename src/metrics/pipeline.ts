@@ -41,12 +41,7 @@ function define(registry: Registry) {
       labelNames: [...labelNames, 'direction'],
       registers,
     }),
-    up: new Gauge({
-      name: 'eos_pipeline_up',
-      help: '1 while the pipeline runs with its last checkpoint completed; 0 once a checkpoint fails, while FAILED, starting or restarting (Flink: the job is RUNNING and every task is running).',
-      labelNames,
-      registers,
-    }),
+    up: pipelineUpMetric(registry),
     assignedPartitions: new Gauge({
       name: 'eos_pipeline_assigned_partitions',
       help: 'Input partitions assigned to this instance.',
@@ -57,3 +52,19 @@ function define(registry: Registry) {
 }
 
 export type PipelineMetrics = ReturnType<typeof define>;
+
+/**
+ * eos_pipeline_up alone, defined once: a Kafka Streams application's health (src/streams/) is
+ * this gauge without the rest of the pipeline family (whose eos_transactions_total a daemon with
+ * the transactions service must not define).
+ */
+export const pipelineUpMetric = definedOnce((registry: Registry) => {
+  const registers = [registry];
+  const labelNames = [...PIPELINE_LABELS];
+  return new Gauge({
+    name: 'eos_pipeline_up',
+    help: '1 while the pipeline runs with its last checkpoint completed; 0 once a checkpoint fails, while FAILED, starting or restarting (Flink: the job is RUNNING and every task is running; Kafka Streams: the application\'s group is Stable with at least one member).',
+    labelNames,
+    registers,
+  });
+});

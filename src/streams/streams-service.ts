@@ -1,0 +1,196 @@
+// The Streams service: on its own timer (never inside a scrape), describes the consumer group of
+// every watched Kafka Streams application (streams.applications, by application.id; one
+// DescribeGroups per coordinator), follows its rebalances (rebalance.ts) and sets
+// eos_pipeline_up{engine="streams"} and the eos_streams_* metrics. The group's state, members and
+// lag to the last stable offset are the lag service's (create-daemon.ts has it cover these
+// groups), the application's transactions the transactions service's (grouped under the
+// application.id by src/coordinator/applications.ts): neither is read again here. /streams shows
+// each application's group and members (client ids carry Streams' process UUID).
+import { Router } from 'express';
+import type { Admin, Kafka } from 'kafkajs';
+import type { Logger } from '../log.js';
+import type { Service, ServiceContext, ServiceHealth } from '../service.js';
+import type { StreamsConfig } from '../config/types.js';
+import { errorMessage } from '../errors.js';
+import { redactValue } from '../redact.js';
+import { pipelineUpMetric } from '../metrics/pipeline.js';
+import { streamsMetrics, type StreamsMetrics } from '../metrics/streams.js';
+import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
+import { RebalanceTracker, type RebalanceEvent } from './rebalance.js';
+
+/** The pipeline labels of a watched application's series. */
+export function streamsLabels(app: { applicationId: string; name?: string }): PipelineLabels {
+  return { pipeline: app.name ?? app.applicationId, engine: 'streams', job_id: '' };
+}
+
+export interface StreamsMemberView {
+  memberId: string;
+  clientId: string;
+  clientHost: string;
+}
+
+export interface StreamsApplicationView {
+  applicationId: string;
+  pipeline: string;
+  state: string;
+  up: boolean;
+  members: StreamsMemberView[];
+  /** ISO time the rebalance in progress was first seen; null when none is. */
+  rebalancingSince: string | null;
+  rebalances: number;
+  lastRebalance: (RebalanceEvent & { at: string }) | null;
+}
+
+export interface StreamsReport {
+  at: string;
+  applications: StreamsApplicationView[];
+}
+
+interface Watched {
+  applicationId: string;
+  labels: PipelineLabels;
+  tracker: RebalanceTracker;
+  rebalances: number;
+  lastRebalance: (RebalanceEvent & { at: string }) | null;
+}
+
+/** A group as kafkajs' describeGroups returns it (the fields read here). */
+export interface DescribedGroup {
+  groupId: string;
+  state: string;
+  members: { memberId: string; clientId: string; clientHost: string }[];
+}
+
+export class StreamsService implements Service {
+  readonly name = 'streams';
+  private readonly logger: Logger;
+  private readonly metrics: StreamsMetrics;
+  private readonly up: ReturnType<typeof pipelineUpMetric>;
+  private readonly watched: Watched[];
+  private admin: Admin | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+  private failure: string | undefined;
+  private report: StreamsReport | undefined;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly config: StreamsConfig,
+    ctx: ServiceContext,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.logger = ctx.logger;
+    this.metrics = streamsMetrics(ctx.registry);
+    // eos_pipeline_up alone: the other pipeline families (checkpoints, commit latency) do not describe a Streams app.
+    this.up = pipelineUpMetric(ctx.registry);
+    this.watched = config.applications.map((a) => ({ applicationId: a.applicationId, labels: streamsLabels(a), tracker: new RebalanceTracker(), rebalances: 0, lastRebalance: null }));
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.admin = this.kafka.admin();
+    this.logger.info({ applications: this.watched.map((w) => w.applicationId), intervalMs: this.config.interval }, 'streams service started');
+    this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    this.timer = setTimeout(() => {
+      const started = Date.now();
+      this.running = this.poll()
+        .catch(() => undefined)
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.schedule(Math.max(0, this.config.interval - (Date.now() - started)));
+        });
+    }, delay);
+  }
+
+  /** One reading of every watched application's group. */
+  async poll(): Promise<StreamsReport> {
+    const t0 = performance.now();
+    try {
+      const admin = this.admin!;
+      await admin.connect();
+      const { groups } = await admin.describeGroups(this.watched.map((w) => w.applicationId));
+      const report = this.apply(groups, this.now());
+      this.metrics.pollDuration.set((performance.now() - t0) / 1000);
+      if (this.failure !== undefined) this.logger.info('reading the Streams applications\' groups works again');
+      this.failure = undefined;
+      this.report = report;
+      return report;
+    } catch (err) {
+      this.metrics.readErrors.inc();
+      const msg = errorMessage(err);
+      if (this.failure !== msg) this.logger.warn({ err: msg }, 'cannot describe the Streams applications\' groups');
+      this.failure = msg;
+      // A health that is not known is not exported as the last one seen.
+      for (const w of this.watched) {
+        this.up.remove(w.labels);
+        this.metrics.rebalancing.remove({ application: w.applicationId });
+      }
+      throw err;
+    }
+  }
+
+  /** One reading applied to the trackers and metrics (tests feed it recorded readings). A group DescribeGroups did not return is Dead. */
+  apply(groups: readonly DescribedGroup[], atMs: number): StreamsReport {
+    const byId = new Map(groups.map((g) => [g.groupId, g]));
+    const applications: StreamsApplicationView[] = [];
+    for (const w of this.watched) {
+      const g = byId.get(w.applicationId);
+      const members = g?.members ?? [];
+      const { events, view } = w.tracker.observe({ state: g?.state ?? 'Dead', members: members.map((m) => m.memberId), atMs });
+      const application = w.applicationId;
+      for (const e of events) {
+        w.rebalances++;
+        w.lastRebalance = { ...e, at: new Date(e.endedAtMs).toISOString() };
+        this.metrics.rebalances.inc({ application });
+        if (e.kind === 'completed') this.metrics.rebalanceDuration.observe({ application }, e.durationMs / 1000);
+        this.logger.info({ application, ...e }, e.kind === 'completed' ? 'Streams application rebalanced' : 'Streams application\'s members changed between two readings');
+      }
+      this.metrics.rebalancing.set({ application }, view.rebalancingSinceMs === null ? 0 : (atMs - view.rebalancingSinceMs) / 1000);
+      this.up.set(w.labels, view.up ? 1 : 0);
+      applications.push({
+        applicationId: application,
+        pipeline: w.labels.pipeline,
+        state: view.state,
+        up: view.up,
+        members: members.map((m) => ({ memberId: m.memberId, clientId: m.clientId, clientHost: m.clientHost })),
+        rebalancingSince: view.rebalancingSinceMs === null ? null : new Date(view.rebalancingSinceMs).toISOString(),
+        rebalances: w.rebalances,
+        lastRebalance: w.lastRebalance,
+      });
+    }
+    return { at: new Date(atMs).toISOString(), applications };
+  }
+
+  get lastReport(): StreamsReport | undefined {
+    return this.report;
+  }
+
+  router(): Router {
+    const r = Router();
+    r.get('/', (req, res) => {
+      const pretty = ['1', 'true', ''].includes(String(req.query.pretty ?? 'no'));
+      const send = (status: number, body: unknown) => res.status(status).type('application/json').send(`${JSON.stringify(redactValue(body), null, pretty ? 2 : undefined)}\n`);
+      if (!this.report) send(503, { status: this.failure ? `cannot describe the Streams applications' groups: ${this.failure}` : 'the first reading has not finished yet' });
+      else send(200, this.report);
+    });
+    return r;
+  }
+
+  ready(): ServiceHealth {
+    if (!this.report) return { ready: false, detail: this.failure ? `cannot describe the Streams applications' groups: ${this.failure}` : 'first reading has not finished' };
+    const parts = this.report.applications.map((a) => `${a.applicationId} ${a.state} (${a.members.length} member${a.members.length === 1 ? '' : 's'})`);
+    return { ready: true, detail: `${this.failure ? `last reading failed: ${this.failure}; ` : ''}${parts.join(', ')}` };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await this.admin?.disconnect().catch(() => undefined);
+    this.admin = undefined;
+  }
+}
