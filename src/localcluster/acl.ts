@@ -3,7 +3,12 @@
 // grants (test/integration/secure.test.ts) and docs/security.md prints (aclTableMarkdown), so the
 // documentation cannot drift from what is proven. Parsing and the table are pure; grant, revoke and
 // list go through the admin API as the cluster's super user.
-import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes, type Admin, type AclEntry } from 'kafkajs';
+import kafkajs, { type Admin, type AclEntry } from 'kafkajs';
+
+// kafkajs is CommonJS: its enums are read from the default export.
+const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } = kafkajs;
+type AclOperationTypes = kafkajs.AclOperationTypes;
+type AclResourceTypes = kafkajs.AclResourceTypes;
 
 export type ResourceKind = 'topic' | 'group' | 'transactional-id' | 'cluster';
 
@@ -255,19 +260,4 @@ export function aclTableMarkdown(): string {
     for (const a of s.acls) rows.push(`| ${s.service} | \`${resourceText(a)}\` | ${a.operation} | ${a.apis} |`);
   }
   return `${rows.join('\n')}\n`;
-}
-
-/** `kafka-acls.sh` commands granting every needed ACL of a principal (docs/security.md). Pure. */
-export function kafkaAclsCommands(principal: string): string {
-  const lines: string[] = [];
-  for (const s of EOSWATCH_ACLS) {
-    for (const a of s.acls) {
-      const res =
-        a.resource === 'cluster'
-          ? '--cluster'
-          : `--${a.resource === 'transactional-id' ? 'transactional-id' : a.resource} '${a.name}'${a.prefixed ? ' --resource-pattern-type prefixed' : ''}`;
-      lines.push(`kafka-acls.sh --bootstrap-server "$BOOTSTRAP" --command-config admin.properties --add --allow-principal ${principal} --operation ${a.operation} ${res}   # ${s.service}`);
-    }
-  }
-  return `${lines.join('\n')}\n`;
 }
