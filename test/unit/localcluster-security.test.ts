@@ -134,3 +134,17 @@ describe('ACLs', () => {
     for (const s of EOSWATCH_ACLS) assert.match(m[1]!, new RegExp(`\\| ${s.service} \\|`));
   });
 });
+
+describe('the audit names a missing permission', () => {
+  test('an *_AUTHORIZATION_FAILED error is rethrown naming the ACL; any other error unchanged', async () => {
+    const { namingDenied } = await import('../../src/audit/sources/cluster.js');
+    const denied = Object.assign(new Error('Cluster authorization failed'), { type: 'CLUSTER_AUTHORIZATION_FAILED' });
+    await assert.rejects(
+      namingDenied('DescribeConfigs on the cluster (broker configurations)', () => Promise.reject(denied)),
+      { message: 'permission missing: DescribeConfigs on the cluster (broker configurations) (CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed)' },
+    );
+    const other = Object.assign(new Error('Request timed out'), { type: 'REQUEST_TIMED_OUT' });
+    await assert.rejects(namingDenied('x', () => Promise.reject(other)), (e) => e === other);
+    assert.equal(await namingDenied('x', async () => 7), 7);
+  });
+});
