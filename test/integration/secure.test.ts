@@ -5,7 +5,9 @@
 // does (topics, seed, reading the sink) it does as the cluster's super user.
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { uniqueName, useCluster } from '../harness/index.js';
 import { PipelineProcess, pipelineConfig } from '../harness/pipeline.js';
 import { assertSinkExactlyOnce, createTopicsAsAdmin, produceAsAdmin, waitCaughtUpAsAdmin } from '../harness/secure.js';
@@ -106,6 +108,24 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     assert.equal(p.child.exitCode, null, 'the daemon stays up');
     assert.doesNotMatch(p.output, /restarting the service|service stays failed|fatal service error/i, 'no service restarts');
     await p.kill();
+  });
+
+  test('npm run kafka -- acl grant|list|revoke on the running cluster, as its super user; no password in the output', async () => {
+    const c = h.cluster;
+    const cli = async (...args: string[]) => (await promisify(execFile)('node', ['--import', 'tsx', 'src/localcluster/cli.ts', ...args, '--dir', c.dir], { timeout: 60_000 })).stdout;
+    const who = `User:${uniqueName('cli')}`;
+    const out = [
+      await cli('acl', 'grant', '--principal', who, '--resource', 'transactional-id:app-*', '--operation', 'Write', '--operation', 'Describe'),
+      await cli('acl', 'grant', '--principal', who, '--resource', 'cluster', '--operation', 'DescribeConfigs'),
+    ];
+    const listed = await cli('acl', 'list', '--principal', who);
+    assert.deepEqual(listed.trim().split('\n'), [`${who} Describe on transactional-id:app-*`, `${who} DescribeConfigs on cluster`, `${who} Write on transactional-id:app-*`]);
+    out.push(listed, await cli('acl', 'revoke', '--principal', who, '--resource', 'transactional-id:app-*', '--operation', 'Write'));
+    assert.match(out.at(-1)!, /^revoked 1 ACL: /);
+    assert.deepEqual((await cli('acl', 'list', '--principal', who)).trim().split('\n'), [`${who} Describe on transactional-id:app-*`, `${who} DescribeConfigs on cluster`]);
+    const state = JSON.parse(await readFile(`${c.dir}/cluster.json`, 'utf8')) as { security: { passwords: Record<string, string> } };
+    for (const pw of Object.values(state.security.passwords)) for (const o of out) assert.ok(!o.includes(pw), 'no password in the CLI output');
+    for (const n of c.nodes) assert.ok(!(await readFile(n.logFile, 'utf8')).includes(state.security.passwords.admin!), 'no password in the broker log');
   });
 
   test('a wrong password: eos_kafka_up 0, a clear error, the password nowhere in logs, /audit or /readyz', async () => {
