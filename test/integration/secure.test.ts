@@ -180,3 +180,27 @@ describe(`mutual TLS, the client certificate as the identity (1 node, SSL, Kafka
     await q.kill();
   });
 });
+
+describe('Kafka 3.9.1: SASL_SSL with client certificates (mutual TLS and SCRAM-SHA-256)', () => {
+  const h = useCluster({ nodes: 1, version: '3.9.1', security: { mode: 'sasl-ssl', mtls: true, users: ['eoswatch'] } });
+
+  test('health and the audit under their ACLs: eos_kafka_up 1, the cluster source read', async () => {
+    const c = h.cluster;
+    const n = await setup(c, 'k39');
+    const admin = (await c.kafka()).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    await grantAcls(admin, aclsFor('User:eoswatch', n, ['health', 'audit']));
+    const kafka = c.eoswatchKafka({ user: 'eoswatch', mechanism: 'scram-sha-256' }) as { ssl: { certFile?: string } };
+    assert.ok(kafka.ssl.certFile, 'the client certificate is configured');
+    const p = new PipelineProcess(daemonConfig(c, n, kafka, { pipeline: { enabled: false }, canary: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, lag: { enabled: false }, audit: { schedule: '*/2 * * * * *', topics: [n.source, n.sink] } }));
+    const url = await p.url;
+    await until('eos_kafka_up 1', async () => (await p.metric('eos_kafka_up')) === 1, 60_000, () => p.tail(40));
+    const audit = await until('the cluster source read', async () => {
+      const a = (await getJson(`${url}/audit`)).body as { sources?: { name: string; ok: boolean; error?: string }[] };
+      return a.sources?.find((s) => s.name === 'cluster')?.ok && a;
+    }, 60_000, () => p.tail(40));
+    assert.ok(audit.sources!.length > 0);
+    await p.kill();
+  });
+});
