@@ -18,10 +18,12 @@ import type { LocalCluster } from '../../src/localcluster/cluster.js';
 const P = 3;
 const VERSION = process.env.EOSWATCH_SECURE_KAFKA_VERSION ?? '4.4.0';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, ctx: () => string = () => ''): Promise<T> {
+/** Polls fn; fails at once when the daemon `p` exits (a wait for it to become ready would otherwise run out its timeout). */
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, ctx: () => string = () => '', p?: PipelineProcess): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
+    if (p && p.child.exitCode !== null) throw new Error(`the daemon exited (${p.child.exitCode}) while waiting for ${what}\n${ctx()}`);
     try {
       const v = await fn();
       if (v !== undefined && v !== false) return v;
@@ -75,7 +77,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     const sent = await produceAsAdmin(c, n.source, P, 3000);
     const p = new PipelineProcess(daemonConfig(c, n, c.eoswatchKafka({ user: 'eoswatch' })));
     const url = await p.url;
-    const ready = await until('/readyz 200', async () => (await fetch(`${url}/readyz`)).status === 200 && (await getJson(`${url}/readyz`)), 90_000, () => p.tail(40));
+    const ready = await until('/readyz 200', async () => (await fetch(`${url}/readyz`)).status === 200 && (await getJson(`${url}/readyz`)), 90_000, () => p.tail(40), p);
     const services = Object.keys((ready.body as { services: Record<string, unknown> }).services).sort();
     for (const s of ['audit', 'canary', 'kafka', 'lag', 'lso-monitor', 'pipeline']) assert.ok(services.some((x) => x.startsWith(s)), `service ${s} in /readyz: ${services.join(', ')}`);
     await waitCaughtUpAsAdmin(c, n.group, n.source, 90_000, () => p.tail(40));
@@ -86,7 +88,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     const audit = await until('an audit with the cluster source read', async () => {
       const a = (await getJson(`${url}/audit`)).body as { sources: { name: string; ok: boolean; error?: string }[] };
       return a.sources?.find((s) => s.name === 'cluster')?.ok && a;
-    }, 60_000, () => p.tail(40));
+    }, 60_000, () => p.tail(40), p);
     assert.deepEqual(audit.sources.filter((s) => /permission|authoriz/i.test(s.error ?? '')), [], 'no audit source was denied anything');
     assert.doesNotMatch(p.output, /AUTHORIZATION_FAILED|not authorized/i, 'no service was denied anything');
 
@@ -97,7 +99,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
       const a = (await getJson(`${url}/audit`)).body as { sources: { name: string; ok: boolean; error?: string }[]; findings: { source: string; passed: boolean; observed: string }[] };
       const s = a.sources.find((x) => x.name === 'cluster');
       return s && !s.ok && a;
-    }, 30_000, () => p.tail(40));
+    }, 30_000, () => p.tail(40), p);
     const cluster = denied.sources.find((s) => s.name === 'cluster')!;
     assert.match(cluster.error ?? '', /permission missing: DescribeConfigs on the cluster/);
     assert.ok(denied.findings.some((f) => !f.passed && /permission missing: DescribeConfigs on the cluster/.test(f.observed)), 'a failed finding names it');
@@ -135,7 +137,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     const kafka = { ...c.eoswatchKafka({ user: 'eoswatch' }), sasl: { mechanism: 'scram-sha-512', username: 'eoswatch', password: wrong } };
     const p = new PipelineProcess(daemonConfig(c, n, kafka, { pipeline: { enabled: false }, canary: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, lag: { enabled: false } }));
     const url = await p.url;
-    await until('eos_kafka_up 0', async () => (await p.metric('eos_kafka_up')) === 0, 60_000, () => p.tail(40));
+    await until('eos_kafka_up 0', async () => (await p.metric('eos_kafka_up')) === 0, 60_000, () => p.tail(40), p);
     await p.waitFor(/SASL SCRAM SHA512 authentication failed|Authentication failed/i, 30_000);
     const bodies = [p.output, (await getJson(`${url}/readyz`)).text, await (await fetch(`${url}/audit`)).text(), await (await fetch(`${url}/metrics`)).text()];
     for (const b of bodies) assert.ok(!b.includes(wrong), 'the password appears nowhere');
@@ -151,7 +153,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     const own = c.eoswatchKafka({ user: 'eoswatch' }) as { ssl: Record<string, unknown> };
     const kafka = { ...own, ssl: { ...own.ssl, caFile: `${pki.dir}/${pki.files.ca}` } };
     const p = new PipelineProcess(daemonConfig(c, n, kafka, { pipeline: { enabled: false }, canary: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, lag: { enabled: false }, audit: { enabled: false } }));
-    await until('eos_kafka_up 0', async () => (await p.metric('eos_kafka_up')) === 0, 60_000, () => p.tail(40));
+    await until('eos_kafka_up 0', async () => (await p.metric('eos_kafka_up')) === 0, 60_000, () => p.tail(40), p);
     await p.waitFor(/self[- ]signed|unable to verify|certificate/i, 30_000);
     await p.kill();
   });
@@ -172,11 +174,11 @@ describe(`mutual TLS, the client certificate as the identity (1 node, SSL, Kafka
     const url = await p.url;
     await waitCaughtUpAsAdmin(c, n.group, n.source, 90_000, () => p.tail(40));
     await assertSinkExactlyOnce(c, n.sink, sent, p.tail(40));
-    await until('/readyz 200', async () => (await fetch(`${url}/readyz`)).status === 200, 60_000, () => p.tail(40));
+    await until('/readyz 200', async () => (await fetch(`${url}/readyz`)).status === 200, 60_000, () => p.tail(40), p);
     await p.kill();
     const own = c.eoswatchKafka({ user: 'eoswatch' }) as { ssl: { caFile: string } };
     const q = new PipelineProcess(daemonConfig(c, n, { brokers: c.brokers, ssl: { enabled: true, caFile: own.ssl.caFile } }, { pipeline: { enabled: false }, canary: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, lag: { enabled: false }, audit: { enabled: false } }));
-    await until('eos_kafka_up 0 without a client certificate', async () => (await q.metric('eos_kafka_up')) === 0, 60_000, () => q.tail(40));
+    await until('eos_kafka_up 0 without a client certificate', async () => (await q.metric('eos_kafka_up')) === 0, 60_000, () => q.tail(40), q);
     await q.kill();
   });
 });
@@ -195,11 +197,11 @@ describe('Kafka 3.9.1: SASL_SSL with client certificates (mutual TLS and SCRAM-S
     assert.ok(kafka.ssl.certFile, 'the client certificate is configured');
     const p = new PipelineProcess(daemonConfig(c, n, kafka, { pipeline: { enabled: false }, canary: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, lag: { enabled: false }, audit: { schedule: '*/2 * * * * *', topics: [n.source, n.sink] } }));
     const url = await p.url;
-    await until('eos_kafka_up 1', async () => (await p.metric('eos_kafka_up')) === 1, 60_000, () => p.tail(40));
+    await until('eos_kafka_up 1', async () => (await p.metric('eos_kafka_up')) === 1, 60_000, () => p.tail(40), p);
     const audit = await until('the cluster source read', async () => {
       const a = (await getJson(`${url}/audit`)).body as { sources?: { name: string; ok: boolean; error?: string }[] };
       return a.sources?.find((s) => s.name === 'cluster')?.ok && a;
-    }, 60_000, () => p.tail(40));
+    }, 60_000, () => p.tail(40), p);
     assert.ok(audit.sources!.length > 0);
     await p.kill();
   });
