@@ -55,7 +55,9 @@ export async function namingDenied<T>(acl: string, fn: () => Promise<T>): Promis
   try {
     return await fn();
   } catch (err) {
-    const type = (err as { type?: string }).type ?? '';
+    // kafkajs may wrap the protocol error (retries exhausted): its type is then on the cause.
+    const e = err as { type?: string; cause?: { type?: string } };
+    const type = e.type ?? e.cause?.type ?? '';
     if (/_AUTHORIZATION_FAILED$/.test(type)) throw new Error(`permission missing: ${acl} (${type}: ${(err as Error).message})`, { cause: err });
     throw err;
   }
