@@ -5,14 +5,26 @@ import { LocalCluster } from './cluster.js';
 import { DEFAULT_KAFKA_VERSION } from './kafka-dist.js';
 import { TOPIC_OPTIONS, topicRequestFrom } from '../commands/options.js';
 import { runCliMain } from './cli-main.js';
+import { SECURITY_MODES, type SecurityMode } from './security.js';
 
 const HELP = `Usage: npm run kafka -- <command> [options]
 
 Commands:
   up [--nodes 1|3] [--kafka-version V] [--port BASE] [--set key=value ...] [--network]
+     [--security plaintext|sasl-ssl|ssl] [--mtls] [--user NAME ...]
                    start a cluster (default 3 nodes, Kafka ${DEFAULT_KAFKA_VERSION}) and print its bootstrap servers;
                    --network: each node in a network namespace of its own on a bridge, with an
-                   address of its own (root, iproute2, nftables, iptables, python3; see README)
+                   address of its own (root, iproute2, nftables, iptables, python3; see README);
+                   --security sasl-ssl: SCRAM-SHA-512/256 and PLAIN over TLS (private CA), ssl: TLS
+                   with the client certificate as the identity; both with ACLs deny-by-default and
+                   a super user "admin"; --mtls: sasl-ssl also requires a client certificate;
+                   --user: more users (no ACLs until granted). Passwords and keys stay in the
+                   cluster directory (client/*.properties and client/*.yaml), never printed
+  acl grant|revoke --principal User:NAME --resource R --operation OP [--operation OP ...]
+  acl list [--principal User:NAME]
+                   ACLs of a secured cluster, as its super user; R: topic:NAME, group:NAME,
+                   transactional-id:NAME (NAME* for a prefix) or cluster; OP: Read, Write,
+                   Describe, DescribeConfigs, IdempotentWrite, All, ...
   down [--keep]    kill every node of the cluster (also one started by another process) and remove
                    its data (--keep: keep data and logs); fails naming any process left running
   status           each node: pid, ports, running | paused | stopped (the live process checked
@@ -45,6 +57,12 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       set: { type: 'string', multiple: true },
       keep: { type: 'boolean' },
       network: { type: 'boolean' },
+      security: { type: 'string', default: 'plaintext' },
+      mtls: { type: 'boolean' },
+      user: { type: 'string', multiple: true },
+      principal: { type: 'string' },
+      resource: { type: 'string' },
+      operation: { type: 'string', multiple: true },
       config: { type: 'string', short: 'c' },
       ...TOPIC_OPTIONS,
       help: { type: 'boolean', short: 'h' },
@@ -71,6 +89,9 @@ export async function kafkaCli(argv: string[]): Promise<number> {
         if (i <= 0) throw new Error(`--set: expected key=value, found "${kv}"`);
         overrides[kv.slice(0, i)] = kv.slice(i + 1);
       }
+      const security = values.security as SecurityMode;
+      if (!SECURITY_MODES.includes(security)) throw new Error(`--security: expected one of ${SECURITY_MODES.join(', ')}, found "${values.security}"`);
+      if ((values.mtls || values.user?.length) && security === 'plaintext') throw new Error('--mtls and --user need --security sasl-ssl or ssl');
       const { fetchKafkaWithProgress } = await import('./fetch.js');
       await fetchKafkaWithProgress(values['kafka-version'] ?? DEFAULT_KAFKA_VERSION);
       const t0 = Date.now();
@@ -82,12 +103,49 @@ export async function kafkaCli(argv: string[]): Promise<number> {
         basePort: values.port ? Number(values.port) : undefined,
         killOnExit: false,
         network: values.network,
+        security: { mode: security, mtls: values.mtls, users: values.user },
       });
       // The nodes outlive this process: so does their network, until `down`.
       await c.network?.detach(c.dir);
       process.stdout.write(`Kafka ${c.version} cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${nodes} node${nodes > 1 ? 's' : ''}, dir ${c.dir})\n`);
       process.stdout.write(`bootstrap servers: ${c.bootstrapServers}\n`);
+      if (c.security) {
+        const { writeClientFiles } = await import('./client-files.js');
+        const files = await writeClientFiles(c);
+        process.stdout.write(`${c.security.mode === 'ssl' ? 'SSL (client certificate identity)' : `SASL_SSL (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN)${c.security.mtls ? ' with client certificates' : ''}`}, ACLs deny-by-default, super user ${c.security.admin}\n`);
+        process.stdout.write(`CA certificate: ${files.ca}\n`);
+        for (const f of files.users) process.stdout.write(`user ${f.user}: Java client properties ${f.properties}, eoswatch kafka section ${f.eoswatch}\n`);
+      }
       return 0;
+    }
+    case 'acl': {
+      const c = await LocalCluster.load(dir);
+      if (!c.security) throw new Error(`acl: the cluster in ${c.dir} is plaintext (no authorizer); start one with 'up --security sasl-ssl'`);
+      const acl = await import('./acl.js');
+      const admin = (await c.kafka()).admin();
+      await admin.connect();
+      try {
+        if (arg === 'list') {
+          const list = await acl.listAcls(admin, values.principal ? acl.parsePrincipal(values.principal) : undefined);
+          process.stdout.write(list.length ? `${list.map(acl.describeAcl).join('\n')}\n` : 'no ACLs\n');
+          return 0;
+        }
+        if (arg !== 'grant' && arg !== 'revoke') throw new Error(`acl: expected grant, revoke or list, found "${arg ?? ''}"`);
+        if (!values.principal || !values.resource || !values.operation?.length) throw new Error(`acl ${arg}: needs --principal User:NAME, --resource R and --operation OP`);
+        const principal = acl.parsePrincipal(values.principal);
+        const res = acl.parseResource(values.resource);
+        const specs = values.operation.map((o) => ({ principal, ...res, operation: acl.parseOperation(o) }));
+        if (arg === 'grant') {
+          await acl.grantAcls(admin, specs);
+          process.stdout.write(`granted: ${specs.map(acl.describeAcl).join('; ')}\n`);
+        } else {
+          const n = await acl.revokeAcls(admin, specs);
+          process.stdout.write(`revoked ${n} ACL${n === 1 ? '' : 's'}: ${specs.map(acl.describeAcl).join('; ')}\n`);
+        }
+        return 0;
+      } finally {
+        await admin.disconnect();
+      }
     }
     case 'down': {
       const c = await LocalCluster.load(dir);

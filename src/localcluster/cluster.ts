@@ -19,6 +19,21 @@ import { Kafka, logLevel } from 'kafkajs';
 import { DEFAULT_KAFKA_VERSION, ensureKafka, isKafka4 } from './kafka-dist.js';
 import { ClusterNetwork, type NetworkState } from './network.js';
 import { describeSurvivors, killTrackedSync, processStatus, processesReferencing, readProcStat, startTimeOf } from './proc.js';
+import {
+  createSecurity,
+  eoswatchKafkaSection,
+  kafkajsSecurity,
+  listenerName,
+  nodePem,
+  normaliseSecurity,
+  propValue,
+  scramFormatArgs,
+  securityProperties,
+  type ClientIdentity,
+  type SecurityMode,
+  type SecurityOptions,
+  type SecurityState,
+} from './security.js';
 
 const execFileP = promisify(execFile);
 
@@ -42,6 +57,11 @@ export interface ClusterOptions {
    * Needs root; refused with the reason where that is missing.
    */
   network?: boolean;
+  /**
+   * plaintext (the default) or a secured cluster (./security.ts): SASL_SSL or SSL client listener,
+   * a private CA, StandardAuthorizer deny-by-default, an admin super user (LocalCluster.security).
+   */
+  security?: SecurityMode | SecurityOptions;
 }
 
 export interface NodeState {
@@ -67,6 +87,8 @@ export interface ClusterState {
   overrides: Record<string, string>;
   nodes: NodeState[];
   network?: NetworkState;
+  /** A secured cluster's CA, users and passwords (all inside dir); absent for plaintext. */
+  security?: SecurityState;
 }
 
 export type NodeStatus = 'running' | 'paused' | 'stopped';
@@ -94,20 +116,26 @@ export function brokerDefaults(nodes: number): Record<string, string> {
   };
 }
 
-export function nodeProperties(state: ClusterState, node: NodeState): string {
+/** `pem`: the node's key and certificate, for a secured cluster (state.security). */
+export function nodeProperties(state: ClusterState, node: NodeState, pem?: { keyPem: string; certPem: string }): string {
   const host = (n: NodeState) => n.host ?? '127.0.0.1';
   const voters = state.nodes.map((n) => `${n.id}@${host(n)}:${n.controllerPort}`).join(',');
+  const sec = state.security;
+  if (sec && !pem) throw new Error(`node ${node.id}: a secured cluster's properties need the node's key and certificate`);
+  // The client (and inter-broker) listener: PLAINTEXT, SASL_SSL or SSL; the controller's stays PLAINTEXT on the node's address.
+  const l = listenerName(sec);
   const props: Record<string, string> = {
     'process.roles': 'broker,controller',
     'node.id': String(node.id),
     'controller.quorum.voters': voters,
-    listeners: `PLAINTEXT://${host(node)}:${node.brokerPort},CONTROLLER://${host(node)}:${node.controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://${host(node)}:${node.brokerPort}`,
+    listeners: `${l}://${host(node)}:${node.brokerPort},CONTROLLER://${host(node)}:${node.controllerPort}`,
+    'advertised.listeners': `${l}://${host(node)}:${node.brokerPort}`,
     'controller.listener.names': 'CONTROLLER',
-    'inter.broker.listener.name': 'PLAINTEXT',
-    'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    'inter.broker.listener.name': l,
+    'listener.security.protocol.map': `CONTROLLER:PLAINTEXT,${l}:${l}`,
     'log.dirs': join(node.dir, 'data'),
     ...brokerDefaults(state.nodes.length),
+    ...(sec && pem ? securityProperties(sec, pem) : {}),
     ...state.overrides,
   };
   if (!isKafka4(state.version)) {
@@ -116,7 +144,7 @@ export function nodeProperties(state: ClusterState, node: NodeState): string {
     delete props['share.coordinator.state.topic.min.isr'];
   }
   return Object.entries(props)
-    .map(([k, v]) => `${k}=${v}`)
+    .map(([k, v]) => `${k}=${propValue(v)}`)
     .join('\n')
     .concat('\n');
 }
@@ -285,6 +313,7 @@ export class LocalCluster {
     }
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
+    const securityOpts = normaliseSecurity(opts.security);
     const network = opts.network ? await ClusterNetwork.create() : undefined;
     const nodes: NodeState[] = [];
     for (let i = 0; i < count; i++) {
@@ -316,10 +345,12 @@ export class LocalCluster {
     };
     const cluster = new LocalCluster(state, opts.killOnExit ?? true, network);
     try {
+      if (securityOpts.mode !== 'plaintext') state.security = await createSecurity(dir, securityOpts, nodes.map((n) => n.host ?? '127.0.0.1'));
       const log = loggingConfig(version);
       await writeFile(join(dir, log.file), log.text);
       for (const n of nodes) {
-        await writeFile(n.propsFile, nodeProperties(state, n));
+        // Mode 0600: a secured node's file holds its key and the JAAS passwords.
+        await writeFile(n.propsFile, nodeProperties(state, n, state.security ? await nodePem(state.security, n.id) : undefined), { mode: 0o600 });
         await cluster.format(n);
       }
       // All nodes at once: a broker blocks until the controller quorum is up.
@@ -351,7 +382,8 @@ export class LocalCluster {
   }
 
   private async save(): Promise<void> {
-    await writeFile(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2));
+    // Mode 0600: a secured cluster's state holds the generated passwords.
+    await writeFile(join(this.state.dir, STATE_FILE), JSON.stringify(this.state, null, 2), { mode: 0o600 });
   }
 
   /** Reads the state file again (another process may have started or stopped a node); a missing file changes nothing. */
@@ -389,10 +421,12 @@ export class LocalCluster {
         this.state.clusterId,
         '-c',
         n.propsFile,
+        ...(this.state.security ? scramFormatArgs(this.state.security) : []),
       ]);
     } catch (err) {
+      // The command line holds the SCRAM passwords: only the tool's output is told, with any password masked.
       const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`formatting storage of node ${n.id} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+      throw new Error(`formatting storage of node ${n.id} failed:\n${this.mask(`${e.stdout ?? ''}${e.stderr ?? ''}`)}`);
     }
   }
 
@@ -423,15 +457,40 @@ export class LocalCluster {
     return processStatus(this.node(id), this.node(id).propsFile);
   }
 
-  private admin() {
+  /** A secured cluster's CA, users and generated passwords (for the harness; never print them); undefined for plaintext. */
+  get security(): SecurityState | undefined {
+    return this.state.security;
+  }
+
+  /** Any generated password in text replaced by '***'. */
+  mask(text: string): string {
+    let out = text;
+    for (const p of Object.values(this.state.security?.passwords ?? {})) out = out.split(p).join('***');
+    return out;
+  }
+
+  /** A kafkajs client of this cluster as a user (the admin super user by default) with its TLS and SASL options. */
+  async kafka(id: ClientIdentity = {}, opts: { clientId?: string; retry?: { retries: number; initialRetryTime?: number }; connectionTimeout?: number; requestTimeout?: number } = {}): Promise<Kafka> {
     return new Kafka({
-      clientId: 'eoswatch-harness',
+      clientId: opts.clientId ?? 'eoswatch-harness',
       brokers: this.brokers,
       logLevel: logLevel.NOTHING,
-      connectionTimeout: 2000,
-      requestTimeout: 5000,
-      retry: { retries: 0 },
-    }).admin();
+      connectionTimeout: opts.connectionTimeout ?? 5000,
+      requestTimeout: opts.requestTimeout ?? 10_000,
+      retry: opts.retry ?? { retries: 10, initialRetryTime: 200 },
+      ...(await kafkajsSecurity(this.state.security, id)),
+    });
+  }
+
+  /** The `kafka:` section of an eoswatch config connecting as a user of this cluster (file paths, as an operator writes them). */
+  eoswatchKafka(id: ClientIdentity = {}): Record<string, unknown> {
+    return eoswatchKafkaSection(this.state.security, this.brokers, id);
+  }
+
+  private async admin() {
+    // A TLS handshake and SASL exchange take longer than a plaintext connect on a loaded machine.
+    const secured = this.state.security !== undefined;
+    return (await this.kafka({}, { retry: { retries: 0 }, connectionTimeout: secured ? 5000 : 2000, requestTimeout: secured ? 10_000 : 5000 })).admin();
   }
 
   /** Waits until the admin client sees every listed node, failing early with the broker log tail if one dies. */
@@ -445,7 +504,7 @@ export class LocalCluster {
           throw new Error(`Kafka node ${id} exited during start-up.\n${explainLog(n.logFile)}`);
         }
       }
-      const admin = this.admin();
+      const admin = await this.admin();
       try {
         await admin.connect();
         const { brokers } = await admin.describeCluster();
@@ -467,7 +526,7 @@ export class LocalCluster {
   async waitFenced(id: number, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const admin = this.admin();
+      const admin = await this.admin();
       try {
         await admin.connect();
         const { brokers } = await admin.describeCluster();

@@ -47,12 +47,30 @@ export interface ClusterSourceOptions {
   allTopics: boolean;
 }
 
+/**
+ * An authorization error of a request, rethrown naming the ACL the principal lacks (kafkajs says
+ * only "Cluster authorization failed"); any other error unchanged.
+ */
+export async function namingDenied<T>(acl: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    // kafkajs may wrap the protocol error (retries exhausted): its type is then on the cause.
+    const e = err as { type?: string; cause?: { type?: string } };
+    const type = e.type ?? e.cause?.type ?? '';
+    if (/_AUTHORIZATION_FAILED$/.test(type)) throw new Error(`permission missing: ${acl} (${type}: ${(err as Error).message})`, { cause: err });
+    throw err;
+  }
+}
+
 export async function gatherCluster(admin: Admin, opts: ClusterSourceOptions): Promise<ClusterFacts> {
   const { brokers } = await admin.describeCluster();
-  const brokerConfigs = await admin.describeConfigs({
-    includeSynonyms: false,
-    resources: brokers.map((b) => ({ type: ConfigResourceTypes.BROKER, name: String(b.nodeId), configNames: BROKER_CONFIG_NAMES })),
-  });
+  const brokerConfigs = await namingDenied('DescribeConfigs on the cluster (broker configurations)', () =>
+    admin.describeConfigs({
+      includeSynonyms: false,
+      resources: brokers.map((b) => ({ type: ConfigResourceTypes.BROKER, name: String(b.nodeId), configNames: BROKER_CONFIG_NAMES })),
+    }),
+  );
   const facts: ClusterFacts = {
     brokers: brokerConfigs.resources.map((r) => ({
       id: Number(r.resourceName),
@@ -86,10 +104,13 @@ export async function gatherCluster(admin: Admin, opts: ClusterSourceOptions): P
   const topicConfigs = new Map<string, Map<string, ConfigEntry>>();
   // One DescribeConfigs per chunk of topics: a 500-topic cluster is a handful of requests.
   for (let i = 0; i < audited.length; i += 100) {
-    const res = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: audited.slice(i, i + 100).map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: TOPIC_CONFIG_NAMES })),
-    });
+    const chunk = audited.slice(i, i + 100);
+    const res = await namingDenied(`DescribeConfigs on topic${chunk.length > 1 ? 's' : ''} ${chunk.join(', ')}`, () =>
+      admin.describeConfigs({
+        includeSynonyms: false,
+        resources: chunk.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: TOPIC_CONFIG_NAMES })),
+      }),
+    );
     for (const r of res.resources) {
       topicConfigs.set(r.resourceName, new Map(r.configEntries.map((e) => [e.configName, { value: e.configValue, source: sourceOf(e.configSource, e.isDefault) }])));
     }

@@ -1,0 +1,84 @@
+// Harness helpers for a secured local cluster (ClusterOptions.security): topics, seed records,
+// "caught up" and the exactly-once check of a sink, all as the cluster's super user (the plain
+// helpers of ./index.js connect without TLS or SASL). The sink is read by the verifier's reader
+// (src/verify/reader.ts), never by the pipeline's code.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { LocalCluster } from '../../src/localcluster/cluster.js';
+import { ensureTopics } from '../../src/kafka/admin.js';
+import { readTopic } from '../../src/verify/reader.js';
+import type { SentRecord } from './seed.js';
+
+export async function createTopicsAsAdmin(c: LocalCluster, topics: string[], partitions: number): Promise<void> {
+  const admin = (await c.kafka()).admin();
+  await admin.connect();
+  try {
+    await ensureTopics(admin, topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: c.nodes.length >= 3 ? 3 : 1 })));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export async function produceAsAdmin(c: LocalCluster, topic: string, partitions: number, count: number, startValue = 0): Promise<SentRecord[]> {
+  const producer = (await c.kafka()).producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  await producer.connect();
+  const sent: SentRecord[] = [];
+  try {
+    const messages = [];
+    for (let j = 0; j < count; j++) {
+      const value = startValue + j;
+      const r: SentRecord = { id: randomUUID(), value, partition: value % partitions };
+      sent.push(r);
+      messages.push({ key: r.id, partition: r.partition, value: JSON.stringify({ id: r.id, ts: Date.now(), value }) });
+    }
+    await producer.send({ topic, acks: -1, messages });
+  } finally {
+    await producer.disconnect();
+  }
+  return sent;
+}
+
+/** Polls until the group's committed offsets reach the end of every partition of topic. */
+export async function waitCaughtUpAsAdmin(c: LocalCluster, groupId: string, topic: string, timeoutMs = 90_000, context: () => string = () => ''): Promise<void> {
+  const admin = (await c.kafka()).admin();
+  await admin.connect();
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  try {
+    while (Date.now() < deadline) {
+      try {
+        const ends = await admin.fetchTopicOffsets(topic);
+        const committed = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions ?? [];
+        const behind = ends.filter((e) => BigInt(committed.find((p) => p.partition === e.partition)?.offset ?? '-1') < BigInt(e.high));
+        if (!behind.length) return;
+        last = behind.map((e) => `${e.partition}: ${committed.find((p) => p.partition === e.partition)?.offset ?? '-'} < ${e.high}`).join(', ');
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  throw new Error(`group ${groupId} did not catch up with ${topic} in ${timeoutMs} ms (${last})\n${context()}`);
+}
+
+/** Every sent id exactly once in the sink (read_committed, as the super user) with value + 1. */
+export async function assertSinkExactlyOnce(c: LocalCluster, sink: string, sent: SentRecord[], context = ''): Promise<void> {
+  const seen = new Map<string, number>();
+  let wrongValue = 0;
+  let unexpected = 0;
+  const expected = new Map(sent.map((r) => [r.id, r]));
+  await readTopic(await c.kafka(), sink, {
+    onRecord: (_partition, message) => {
+      const rec = JSON.parse(String(message.value)) as { id: string; value: number };
+      seen.set(rec.id, (seen.get(rec.id) ?? 0) + 1);
+      const exp = expected.get(rec.id);
+      if (!exp) unexpected++;
+      else if (rec.value !== exp.value + 1) wrongValue++;
+    },
+  });
+  const duplicates = [...seen.values()].reduce((n, k) => n + Math.max(0, k - 1), 0);
+  const lost = sent.filter((r) => !seen.has(r.id)).length;
+  assert.deepEqual({ duplicates, lost, unexpected, wrongValue }, { duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0 }, `sink ${sink}: every sent id exactly once with value + 1\n${context}`);
+}
