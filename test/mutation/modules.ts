@@ -35,6 +35,9 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/coordinator/hanging.ts', tests: ['test/unit/coordinator-view.test.ts'] },
   { file: 'src/coordinator/applications.ts', tests: ['test/unit/coordinator-view.test.ts'] },
   { file: 'src/verify/stability.ts', tests: ['test/unit/sink-stability.test.ts'] },
+  { file: 'src/runtime/clock.ts', tests: ['test/unit/runtime-clock.test.ts'] },
+  { file: 'src/runtime/periodic.ts', tests: ['test/unit/runtime-periodic.test.ts'] },
+  { file: 'src/runtime/poll-until.ts', tests: ['test/unit/runtime-poll-until.test.ts'] },
 ];
 
 /** Score (killed ÷ killed + survived + not covered, equivalent mutants left out) each module must reach. */
