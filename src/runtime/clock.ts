@@ -23,7 +23,7 @@ export const systemClock: Clock = {
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, ms));
-      signal?.addEventListener('abort', done, { once: true });
+      signal?.addEventListener('abort', done);
     }),
   within: withTimeout,
 };
@@ -33,7 +33,6 @@ export const settle = (): Promise<void> => new Promise<void>((resolve) => setImm
 
 interface ManualTimer {
   at: number;
-  seq: number;
   fire: () => void;
 }
 
@@ -43,8 +42,8 @@ interface ManualTimer {
  * were set), letting the callbacks each one releases run before the next.
  */
 export class ManualClock implements Clock {
+  /** In the order they were set (a stable sort keeps equal due times in that order). */
   private timers: ManualTimer[] = [];
-  private seq = 0;
 
   constructor(public t = 1_000_000) {}
 
@@ -53,7 +52,7 @@ export class ManualClock implements Clock {
   }
 
   private add(ms: number, fire: () => void): ManualTimer {
-    const timer = { at: this.t + Math.max(0, ms), seq: this.seq++, fire };
+    const timer = { at: this.t + Math.max(0, ms), fire };
     this.timers.push(timer);
     return timer;
   }
@@ -65,15 +64,13 @@ export class ManualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
       if (signal?.aborted) return resolve();
-      const timer = this.add(ms, resolve);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.remove(timer);
-          resolve();
-        },
-        { once: true },
-      );
+      const done = () => {
+        this.remove(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = this.add(ms, done);
+      signal?.addEventListener('abort', done);
     });
   }
 
@@ -103,8 +100,7 @@ export class ManualClock implements Clock {
     await settle();
     const until = this.t + ms;
     for (;;) {
-      let due: ManualTimer | undefined;
-      for (const x of this.timers) if (x.at <= until && (!due || x.at < due.at || (x.at === due.at && x.seq < due.seq))) due = x;
+      const due = this.timers.filter((x) => x.at <= until).sort((a, b) => a.at - b.at)[0];
       if (!due) break;
       this.remove(due);
       this.t = due.at;

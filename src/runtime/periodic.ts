@@ -64,7 +64,7 @@ export class Periodic {
       this.inFlight = this.runOnce();
       await this.inFlight;
       this.inFlight = undefined;
-      if (signal.aborted) break;
+      // Stopped meanwhile: the sleep returns at once and the loop ends.
       const wait = started + this.opts.intervalMs - this.clock.now();
       if (wait > 0) await this.clock.sleep(wait, signal);
     }

@@ -36,8 +36,6 @@ function describeLast(last: PollTimeoutError['last']): string {
 }
 
 function show(v: unknown): string {
-  if (v === undefined) return 'undefined';
-  if (typeof v === 'string') return JSON.stringify(v);
   try {
     return JSON.stringify(v, (_, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x)) ?? String(v);
   } catch {
@@ -75,7 +73,7 @@ export async function pollUntil<T>(what: string, probe: () => Promise<T> | T, op
           .then(probe)
           .then((value) => ({ value })),
         // Still running when its time is up: not waited for.
-        clock.sleep(Math.max(left, interval), stop.signal).then(() => null),
+        clock.sleep(Math.max(left, interval), stop.signal).then(() => undefined),
       ]);
       if (answer) {
         if (done(answer.value)) return answer.value;

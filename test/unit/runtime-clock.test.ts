@@ -1,6 +1,7 @@
 // The clocks (src/runtime/clock.ts): the system clock's real timers, and the manual clock that
 // fires its timers in due order only when a test advances it.
 import { test, describe } from 'node:test';
+import { getEventListeners } from 'node:events';
 import assert from 'node:assert/strict';
 import { ManualClock, settle, systemClock } from '../../src/runtime/clock.js';
 import { TimeoutError } from '../../src/util/timeout.js';
@@ -13,12 +14,17 @@ describe('systemClock', () => {
     const t0 = performance.now();
     await systemClock.sleep(30);
     assert.ok(performance.now() - t0 >= 25, 'sleep waited for its timer');
+    const kept = new AbortController();
+    await systemClock.sleep(5, kept.signal);
+    assert.equal(getEventListeners(kept.signal, 'abort').length, 0, 'a sleep that ran out leaves no listener on its signal');
     const ac = new AbortController();
     const t1 = performance.now();
     const cut = systemClock.sleep(10_000, ac.signal);
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
     ac.abort();
     await cut;
     assert.ok(performance.now() - t1 < 1000, 'an aborted sleep resolves at once');
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
     const t2 = performance.now();
     await systemClock.sleep(10_000, ac.signal);
     assert.ok(performance.now() - t2 < 1000, 'a sleep on an aborted signal resolves at once');
@@ -48,6 +54,37 @@ describe('ManualClock', () => {
     await clock.advance(100);
     assert.deepEqual(fired, ['neg@500', 'a@510', 'b@530', 'c@530']);
     assert.equal(clock.now(), 610);
+    assert.equal(clock.timersPending, 0);
+  });
+
+  test('timers due within one advance fire in order of their due time, whatever the order they were set in', async () => {
+    const clock = new ManualClock(0);
+    const fired: number[] = [];
+    for (const ms of [30, 10, 20, 10]) void clock.sleep(ms).then(() => fired.push(clock.now()));
+    await clock.advance(100);
+    assert.deepEqual(fired, [10, 10, 20, 30]);
+  });
+
+  test('settle lets callbacks already queued for the next turn of the event loop run', async () => {
+    let ran = false;
+    setImmediate(() => (ran = true));
+    await settle();
+    assert.equal(ran, true);
+  });
+
+  test('a sleep that ran out or was aborted leaves no listener on its signal', async () => {
+    const clock = new ManualClock(0);
+    const a = new AbortController();
+    const slept = clock.sleep(10, a.signal);
+    assert.equal(getEventListeners(a.signal, 'abort').length, 1);
+    await clock.advance(10);
+    await slept;
+    assert.equal(getEventListeners(a.signal, 'abort').length, 0);
+    const b = new AbortController();
+    const cut = clock.sleep(10, b.signal);
+    b.abort();
+    await cut;
+    assert.equal(getEventListeners(b.signal, 'abort').length, 0);
     assert.equal(clock.timersPending, 0);
   });
 

@@ -38,9 +38,10 @@ function timeout(outcome: unknown): PollTimeoutError {
 describe('pollUntil', () => {
   test('resolves with the first answer that is not undefined, null or false; asks every intervalMs', async () => {
     const answers = [undefined, null, false, 0, 7];
-    const { outcome, asked } = await run((i) => Promise.resolve(answers[i]), { timeoutMs: 10_000, intervalMs: 100 });
+    const { outcome, asked, clock } = await run((i) => Promise.resolve(answers[i]), { timeoutMs: 10_000, intervalMs: 100 });
     assert.deepEqual(outcome, { ok: true, value: 0 }, '0 is an answer');
     assert.deepEqual(asked, [0, 100, 200, 300]);
+    assert.equal(clock.timersPending, 0, "no probe's time limit left behind");
   });
 
   test('the probe is asked at once, and the default interval is 250 ms', async () => {
@@ -111,6 +112,8 @@ describe('pollUntil', () => {
     const { outcome } = await run(() => 'x'.repeat(1000), { timeoutMs: 100, done: () => false });
     const m = timeout(outcome).message;
     assert.equal(m, `timed out after 100 ms waiting for the thing (last value: "${'x'.repeat(299)}…)`);
+    const fits = await run(() => 'y'.repeat(298), { timeoutMs: 100, done: () => false });
+    assert.equal(timeout(fits.outcome).message, `timed out after 100 ms waiting for the thing (last value: "${'y'.repeat(298)}")`, '300 characters are shown whole');
     const secret = await run(() => Promise.reject(new Error('auth failed for password=hunter2')), { timeoutMs: 100 });
     const sm = timeout(secret.outcome).message;
     assert.ok(!sm.includes('hunter2'), sm);
@@ -124,6 +127,15 @@ describe('pollUntil', () => {
     assert.equal(timeout(outcome).message, 'timed out after 100 ms waiting for the thing (last value: [object Object])');
     const sym = await run(() => Symbol('s'), { timeoutMs: 100, done: () => false });
     assert.equal(timeout(sym.outcome).message, 'timed out after 100 ms waiting for the thing (last value: Symbol(s))');
+  });
+
+  test('the time waited is counted from the start of the wait, not from 0', async () => {
+    const clock = new ManualClock(5000);
+    const p = pollUntil('late', () => undefined, { timeoutMs: 300, intervalMs: 100, clock }).catch((e: unknown) => e as PollTimeoutError);
+    await clock.advance(300);
+    const err = await p;
+    assert.equal(err.waitedMs, 300);
+    assert.equal(err.message, 'timed out after 300 ms waiting for late (last value: undefined)');
   });
 
   test('on the system clock by default', async () => {
