@@ -133,7 +133,7 @@ describe('pollUntil', () => {
     const clock = new ManualClock(5000);
     const p = pollUntil('late', () => undefined, { timeoutMs: 300, intervalMs: 100, clock }).catch((e: unknown) => e as PollTimeoutError);
     await clock.advance(300);
-    const err = await p;
+    const err = (await p) as PollTimeoutError;
     assert.equal(err.waitedMs, 300);
     assert.equal(err.message, 'timed out after 300 ms waiting for late (last value: undefined)');
   });
