@@ -20,6 +20,7 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { makeRecord, parseVerifyRecord } from '../verify/record.js';
 import { sendPerPartition } from '../kafka/send.js';
 import { withTimeout } from '../util/timeout.js';
+import { Periodic } from '../runtime/periodic.js';
 import { CanaryTracker, type CanaryResult } from './tracker.js';
 
 export interface CanaryOptions {
@@ -98,9 +99,10 @@ export class CanaryService implements Service {
   private acked: number[] = [];
   private budget = 0;
   private lastTick = 0;
-  private sending: Promise<void> | undefined;
-  private ticker: NodeJS.Timeout | undefined;
-  private sweeper: NodeJS.Timeout | undefined;
+  /** Sends what the rate allows every TICK_MS; one send at a time, so ticks do not pile up sends while the cluster is unavailable. */
+  private readonly ticker: Periodic;
+  /** Counts the gaps open longer than lostAfter, every second. */
+  private readonly sweeper: Periodic;
   private retryTimer: NodeJS.Timeout | undefined;
   /** Next sink offset to take, per sink partition. */
   private readonly position = new Map<number, bigint>();
@@ -120,6 +122,15 @@ export class CanaryService implements Service {
     this.run = `canary.${opts.id}.${now.toString(36)}`;
     this.tracker = new CanaryTracker({ ownRun: this.run, lostAfterMs: opts.lostAfterMs, valueDelta: opts.valueDelta });
     for (const r of ['sent', ...RESULTS]) this.metrics.records.inc({ ...this.labels, result: r }, 0);
+    const onError = (err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'canary tick failed');
+    this.ticker = new Periodic(() => this.tick(), { name: 'the canary sender', intervalMs: TICK_MS, firstDelayMs: TICK_MS, onError });
+    this.sweeper = new Periodic(
+      () => {
+        this.tracker.sweep(Date.now());
+        this.publish();
+      },
+      { name: 'the canary sweep', intervalMs: 1000, firstDelayMs: 1000, onError },
+    );
   }
 
   async start(): Promise<void> {
@@ -188,11 +199,8 @@ export class CanaryService implements Service {
     }
     this.state = 'running';
     this.lastTick = Date.now();
-    this.ticker = setInterval(() => this.tick(), TICK_MS);
-    this.sweeper = setInterval(() => {
-      this.tracker.sweep(Date.now());
-      this.publish();
-    }, 1000);
+    this.ticker.start();
+    this.sweeper.start();
     this.logger.info({ run: this.run, source: this.opts.sourceTopic, sink: this.opts.sinkTopic, rate: this.opts.rate, partitions: this.partitions }, 'canary started');
   }
 
@@ -248,15 +256,14 @@ export class CanaryService implements Service {
     this.publish();
   }
 
-  private tick(): void {
+  private async tick(): Promise<void> {
     const now = Date.now();
     this.budget = Math.min(this.budget + ((now - this.lastTick) / 1000) * this.opts.rate, Math.max(1, this.opts.rate));
     this.lastTick = now;
-    // One send at a time: while the cluster is unavailable, ticks do not pile up sends.
-    if (this.sending || this.budget < 1 || this.state !== 'running') return;
+    if (this.budget < 1 || this.state !== 'running') return;
     const n = Math.floor(this.budget);
     this.budget -= n;
-    this.sending = this.send(n).finally(() => (this.sending = undefined));
+    await this.send(n);
   }
 
   private async send(n: number): Promise<void> {
@@ -320,10 +327,9 @@ export class CanaryService implements Service {
 
   async stop(): Promise<void> {
     this.state = 'stopped';
-    clearInterval(this.ticker);
-    clearInterval(this.sweeper);
     clearTimeout(this.retryTimer);
-    await this.sending;
+    // Waits for the send in flight.
+    await Promise.all([this.ticker.stop(), this.sweeper.stop()]);
     await this.producer?.disconnect().catch(() => undefined);
     await this.consumer?.disconnect().catch(() => undefined);
   }

@@ -13,6 +13,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
+import { pollUntil } from '../runtime/poll-until.js';
 import { EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import type { LocalFlinkCluster } from '../localcluster/flink-cluster.js';
@@ -127,13 +128,14 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
   const ctx: FlinkScenarioContext = {
     brokers: brokerIds,
     async waitProgress(fraction) {
-      const deadline = Date.now() + 30 * 60_000;
-      while (Date.now() < deadline) {
-        const last = progressLog[progressLog.length - 1];
-        if (last && Number(last.committed) >= fraction * opts.records) return;
-        await sleep(200);
-      }
-      throw new Error(`the job did not reach ${Math.round(fraction * 100)} % of the input`);
+      await pollUntil(
+        `the job to reach ${Math.round(fraction * 100)} % of the input`,
+        () => {
+          const last = progressLog[progressLog.length - 1];
+          return last && Number(last.committed) >= fraction * opts.records ? true : { committed: last?.committed, records: opts.records };
+        },
+        { timeoutMs: 30 * 60_000, intervalMs: 200, done: (v) => v === true },
+      );
     },
     fault,
     async killTaskManager() {
@@ -343,26 +345,28 @@ export function daemonConfig(brokers: string[], restUrl: string, jobName: string
 
 /** Cancels every job of the cluster that has not ended, and waits until they have. */
 async function cancelAll(flink: LocalFlinkCluster): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const { jobs } = await flink.rest<{ jobs: { jid: string; state: string }[] }>('/jobs/overview', undefined, 10_000);
-    const live = jobs.filter((j) => !['FINISHED', 'CANCELED', 'FAILED'].includes(j.state));
-    if (!live.length) return;
-    if (Date.now() > deadline) throw new Error(`jobs still running after cancel: ${live.map((j) => `${j.jid} ${j.state}`).join(', ')}`);
-    for (const j of live) if (j.state !== 'CANCELLING') await flink.cancel(j.jid).catch(() => undefined);
-    await sleep(1000);
-  }
+  await pollUntil(
+    'every job ended after cancel',
+    async () => {
+      const { jobs } = await flink.rest<{ jobs: { jid: string; state: string }[] }>('/jobs/overview', undefined, 10_000);
+      const live = jobs.filter((j) => !['FINISHED', 'CANCELED', 'FAILED'].includes(j.state));
+      for (const j of live) if (j.state !== 'CANCELLING') await flink.cancel(j.jid).catch(() => undefined);
+      return live.length ? live.map((j) => `${j.jid} ${j.state}`) : true;
+    },
+    { timeoutMs: 120_000, intervalMs: 1000, done: (v) => v === true },
+  );
 }
 
 /** Waits until the cluster has `slots` free task slots (a cancelled job releases them with a delay). */
 async function waitSlots(flink: LocalFlinkCluster, slots: number): Promise<void> {
-  const deadline = Date.now() + 300_000;
-  for (;;) {
-    const o = await flink.rest<{ 'slots-available': number }>('/overview', undefined, 10_000).catch(() => ({ 'slots-available': 0 }));
-    if (o['slots-available'] >= slots) return;
-    if (Date.now() > deadline) throw new Error(`fewer than ${slots} free task slots after 300 s`);
-    await sleep(1000);
-  }
+  await pollUntil(
+    `${slots} free task slots`,
+    async () => {
+      const free = (await flink.rest<{ 'slots-available': number }>('/overview', undefined, 10_000))['slots-available'];
+      return free >= slots ? true : { free };
+    },
+    { timeoutMs: 300_000, intervalMs: 1000, done: (v) => v === true },
+  );
 }
 
 /** Runs every round of every scenario on one Kafka and one Flink cluster, in order. */

@@ -5,6 +5,7 @@
 // broker it no longer hears) and the workers' session, request and transaction timeouts, and is
 // healed before the round ends; the runner then waits for the pipeline to commit everything and
 // verifies the sink.
+import { pollUntil } from '../runtime/poll-until.js';
 import type { RoundNetwork } from './network-faults.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
 import type { WorkerProcess } from './worker.js';
@@ -30,12 +31,11 @@ function netOf(ctx: ScenarioContext): RoundNetwork {
 const list = (ids: number[]) => ids.join(' and ');
 
 /** Resolves once the worker has written `n` lines containing `text` (polled every 20 ms). */
-async function nthLine(ctx: ScenarioContext, w: WorkerProcess, text: string, n: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (w.output.split(text).length - 1 < n) {
-    if (!w.alive || Date.now() > deadline) throw new Error(`worker ${w.name} did not write "${text}" ${n} times within ${timeoutMs} ms`);
-    await ctx.sleep(20);
-  }
+async function nthLine(w: WorkerProcess, text: string, n: number, timeoutMs: number): Promise<void> {
+  const written = () => w.output.split(text).length - 1;
+  // A worker that exited writes nothing more: the wait ends at once.
+  await pollUntil(`worker ${w.name} to write "${text}" ${n} times`, () => written() >= n || !w.alive, { timeoutMs, intervalMs: 20 });
+  if (written() < n) throw new Error(`worker ${w.name} exited after writing "${text}" ${written()} of ${n} times`);
 }
 
 /** The checkpoints whose commit net-coordinator-isolated holds back; the cut comes at the last of them. */
@@ -85,11 +85,11 @@ export const NETWORK_SCENARIOS: Scenario[] = [
       const held = 'fault injection: pre-committed, waiting before commit';
       // Only the first checkpoints wait, so the rest of the round runs at its pace. Transactions
       // have begun by the one before the last (on a new cluster __transaction_state exists only then).
-      await nthLine(ctx, ctx.worker('main'), held, DELAYED_COMMITS - 1, 180_000);
+      await nthLine(ctx.worker('main'), held, DELAYED_COMMITS - 1, 180_000);
       const coordinator = await ctx.transactionCoordinatorOf(0);
       const others = ctx.brokers.filter((b) => b !== coordinator);
       // Pre-committed, now waiting to commit.
-      await nthLine(ctx, ctx.worker('main'), held, DELAYED_COMMITS, 180_000);
+      await nthLine(ctx.worker('main'), held, DELAYED_COMMITS, 180_000);
       await net.partition(
         `broker ${coordinator} (transaction coordinator) cut off from brokers ${list(others)} and the worker, between preCommit and commit`,
         [net.broker(coordinator)],

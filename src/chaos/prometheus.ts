@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { freePort } from '../localcluster/cluster.js';
+import { pollUntil } from '../runtime/poll-until.js';
 
 /** The shipped alert rules, in the repository next to src/ (and dist/). */
 export const RULES_FILE = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'alerts', 'eoswatch.rules.yml');
@@ -57,16 +58,19 @@ export class LivePrometheus {
       child.once('exit', (code) => r(`${binary} exited with ${code}:\n${out}`));
     });
     const p = new LivePrometheus(child, `http://127.0.0.1:${port}`);
-    const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
-    for (;;) {
-      const why = await Promise.race([failed, new Promise<null>((r) => setTimeout(() => r(null), 500))]);
-      if (why !== null) throw new Error(why);
-      if (await fetch(`${p.url}/-/ready`).then((r) => r.ok, () => false)) return p;
-      if (Date.now() > deadline) {
-        await p.stop();
-        throw new Error(`Prometheus not ready after ${opts.timeoutMs ?? 60_000} ms:\n${out}`);
-      }
+    let why: string | undefined;
+    void failed.then((w) => (why = w));
+    try {
+      await pollUntil('Prometheus ready', async () => why !== undefined || (await fetch(`${p.url}/-/ready`).then((r) => r.ok, () => false)), {
+        timeoutMs: opts.timeoutMs ?? 60_000,
+        intervalMs: 500,
+      });
+    } catch (err) {
+      await p.stop();
+      throw new Error(`${(err as Error).message}:\n${out}`, { cause: err });
     }
+    if (why !== undefined) throw new Error(why);
+    return p;
   }
 
   /** Alerts pending or firing now. */

@@ -6,6 +6,7 @@ import { Kafka as KafkaClient, logLevel, type Admin, type Kafka } from 'kafkajs'
 import { createCluster } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { checkSinkTopic, type VerifyReport } from '../verify/verify.js';
+import { pollUntil, PollTimeoutError } from '../runtime/poll-until.js';
 import { HarnessError } from './verdict.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -32,18 +33,15 @@ export async function committedProgress(admin: Admin, groupId: string, topic: st
 
 /** Waits until every partition of `topics` has a leader and its full ISR (errors of a restarting cluster are retried until the deadline). */
 export async function waitReplicated(admin: Admin, topics: string[], timeoutMs = 180_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
+  await pollUntil(
+    'every partition with a leader and its full ISR',
+    async () => {
       const meta = await admin.fetchTopicMetadata({ topics });
       const short = meta.topics.flatMap((t) => t.partitions.filter((p) => p.isr.length < p.replicas.length || p.leader < 0).map((p) => `${t.name}-${p.partitionId}`));
-      if (!short.length) return;
-      if (Date.now() > deadline) throw new Error(`partitions still under-replicated after ${timeoutMs / 1000} s: ${short.slice(0, 5).join(', ')}`);
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
+      return short.length ? { underReplicated: short.slice(0, 5) } : true;
+    },
+    { timeoutMs, intervalMs: 500, done: (v) => v === true },
+  );
 }
 
 /** The kafkajs cluster calls of one broker's Metadata answer (kafkajs' own cluster object, src/kafka/offsets.ts createCluster). */
@@ -80,26 +78,30 @@ export function metadataShortfall(answer: { topicMetadata: { topic: string; part
 export async function waitTopicsOnEveryBroker(brokers: string[], nodeIds: number[], topics: string[], partitions: number, timeoutMs = 60_000): Promise<void> {
   const kafka = new KafkaClient({ clientId: 'eoswatch-chaos-metadata', brokers, logLevel: logLevel.NOTHING, connectionTimeout: 2000, requestTimeout: 5000, retry: { retries: 0 } });
   const cluster = createCluster<MetadataCluster>(kafka, 0);
-  const deadline = Date.now() + timeoutMs;
   const missing = new Map<number, string>(nodeIds.map((id) => [id, 'not asked yet']));
   try {
-    while (missing.size) {
-      for (const id of [...missing.keys()]) {
-        try {
-          await cluster.connect();
-          const answer = await (await cluster.findBroker({ nodeId: String(id) })).metadata(topics);
-          const short = metadataShortfall(answer, topics, partitions);
-          if (short) missing.set(id, short);
-          else missing.delete(id);
-        } catch (err) {
-          // kafkajs throws on a topic error in the answer (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE).
-          missing.set(id, (err as Error).message);
+    await pollUntil(
+      "the round's topics in every broker's metadata",
+      async () => {
+        for (const id of [...missing.keys()]) {
+          try {
+            await cluster.connect();
+            const answer = await (await cluster.findBroker({ nodeId: String(id) })).metadata(topics);
+            const short = metadataShortfall(answer, topics, partitions);
+            if (short) missing.set(id, short);
+            else missing.delete(id);
+          } catch (err) {
+            // kafkajs throws on a topic error in the answer (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE).
+            missing.set(id, (err as Error).message);
+          }
         }
-      }
-      if (!missing.size) return;
-      if (Date.now() > deadline) throw new HarnessError(`the round's topics did not reach every broker's metadata within ${timeoutMs / 1000} s: ${[...missing].map(([id, why]) => `broker ${id}: ${why}`).join('; ')}`);
-      await sleep(200);
-    }
+        return missing.size === 0;
+      },
+      { timeoutMs, intervalMs: 200 },
+    );
+  } catch (err) {
+    if (!(err instanceof PollTimeoutError)) throw err;
+    throw new HarnessError(`the round's topics did not reach every broker's metadata within ${timeoutMs / 1000} s: ${[...missing].map(([id, why]) => `broker ${id}: ${why}`).join('; ')}`);
   } finally {
     await cluster.disconnect().catch(() => undefined);
   }

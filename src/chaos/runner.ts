@@ -11,6 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
+import { pollUntil } from '../runtime/poll-until.js';
 import { EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { produceVerifyRecords } from '../verify/verify.js';
@@ -209,13 +210,14 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       else await w.stop();
     },
     async waitProgress(fraction) {
-      const deadline = Date.now() + 30 * 60_000;
-      while (Date.now() < deadline) {
-        const last = progressLog[progressLog.length - 1];
-        if (last && total > 0n && Number(last.committed) >= fraction * Number(total)) return;
-        await sleep(200);
-      }
-      throw new Error(`the pipeline did not reach ${Math.round(fraction * 100)} % of the input`);
+      await pollUntil(
+        `the pipeline to reach ${Math.round(fraction * 100)} % of the input`,
+        () => {
+          const last = progressLog[progressLog.length - 1];
+          return last && total > 0n && Number(last.committed) >= fraction * Number(total) ? true : { committed: last?.committed, total };
+        },
+        { timeoutMs: 30 * 60_000, intervalMs: 200, done: (v) => v === true },
+      );
     },
     fault(what) {
       lastFaultAt = Date.now();

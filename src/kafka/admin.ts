@@ -1,5 +1,6 @@
 // Admin helpers shared by the demo, the tests and the audit.
 import type { Admin, ITopicConfig } from 'kafkajs';
+import { pollUntil } from '../runtime/poll-until.js';
 
 /**
  * Creates the topics that do not exist yet and waits until every partition has a leader. On
@@ -16,20 +17,16 @@ export async function ensureTopics(admin: Admin, topics: ITopicConfig[], timeout
       if (!/already exists/i.test((err as Error).message)) throw err;
     }
   }
-  const deadline = Date.now() + timeoutMs;
   const names = topics.map((t) => t.topic);
-  for (;;) {
-    try {
+  await pollUntil(
+    `a leader for every partition of topics ${names.join(', ')}`,
+    async () => {
       const meta = await admin.fetchTopicMetadata({ topics: names });
-      const ok = topics.every((t) => {
+      return topics.every((t) => {
         const m = meta.topics.find((x) => x.name === t.topic);
         return m && m.partitions.length >= (t.numPartitions ?? 1) && m.partitions.every((p) => p.leader >= 0);
       });
-      if (ok) return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    if (Date.now() > deadline) throw new Error(`topics ${names.join(', ')} have no leader for every partition after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
 }

@@ -20,6 +20,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
+import { Periodic } from '../runtime/periodic.js';
 
 /** The Kafka health probe's metrics, defined into `registry` (the service, and docs/metrics.md's generator). */
 export function defineKafkaHealthMetrics(registry: Registry): { up: Gauge; brokers: Gauge; brokerUp: Gauge<'broker'> } {
@@ -70,12 +71,11 @@ async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T>
 
 export class KafkaHealthService implements Service {
   readonly name = 'kafka-health';
-  private timer: NodeJS.Timeout | undefined;
+  private readonly periodic: Periodic;
   private admin: Admin | undefined;
   private stopped = true;
   private probed = false;
   private lastError: string | undefined;
-  private running: Promise<unknown> | undefined;
   private readonly up: Gauge;
   private readonly brokers: Gauge;
   private readonly brokerUp: Gauge<'broker'>;
@@ -91,28 +91,24 @@ export class KafkaHealthService implements Service {
 
   constructor(
     private readonly kafka: Kafka,
-    private readonly intervalMs: number,
+    intervalMs: number,
     ctx: ServiceContext,
     private readonly opts: KafkaHealthOptions = {},
   ) {
     this.logger = ctx.logger;
     this.probeTimeoutMs = opts.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
     ({ up: this.up, brokers: this.brokers, brokerUp: this.brokerUp } = defineKafkaHealthMetrics(ctx.registry));
+    this.periodic = new Periodic(() => this.probe().then(() => undefined), {
+      name: 'the Kafka health probe',
+      intervalMs,
+      onError: (err) => this.logger.warn({ err: errorMessage(err) }, 'Kafka health probe failed'),
+    });
   }
 
   async start(): Promise<void> {
     this.admin = this.kafka.admin({ retry: { retries: 0 } });
     this.stopped = false;
-    this.schedule(0);
-  }
-
-  private schedule(delay: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.probe().finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedule(this.intervalMs);
-      });
-    }, delay);
+    this.periodic.start();
   }
 
   private client(address: string): Kafka {
@@ -220,12 +216,12 @@ export class KafkaHealthService implements Service {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
     const admin = this.admin;
     this.admin = undefined;
     // Disconnecting fails a probe in flight at once; it reports itself and is not rescheduled.
+    const stopping = this.periodic.stop();
     await admin?.disconnect().catch(() => undefined);
-    await this.running;
+    await stopping;
     // A paused broker's socket may not close at once; do not wait for it longer than a probe.
     await within(this.probeTimeoutMs, 'probe connections', Promise.all([...this.closing])).catch(() => undefined);
   }

@@ -7,6 +7,7 @@ import type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
+import { Periodic } from '../runtime/periodic.js';
 import { lsoMetrics } from '../metrics/lso.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, type PartitionEnds } from './offsets.js';
@@ -40,8 +41,7 @@ export class LsoMonitorService implements Service {
   private readonly metrics: ReturnType<typeof lsoMetrics>;
   private readonly tracker: LsoTracker;
   private reader: EndOffsetReader | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly periodic: Periodic;
   private polled = false;
   private stopped = false;
   /**
@@ -67,6 +67,11 @@ export class LsoMonitorService implements Service {
     this.tracker = new LsoTracker(opts.hangingAfterMs);
     this.ownLabels = { pipeline: opts.pipeline, engine: 'eoswatch', job_id: '' };
     for (const t of opts.topics) this.labelsOf(t);
+    this.periodic = new Periodic(() => this.poll(), {
+      name: 'the LSO monitor',
+      intervalMs: opts.intervalMs,
+      onError: (err) => this.logger.warn({ err: errorMessage(err) }, 'LSO reading failed'),
+    });
   }
 
   /**
@@ -105,16 +110,8 @@ export class LsoMonitorService implements Service {
   async start(): Promise<void> {
     this.reader = new EndOffsetReader(this.kafka);
     this.logger.info({ topics: this.opts.topics, hangingAfterMs: this.opts.hangingAfterMs }, 'LSO monitor started');
-    this.schedule(0);
-  }
-
-  private schedule(delay: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.poll().finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedule(this.opts.intervalMs);
-      });
-    }, delay);
+    this.stopped = false;
+    this.periodic.start();
   }
 
   /** One reading of every watched topic. */
@@ -198,8 +195,7 @@ export class LsoMonitorService implements Service {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.periodic.stop();
     await this.reader?.close();
     this.reader = undefined;
   }

@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import type { LagConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
+import { Periodic } from '../runtime/periodic.js';
 import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
@@ -61,9 +62,8 @@ export class LagService implements Service {
   private admin: Admin | undefined;
   private reader: EndOffsetReader | undefined;
   private readerTopics = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = false;
+  /** Readings start every interval (a reading longer than the interval delays the next one, never overlaps it). */
+  private readonly periodic: Periodic;
   private last: LagReading | undefined;
   private failure: string | undefined;
   /** Label sets with series, to remove those that disappear. */
@@ -84,25 +84,14 @@ export class LagService implements Service {
     this.metrics = lagMetrics(ctx.registry);
     this.groupMatch = nameMatcher(config.groups);
     this.topicMatch = config.topics.length ? nameMatcher(config.topics) : null;
+    // poll() reports its own failures (log, eos_lag_read_errors_total, readiness).
+    this.periodic = new Periodic(() => this.poll().then(() => undefined), { name: 'the lag reading', intervalMs: config.interval, onError: () => undefined });
   }
 
   async start(): Promise<void> {
     this.admin = this.kafka.admin();
     this.logger.info({ groups: this.config.groups, topics: this.config.topics, intervalMs: this.config.interval }, 'lag service started');
-    this.schedule(0);
-  }
-
-  /** Readings start every interval (a reading longer than the interval delays the next one, never overlaps it). */
-  private schedule(delay: number): void {
-    this.timer = setTimeout(() => {
-      const started = Date.now();
-      this.running = this.poll()
-        .catch(() => undefined)
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.schedule(Math.max(0, this.config.interval - (Date.now() - started)));
-        });
-    }, delay);
+    this.periodic.start();
   }
 
   /** One reading of every selected group; resolves with what it covered, rejects when the reading failed. */
@@ -292,9 +281,7 @@ export class LagService implements Service {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.periodic.stop();
     await this.closeReader();
     await this.admin?.disconnect().catch(() => undefined);
     this.admin = undefined;

@@ -12,14 +12,15 @@
 //
 // The state machine is CheckpointCoordinator (checkpoint-coordinator.ts). The participants are the
 // partition tasks (partition-task.ts), each committing through the mode's commit strategy
-// (commit-strategy.ts). The driver does no I/O of its own: time and timers come from a Clock,
-// and it reports every outcome into the checkpoint and pipeline metric families
-// (src/metrics/checkpoint-stats.ts, src/metrics/pipeline.ts).
+// (commit-strategy.ts). The driver does no I/O of its own: time and timers come from a Clock
+// (src/runtime/clock.ts), and it reports every outcome into the checkpoint and pipeline metric
+// families (src/metrics/checkpoint-stats.ts, src/metrics/pipeline.ts).
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import type { PipelineMetrics } from '../metrics/pipeline.js';
-import { TimeoutError, withTimeout } from '../util/timeout.js';
+import type { Clock } from '../runtime/clock.js';
+import { TimeoutError } from '../util/timeout.js';
 import { CheckpointCoordinator, type AbortOutcome, type PendingCheckpoint, type Phase } from './checkpoint-coordinator.js';
 import type { CommitStrategy } from './commit-strategy.js';
 
@@ -55,20 +56,6 @@ export interface CheckpointParticipant {
   /** Undoes a failed checkpoint; returns the offset processing resumes from. Throws when it could not. */
   abort(timeoutMs: number): Promise<bigint | null>;
 }
-
-/** Time and timers: the system's in the pipeline, a manual one in tests. */
-export interface Clock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-  /** `p`, or a TimeoutError naming `what` once `ms` have passed. */
-  within<T>(p: Promise<T>, ms: number, what: string): Promise<T>;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  within: withTimeout,
-};
 
 export interface DriverConfig {
   intervalMs: number;

@@ -23,7 +23,7 @@ import type { Logger } from '../log.js';
 import type { CheckpointParticipant, PendingCounts } from './checkpoint-driver.js';
 import type { CommitStrategy, PartitionOutput, PartitionPosition } from './commit-strategy.js';
 import { planBatch, routeMessages, type BatchRecord, type BatchSpan, type KeyPartitioner, type RouteTarget, type Transformer } from './transforms/route.js';
-import { withTimeout } from '../util/timeout.js';
+import type { Clock } from '../runtime/clock.js';
 
 export type TaskState = 'new' | 'ready' | 'fenced' | 'closed';
 
@@ -36,6 +36,8 @@ export interface TaskContext {
   dlqTopic: string;
   dlqPartitions: number;
   logger: Logger;
+  /** The checkpoint driver's clock: the task's times (transaction open, fenced, commit latency) and timeouts. */
+  clock: Clock;
   /** The group's committed offset of the partition, read from the broker (after fencing). */
   readCommitted(partition: number): Promise<bigint | null>;
   /** Called when a producer of this task was fenced by a newer epoch. */
@@ -215,7 +217,7 @@ export class PartitionTask implements CheckpointParticipant {
     const gen = this.generation;
     try {
       if (topicMessages.length) {
-        if (!this.hasOpenTransaction) this.openedAt = Date.now();
+        if (!this.hasOpenTransaction) this.openedAt = this.ctx.clock.now();
         await this.output!.send(topicMessages);
       }
     } catch (err) {
@@ -240,7 +242,7 @@ export class PartitionTask implements CheckpointParticipant {
     if (this.fencedReported) return;
     this.fencedReported = true;
     if (this.state !== 'closed') this.state = 'fenced';
-    this.fencedAt = Date.now();
+    this.fencedAt = this.ctx.clock.now();
     this.logger.error({ err: err.message }, 'producer fenced by a newer epoch of its transactional id: another instance owns this partition now');
     this.ctx.onFenced(this);
   }
@@ -285,14 +287,14 @@ export class PartitionTask implements CheckpointParticipant {
   async commit(): Promise<number> {
     return this.lock.run(async () => {
       const gen = this.generation;
-      const t0 = performance.now();
+      const t0 = this.ctx.clock.now();
       try {
         await this.output!.commit(this.position());
       } catch (err) {
         if (gen === this.generation) this.fail(err as Error);
         throw err;
       }
-      const ms = performance.now() - t0;
+      const ms = this.ctx.clock.now() - t0;
       if (gen === this.generation) this.committedOffset = this.nextOffset;
       return ms;
     });
@@ -322,7 +324,7 @@ export class PartitionTask implements CheckpointParticipant {
         return this.rewind();
       case 'rollback':
         try {
-          await withTimeout(
+          await this.ctx.clock.within(
             this.lock.run(async () => this.output?.rollback()),
             timeoutMs,
             'abort',
@@ -380,7 +382,7 @@ export class PartitionTask implements CheckpointParticipant {
     this.releaseBarrier();
     if (wasReady && out && !this.lock.busy) {
       // Bounded: during an outage the abort retries for long; the next owner's InitProducerId aborts it anyway.
-      await withTimeout(out.abortOpen(), CLOSE_ABORT_TIMEOUT_MS, 'abort on close').catch((err: unknown) => {
+      await this.ctx.clock.within(out.abortOpen(), CLOSE_ABORT_TIMEOUT_MS, 'abort on close').catch((err: unknown) => {
         // A zombie learns here that it was replaced: say so rather than swallow it.
         if (isFencedError(err)) this.markFenced(err as Error);
       });

@@ -11,8 +11,8 @@ import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
 import { pipelineTransactionAgeMetrics } from '../metrics/lag.js';
 import type { RestartPolicy, Service, ServiceContext, ServiceHealth } from '../service.js';
 import { restartDelay } from '../restart.js';
-import { withTimeout } from '../util/timeout.js';
-import { CheckpointDriver, systemClock } from './checkpoint-driver.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
+import { CheckpointDriver } from './checkpoint-driver.js';
 import { commitStrategy, type CommitStrategy } from './commit-strategy.js';
 import { PartitionTask } from './partition-task.js';
 import { createTransformer, type Transformer } from './transforms/index.js';
@@ -48,6 +48,8 @@ export class PipelineService implements Service {
   private readonly metrics: PipelineMetrics;
   private readonly labels: PipelineLabels;
   private readonly logger: Logger;
+  /** The driver's clock, which the partition tasks and the checkpoint loop share. */
+  private readonly clock: Clock = systemClock;
   private readonly tasks = new Map<number, PartitionTask>();
   private consumer: Consumer | undefined;
   private admin: Admin | undefined;
@@ -91,7 +93,7 @@ export class PipelineService implements Service {
         faultInjection: config.faultInjection,
       },
       {
-        clock: systemClock,
+        clock: this.clock,
         strategy: this.strategy,
         metrics: m,
         labels: this.labels,
@@ -302,6 +304,7 @@ export class PipelineService implements Service {
         dlqTopic: this.dlqTopic,
         dlqPartitions: this.dlqPartitions,
         logger: this.logger,
+        clock: this.clock,
         readCommitted: (p) => this.readCommitted(p),
         onFenced: () => this.metrics.fenced.inc(this.labels),
       });
@@ -356,7 +359,7 @@ export class PipelineService implements Service {
           // Only this task: an assignment handled meanwhile may have started the partition over.
           if (this.tasks.get(batch.partition) === task) this.tasks.delete(batch.partition);
           await task.close();
-          await new Promise((r) => setTimeout(r, 500));
+          await this.clock.sleep(500);
           this.seek(batch.partition, fetchedOffset);
           return;
         }
@@ -381,10 +384,10 @@ export class PipelineService implements Service {
   private async throttle(records: number): Promise<void> {
     const rate = this.config.faultInjection.maxRecordsPerSecond;
     if (rate <= 0 || records === 0) return;
-    const now = Date.now();
+    const now = this.clock.now();
     const start = Math.max(now, this.throttledUntil);
     this.throttledUntil = start + (records * 1000) / rate;
-    if (start > now) await new Promise((r) => setTimeout(r, start - now));
+    if (start > now) await this.clock.sleep(start - now);
   }
 
   /** Where each partition without a committed offset was first bootstrapped by this process. */
@@ -408,23 +411,22 @@ export class PipelineService implements Service {
     this.strategy.logInitialised(this.logger, { partition: task.partition, committed: task.committedOffset, transactionalId: task.transactionalId });
   }
 
+  /**
+   * Not a Periodic: when the next checkpoint may start is the coordinator's answer (interval,
+   * minPause, none pending), and a failed send wakes the loop early to abort at once.
+   */
   private async checkpointLoop(): Promise<void> {
     while (this.state === 'RUNNING') {
       const at = this.driver.nextTriggerAt();
-      const delay = at === null ? 100 : Math.max(0, at - Date.now());
-      const errored = this.hasErroredTask();
-      if (delay > 0 && !errored) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+      const delay = at === null ? 100 : Math.max(0, at - this.clock.now());
+      if (delay > 0 && !this.hasErroredTask()) {
+        const woken = new AbortController();
+        this.wake = () => woken.abort();
+        await this.clock.sleep(delay, woken.signal);
         this.wake = undefined;
       }
       if (this.state !== 'RUNNING') break;
-      if (this.driver.shouldTrigger(Date.now()) || this.hasErroredTask()) {
+      if (this.driver.shouldTrigger(this.clock.now()) || this.hasErroredTask()) {
         await this.serialized(() => this.runCheckpoint()).catch((err) => this.fail(`checkpoint loop: ${errorMessage(err)}`));
       }
     }
@@ -467,7 +469,7 @@ export class PipelineService implements Service {
   /** One checkpoint over the ready tasks (checkpoint-driver.ts): barrier → preCommit → commit, or abort on error/timeout. */
   async runCheckpoint(): Promise<boolean> {
     if (this.state !== 'RUNNING' && this.state !== 'STOPPING') return false;
-    this.dropLongFencedTasks(Date.now());
+    this.dropLongFencedTasks(this.clock.now());
     return this.driver.run([...this.tasks.values()].filter((t) => t.state === 'ready'));
   }
 
@@ -494,7 +496,7 @@ export class PipelineService implements Service {
    */
   private async releaseClients(): Promise<void> {
     const bounded = (p: Promise<unknown> | undefined, what: string) =>
-      withTimeout(Promise.resolve(p).catch(() => undefined), RELEASE_TIMEOUT_MS, what).catch((err: unknown) =>
+      this.clock.within(Promise.resolve(p).catch(() => undefined), RELEASE_TIMEOUT_MS, what).catch((err: unknown) =>
         this.logger.warn({ err: errorMessage(err) }, 'a client did not close in time; left behind'),
       );
     await bounded(Promise.all([...this.tasks.values()].map((t) => t.close())), 'closing the partition tasks');

@@ -10,6 +10,7 @@ import { ensureTopics } from '../../src/kafka/admin.js';
 import { readTopic, type SinkStable } from '../../src/verify/reader.js';
 
 export { LocalCluster };
+export { until, type UntilOptions } from './wait.js';
 
 /**
  * A cluster for one describe block: started in its before hook, stopped (by pid) in its after

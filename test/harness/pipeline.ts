@@ -3,6 +3,7 @@
 import { after } from 'node:test';
 import { WorkerProcess } from '../../src/chaos/worker.js';
 import { createTopic, kafkaFor, uniqueName } from './index.js';
+import { until } from './wait.js';
 import { produceSeed, type SentRecord } from './seed.js';
 import { parsePrometheusText, sampleValue } from './promtext.js';
 
@@ -49,15 +50,9 @@ export class PipelineProcess extends WorkerProcess {
 
   /** Polls /metrics until `name{labels}` is at least `min` (instead of sleeping and hoping); returns it. */
   async waitMetric(name: string, labels: Record<string, string>, min: number, timeoutMs = 60_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    let v: number | undefined;
-    for (;;) {
-      v = await this.metric(name, labels).catch(() => undefined);
-      if (v !== undefined && v >= min) return v;
-      if (Date.now() > deadline) throw new Error(`${name}${JSON.stringify(labels)} is ${v ?? 'absent'}, still below ${min} after ${timeoutMs} ms\n${this.tail()}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    return until(`${name}${JSON.stringify(labels)} at least ${min}`, () => this.metric(name, labels), timeoutMs, { done: (v) => v !== undefined && v >= min, context: () => this.tail() });
   }
+
 }
 
 /**
@@ -112,28 +107,24 @@ export function seedStream(brokers: string[], topic: string, partitions: number,
 export async function waitCaughtUp(brokers: string[], groupId: string, topic: string, timeoutMs = 120_000, ends?: Map<number, bigint>): Promise<void> {
   const admin = kafkaFor(brokers).admin();
   await admin.connect();
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
   try {
-    while (Date.now() < deadline) {
-      try {
+    await until(
+      `group ${groupId} caught up with ${topic}`,
+      async () => {
         const targets = ends ? [...ends].map(([partition, high]) => ({ partition, high: String(high) })) : await admin.fetchTopicOffsets(topic);
         const committed = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions ?? [];
         const behind = targets.filter((e) => {
           const c = committed.find((p) => p.partition === e.partition);
           return !c || BigInt(c.offset) < BigInt(e.high);
         });
-        if (behind.length === 0) return;
-        last = behind.map((e) => `${e.partition}: ${committed.find((p) => p.partition === e.partition)?.offset ?? '-'} < ${e.high}`).join(', ');
-      } catch (err) {
-        last = (err as Error).message;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
+        return behind.length === 0 ? true : behind.map((e) => `${e.partition}: ${committed.find((p) => p.partition === e.partition)?.offset ?? '-'} < ${e.high}`).join(', ');
+      },
+      timeoutMs,
+      { intervalMs: 500, done: (v) => v === true },
+    );
   } finally {
     await admin.disconnect();
   }
-  throw new Error(`group ${groupId} did not catch up with ${topic} in ${timeoutMs} ms (${last})`);
 }
 
 /** The last pipeline log lines of each process (kafkajs connection chatter left out), for failure messages. */

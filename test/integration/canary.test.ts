@@ -8,23 +8,9 @@ import assert from 'node:assert/strict';
 import { createTopic, kafkaFor, readAll, spawnTracked, uniqueName, useCluster, waitForLine } from '../harness/index.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, tails, waitCaughtUp } from '../harness/pipeline.js';
 import { assertExactlyOnce, checkSink, sourceRecords } from '../harness/seed.js';
+import { until } from '../harness/wait.js';
 
 const P = 3;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, p?: PipelineProcess): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (${(last as Error).message})` : ''}${p ? `\n${tails(p)}` : ''}`);
-}
 
 /**
  * Waits until the canary has received as many records as it had sent successfully when the wait
@@ -34,7 +20,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
 async function everySentRecordReceived(p: PipelineProcess, when: string): Promise<void> {
   const sent = (await p.metric('eos_canary_records_total', { result: 'sent' }))!;
   const received = async () => (await p.metric('eos_canary_records_total', { result: 'received' })) ?? 0;
-  await until(`the canary to receive the ${sent} records it had sent ${when} (received ${await received()})`, async () => (await received()) >= sent, 90_000, p);
+  await until(`the canary to receive the ${sent} records it had sent ${when} (received ${await received()})`, async () => (await received()) >= sent, 90_000, { intervalMs: 500, context: () => tails(p) });
 }
 
 /** For a failure message: where the records the canary counted lost really are. */
@@ -57,7 +43,7 @@ describe('canary and hanging-transaction detection (3-node cluster)', () => {
     let p = new PipelineProcess(cfg);
     await p.waitFor(/canary started/);
     const received = () => p.metric('eos_canary_records_total', { result: 'received' });
-    await until('canary records at the sink', async () => ((await received()) ?? 0) >= 100, 60_000, p);
+    await until('canary records at the sink', async () => ((await received()) ?? 0) >= 100, 60_000, { intervalMs: 500, context: () => tails(p) });
     assert.ok(((await p.metric('eos_canary_end_to_end_latency_seconds_count')) ?? 0) >= 100, 'latency observed per record');
 
     await h.cluster.kill(2);
@@ -65,7 +51,7 @@ describe('canary and hanging-transaction detection (3-node cluster)', () => {
     await new Promise((r) => setTimeout(r, 8000));
     await h.cluster.start(2);
     const afterBounce = (await received())!;
-    await until('canary records after the broker came back', async () => ((await received()) ?? 0) >= afterBounce + 200, 120_000, p);
+    await until('canary records after the broker came back', async () => ((await received()) ?? 0) >= afterBounce + 200, 120_000, { intervalMs: 500, context: () => tails(p) });
     await everySentRecordReceived(p, 'across the broker SIGKILL');
     for (const result of ['lost', 'duplicate', 'wrong_value', 'late']) {
       assert.equal(await p.metric('eos_canary_records_total', { result }), 0, `${result} across the broker SIGKILL\n${await whereAre(p, s)}\n${tails(p)}`);
@@ -78,7 +64,7 @@ describe('canary and hanging-transaction detection (3-node cluster)', () => {
     await p.kill();
     p = new PipelineProcess(cfg);
     await p.waitFor(/canary started/);
-    await until('canary records after the restart', async () => ((await received()) ?? 0) >= 100, 60_000, p);
+    await until('canary records after the restart', async () => ((await received()) ?? 0) >= 100, 60_000, { intervalMs: 500, context: () => tails(p) });
     await everySentRecordReceived(p, 'after the restart');
     for (const result of ['lost', 'duplicate', 'wrong_value']) assert.equal(await p.metric('eos_canary_records_total', { result }), 0, `${result} after the restart\n${tails(p)}`);
     await p.kill();
@@ -106,7 +92,7 @@ describe('canary and hanging-transaction detection (3-node cluster)', () => {
     });
     await daemon.waitFor(/LSO monitor started/);
     const labels = { topic, partition: '0' };
-    await until('a first LSO reading', async () => (await daemon.metric('eos_partition_lso_lag_records', labels)) === 0, 30_000, daemon);
+    await until('a first LSO reading', async () => (await daemon.metric('eos_partition_lso_lag_records', labels)) === 0, 30_000, { intervalMs: 500, context: () => tails(daemon) });
 
     // A producer process begins a transaction, writes into it, and is killed before it ends it.
     const script = `
@@ -128,13 +114,13 @@ describe('canary and hanging-transaction detection (3-node cluster)', () => {
     await producer.send({ topic, acks: -1, messages: [{ value: 'after-1' }, { value: 'after-2' }, { value: 'after-3' }] });
     await producer.disconnect();
 
-    await until('eos_hanging_transactions 1', async () => (await daemon.metric('eos_hanging_transactions', { topic })) === 1, 20_000, daemon);
+    await until('eos_hanging_transactions 1', async () => (await daemon.metric('eos_hanging_transactions', { topic })) === 1, 20_000, { intervalMs: 500, context: () => tails(daemon) });
     assert.ok((await daemon.metric('eos_partition_lso_stuck_seconds', labels))! >= 4);
     assert.equal(await daemon.metric('eos_partition_lso_lag_records', labels), 5, 'two open records and three behind them');
     await daemon.waitFor(/"partition":0.*hanging transaction: the last stable offset has not moved/, 5000);
 
     // transaction.timeout.ms 12 s: the broker aborts it (checked every 2 s), the LSO jumps to the end.
-    await until('the hanging transaction to clear', async () => (await daemon.metric('eos_hanging_transactions', { topic })) === 0, 40_000, daemon);
+    await until('the hanging transaction to clear', async () => (await daemon.metric('eos_hanging_transactions', { topic })) === 0, 40_000, { intervalMs: 500, context: () => tails(daemon) });
     assert.equal(await daemon.metric('eos_partition_lso_stuck_seconds', labels), 0);
     await daemon.waitFor(/hanging transaction cleared/, 5000);
     await daemon.kill();

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
+import { CLI, spawnTracked, until as waitUntil, waitForLine } from '../harness/index.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { tempDirs } from '../harness/tmp.js';
 
@@ -18,11 +18,12 @@ test('eoswatch demo (1 node): metrics of the pipeline and the canary within seco
   const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 120_000);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if ((await value('eos_canary_records_total', { result: 'received' })) > 0 && (await value('eos_checkpoints_total', { outcome: 'completed' })) > 0) break;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  await waitUntil(
+    'canary records received and checkpoints completed',
+    async () => (await value('eos_canary_records_total', { result: 'received' })) > 0 && (await value('eos_checkpoints_total', { outcome: 'completed' })) > 0,
+    90_000,
+    { intervalMs: 1000, context: () => output.slice(-3000) },
+  );
   assert.ok((await value('eos_checkpoints_total', { outcome: 'completed' })) > 0, 'checkpoints complete');
   assert.ok((await value('eos_canary_records_total', { result: 'received' })) > 0, 'canary records come back through the pipeline');
   assert.ok((await value('eos_kafka_transaction_commit_latency_seconds_count', { pipeline: 'demo' })) > 0);
@@ -55,14 +56,8 @@ test('eoswatch demo (3 nodes), broken as its instructions say: survives kill 2 /
   const exited = new Promise<number | null>((r) => child.once('exit', (c) => r((code = c))));
   const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
   const completed = () => value('eos_checkpoints_total', { outcome: 'completed' });
-  const until = async (what: string, ok: () => Promise<boolean>, timeoutMs: number) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await ok().catch(() => false))) {
-      if (code !== undefined) throw new Error(`the demo exited (${code}) while waiting for ${what}:\n${output.slice(-3000)}`);
-      if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}\n${output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  };
+  const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number) =>
+    waitUntil(what, ok, timeoutMs, { intervalMs: 500, giveUp: () => (code !== undefined ? `the demo exited (${code})` : undefined), context: () => output.slice(-3000) });
   const kafka = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'src/localcluster/cli.ts', ...args, '--dir', dir], { encoding: 'utf8', timeout: 180_000 });
   await until('checkpoints complete', async () => (await completed()) > 0, 120_000);
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import { kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { kafkaFor, uniqueName, until, useCluster } from '../harness/index.js';
 import { WorkerProcess } from '../../src/chaos/worker.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics } from '../harness/pipeline.js';
 import { produceSeed } from '../harness/seed.js';
@@ -25,23 +25,6 @@ function loggedPipeline(config: Record<string, unknown>, logFile: string): Worke
 
 async function metric(w: WorkerProcess, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
   return sampleValue(parsePrometheusText(await w.metricsText()), name, labels);
-}
-
-/** Polls `read` until `ok` holds (no sleep-then-assert); the last reading names what was seen on timeout. */
-async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  let lastErr = '';
-  for (;;) {
-    try {
-      last = await read();
-      if (ok(last)) return last;
-    } catch (err) {
-      lastErr = (err as Error).message;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms (last: ${JSON.stringify(last)} ${lastErr})`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 interface Reach {
@@ -105,18 +88,18 @@ describe('Kafka signals (3-node cluster)', () => {
     const allUp = (r: Reach) => r.up === 1 && r.brokersUp === 3 && r.brokerSeries === 3 && ids.every((id) => r.broker[String(id)] === 1);
     const oneDown = (r: Reach) =>
       r.up === 1 && r.brokersUp === 2 && r.brokerSeries === 3 && r.broker[String(victim)] === 0 && ids.filter((id) => id !== victim).every((id) => r.broker[String(id)] === 1);
-    await until('all three brokers up', () => reach(p, ids), allUp);
+    await until('all three brokers up', () => reach(p, ids), 60_000, { done: allUp, intervalMs: 200 });
 
     // SIGKILL: the cluster is still up, the killed broker is down.
     await h.cluster.kill(victim);
     const k0 = Date.now();
     try {
-      await until('killed broker down, cluster up', () => reach(p, ids), oneDown, 30_000);
+      await until('killed broker down, cluster up', () => reach(p, ids), 30_000, { done: oneDown, intervalMs: 200 });
       t.diagnostic(`SIGKILLed broker ${victim} counted down after ${Date.now() - k0} ms`);
     } finally {
       await h.cluster.start(victim);
     }
-    await until('all three up after restart', () => reach(p, ids), allUp, 60_000);
+    await until('all three up after restart', () => reach(p, ids), 60_000, { done: allUp, intervalMs: 200 });
 
     // SIGSTOP: nothing answers, nothing refuses; the probe's timeout must count it down without
     // holding up the others, and eos_kafka_up never drops on the way.
@@ -128,7 +111,7 @@ describe('Kafka signals (3-node cluster)', () => {
         const r = await reach(p, ids);
         if (r.up !== 1) sawClusterDown = true;
         return r;
-      }, oneDown, 30_000);
+      }, 30_000, { done: oneDown, intervalMs: 200 });
       const took = Date.now() - t0;
       t.diagnostic(`SIGSTOPped broker ${victim} counted down after ${took} ms`);
       // interval 1 s + probe timeout (requestTimeout 2 s) + a scrape; generous for a loaded machine.
@@ -137,7 +120,7 @@ describe('Kafka signals (3-node cluster)', () => {
     } finally {
       await h.cluster.resume(victim);
     }
-    await until('all three up after resume', () => reach(p, ids), allUp, 60_000);
+    await until('all three up after resume', () => reach(p, ids), 60_000, { done: allUp, intervalMs: 200 });
     await p.kill();
   });
 
@@ -162,7 +145,7 @@ describe('Kafka signals (3-node cluster)', () => {
     const logFile = join(dir, 'daemon.log');
     const p = loggedPipeline(pipelineConfig(s, { checkpoint: { interval: '500ms', timeout: '20s', tolerableFailedCheckpoints: 10 } }), logFile);
     await p.waitFor(/partition task initialised/);
-    await until('3 checkpoints', () => metric(p, 'eos_checkpoints_total', { outcome: 'completed' }), (v) => (v ?? 0) >= 3);
+    await until('3 checkpoints', () => metric(p, 'eos_checkpoints_total', { outcome: 'completed' }), 60_000, { done: (v) => (v ?? 0) >= 3, intervalMs: 200 });
     const victim = h.cluster.nodes[1]!.id;
     const from = statSync(logFile).size;
     await h.cluster.kill(victim);
@@ -178,7 +161,7 @@ describe('Kafka signals (3-node cluster)', () => {
     for (const [m, n] of counts.top) t.diagnostic(`  ${n}x ${m}`);
     process.env.EOSWATCH_SIGNALS_REPORT && (await import('node:fs')).writeFileSync(process.env.EOSWATCH_SIGNALS_REPORT, JSON.stringify(counts, null, 2));
     const done = (await metric(p, 'eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
-    await until('checkpoints again after the broker is back', () => metric(p, 'eos_checkpoints_total', { outcome: 'completed' }), (v) => (v ?? 0) >= done + 2, 120_000);
+    await until('checkpoints again after the broker is back', () => metric(p, 'eos_checkpoints_total', { outcome: 'completed' }), 120_000, { done: (v) => (v ?? 0) >= done + 2, intervalMs: 200 });
     streaming = false;
     await stream;
     await p.kill();

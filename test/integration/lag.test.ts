@@ -6,7 +6,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Consumer, Producer } from 'kafkajs';
 import { Registry } from 'prom-client';
-import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { createTopic, kafkaFor, uniqueName, until, useCluster } from '../harness/index.js';
 import { LagService } from '../../src/lag/lag-service.js';
 import { createLogger } from '../../src/log.js';
 
@@ -38,15 +38,6 @@ describe('consumer lag to the last stable offset (1-node cluster)', () => {
     const m = registry.getSingleMetric(metric);
     const values = (await m?.get())?.values ?? [];
     return values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value;
-  };
-  const until = async <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
   };
   const txProducer = async (): Promise<Producer> => {
     const p = kafkaFor(h.cluster.brokers).producer({ transactionalId: uniqueName(`${prefix}-tx`), idempotent: true, maxInFlightRequests: 1 });

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { createTopic, runEoswatch, useCluster } from '../harness/index.js';
+import { createTopic, runEoswatch, until, useCluster } from '../harness/index.js';
 import { killedWithOpenTransaction } from '../harness/txn.js';
 import { pipelineConfig, pipelineTopics } from '../harness/pipeline.js';
 import { WorkerProcess } from '../../src/chaos/worker.js';
@@ -61,14 +61,6 @@ describe('live Prometheus end to end (3-node cluster)', () => {
 
   const api = async <T>(path: string): Promise<PromResponse<T>> => (await fetch(`${prom}${path}`)).json() as Promise<PromResponse<T>>;
   const query = (q: string) => api<{ resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] }>(`/api/v1/query?query=${encodeURIComponent(q)}`);
-  const until = async (what: string, ok: () => Promise<boolean>, timeoutMs: number): Promise<void> => {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (await ok().catch(() => false)) return;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  };
 
   before(async () => {
     const s = await pipelineTopics(h.cluster.brokers, 'prom', 3, 3);
@@ -102,7 +94,7 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     let out = '';
     p.stderr!.on('data', (d) => (out += d));
     p.on('error', (err) => (out += `\ncannot start ${PROMETHEUS}: ${err.message} (install the Debian package prometheus)`));
-    await until('Prometheus ready', async () => (await fetch(`${prom}/-/ready`)).ok, 60_000).catch((err: Error) => {
+    await until('Prometheus ready', async () => (await fetch(`${prom}/-/ready`)).ok, 60_000, { intervalMs: 1000 }).catch((err: Error) => {
       throw new Error(`${err.message}\n${out.slice(-3000)}`);
     });
     // A few scrapes with the canary and checkpoints running, and one audit.
@@ -115,9 +107,10 @@ describe('live Prometheus end to end (3-node cluster)', () => {
         return r.data.result.length > 0;
       },
       120_000,
+      { intervalMs: 1000 },
     );
     // rate() and increase() in the rules and panels need two samples of a counter in their window.
-    await until('two scrapes of the counters', async () => (await query('count(rate(eos_checkpoints_total[1m]))')).data.result.length > 0, 60_000);
+    await until('two scrapes of the counters', async () => (await query('count(rate(eos_checkpoints_total[1m]))')).data.result.length > 0, 60_000, { intervalMs: 1000 });
   });
 
   after(async () => {
@@ -184,7 +177,7 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     // A condition may hold for a moment (on a loaded machine a 1 s checkpoint that took over 3 s
     // makes EosCheckpointStalled pending); it must clear before its `for:` (1 m or more) runs out.
     let last: string[] = [];
-    await until('no alert pending on a healthy pipeline', async () => (last = await active()).length === 0, 55_000).catch((err: Error) => {
+    await until('no alert pending on a healthy pipeline', async () => (last = await active()).length === 0, 55_000, { intervalMs: 1000 }).catch((err: Error) => {
       throw new Error(`${err.message}: ${last.join(', ')}`);
     });
   });
@@ -208,7 +201,7 @@ describe('live Prometheus end to end (3-node cluster)', () => {
 
   test('eoswatch killed turns EosExporterDown pending', async () => {
     await daemon!.kill();
-    await until('EosExporterDown pending', async () => (await alerts()).some((a) => a.labels.alertname === 'EosExporterDown' && (a.state === 'pending' || a.state === 'firing')), 30_000);
+    await until('EosExporterDown pending', async () => (await alerts()).some((a) => a.labels.alertname === 'EosExporterDown' && (a.state === 'pending' || a.state === 'firing')), 30_000, { intervalMs: 1000 });
     const down = (await alerts()).find((a) => a.labels.alertname === 'EosExporterDown')!;
     assert.equal(down.labels.job, 'eoswatch');
     assert.equal(down.labels.severity, 'critical');

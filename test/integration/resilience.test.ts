@@ -16,6 +16,7 @@ import { createKafka } from '../../src/kafka/client.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { PipelineService, membershipGroup } from '../../src/pipeline/pipeline-service.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, tails, waitCaughtUp } from '../harness/pipeline.js';
+import { holds, until } from '../harness/wait.js';
 import { produceSeed } from '../harness/seed.js';
 
 /** A kafkajs consumer that joins GROUP (session timeout 15 s), says "joined" and then does nothing (the test stops the process). */
@@ -28,21 +29,6 @@ await c.connect();
 await c.subscribe({ topics: [process.env.TOPIC] });
 await c.run({ eachBatch: async () => {} });
 `;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, p?: PipelineProcess): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (${(last as Error).message})` : ''}${p ? `\n${tails(p)}` : ''}`);
-}
 
 async function readyz(p: PipelineProcess): Promise<{ status: number; body: { services: Record<string, { ready: boolean; detail?: string }> } }> {
   const r = await fetch(`${await p.url}/readyz`);
@@ -67,16 +53,16 @@ describe('supervision (1-node cluster)', () => {
     try {
       await p.waitFor(/LSO monitor started/, 15_000);
       // The audit started at once too: its first report (Kafka unreachable) is served well before a pipeline start gives up.
-      await until('/audit answers', async () => (await fetch(`${await p.url}/audit`)).status === 200, 20_000, p);
+      await until('/audit answers', async () => (await fetch(`${await p.url}/audit`)).status === 200, 20_000, { context: () => tails(p) });
       assert.ok(Date.now() - t0 < 30_000, `audit served ${Date.now() - t0} ms after launch`);
-      await until('a failed pipeline start', async () => /failed: .*restart/.test((await readyz(p)).body.services.pipeline?.detail ?? ''), 150_000, p);
+      await until('a failed pipeline start', async () => /failed: .*restart/.test((await readyz(p)).body.services.pipeline?.detail ?? ''), 150_000, { context: () => tails(p) });
       assert.equal(p.alive, true, 'a failed start is not a reason to exit');
       await h.cluster.start(1);
       down = false;
-      await until('pipeline and canary up', async () => (await p.metric('eos_pipeline_up')) === 1 && (await readyz(p)).status === 200, 180_000, p);
+      await until('pipeline and canary up', async () => (await p.metric('eos_pipeline_up')) === 1 && (await readyz(p)).status === 200, 180_000, { context: () => tails(p) });
       assert.ok(((await p.metric('eos_service_restarts_total', { service: 'pipeline' })) ?? 0) >= 1, 'the pipeline was restarted');
       assert.ok(((await p.metric('eos_service_restarts_total', { service: 'canary' })) ?? 0) >= 1, 'the canary was restarted');
-      await until('canary records through the pipeline', async () => ((await p.metric('eos_canary_records_total', { result: 'received' })) ?? 0) >= 20, 60_000, p);
+      await until('canary records through the pipeline', async () => ((await p.metric('eos_canary_records_total', { result: 'received' })) ?? 0) >= 20, 60_000, { context: () => tails(p) });
       assert.equal(p.alive, true);
     } finally {
       await p.kill();
@@ -98,27 +84,29 @@ describe('supervision (1-node cluster)', () => {
     const seedIds = async () => (await readAll(s.brokers, s.sink)).map((r) => JSON.parse(String(r.message.value)) as { id: string; run?: string }).filter((v) => v.run === undefined).map((v) => v.id);
     let down = false;
     try {
-      await until('the first seed records through', async () => (await seedIds()).length >= 200, 60_000, p);
-      await until('pipeline up and canary records flowing', async () => (await p.metric('eos_pipeline_up')) === 1 && ((await p.metric('eos_canary_records_total', { result: 'received' })) ?? 0) >= 20, 60_000, p);
+      await until('the first seed records through', async () => (await seedIds()).length >= 200, 60_000, { context: () => tails(p) });
+      await until('pipeline up and canary records flowing', async () => (await p.metric('eos_pipeline_up')) === 1 && ((await p.metric('eos_canary_records_total', { result: 'received' })) ?? 0) >= 20, 60_000, { context: () => tails(p) });
       const failedCheckpoints = async () => ((await p.metric('eos_checkpoints_total', { outcome: 'timeout' })) ?? 0) + ((await p.metric('eos_checkpoints_total', { outcome: 'failed' })) ?? 0);
       const failedBefore = await failedCheckpoints();
       await h.cluster.stop(1);
       down = true;
       const stoppedAt = Date.now();
       // Reported during the outage, within the checkpoint timeout (5 s) and a margin, not once it is over.
-      await until('eos_pipeline_up 0 during the outage', async () => (await p.metric('eos_pipeline_up')) === 0, 30_000, p);
+      await until('eos_pipeline_up 0 during the outage', async () => (await p.metric('eos_pipeline_up')) === 0, 30_000, { context: () => tails(p) });
       const seenAfter = Date.now() - stoppedAt;
       assert.ok((await failedCheckpoints()) > failedBefore, 'the failed checkpoint is counted while the broker is down');
       assert.equal((await readyz(p)).status, 503);
       assert.ok(((await p.metric('eos_checkpoint_consecutive_failures')) ?? 0) >= 1);
-      await new Promise((r) => setTimeout(r, 10_000));
-      assert.equal(await p.metric('eos_pipeline_up'), 0, 'still down while the broker is');
+      // The supervisor restarts the FAILED pipeline while the broker is still down: the restarted run
+      // carries the failures (driver.restart()), so it does not report up.
+      await until('the pipeline restarted during the outage', async () => ((await p.metric('eos_service_restarts_total', { service: 'pipeline' })) ?? 0) >= 1, 30_000, { context: () => tails(p) });
+      await holds('eos_pipeline_up 0 while the broker is down', async () => (await p.metric('eos_pipeline_up')) === 0, 3_000);
       await h.cluster.start(1);
       down = false;
-      await until('pipeline up again after the outage', async () => (await p.metric('eos_pipeline_up')) === 1, 180_000, p);
+      await until('pipeline up again after the outage', async () => (await p.metric('eos_pipeline_up')) === 1, 180_000, { context: () => tails(p) });
       assert.ok(((await p.metric('eos_service_restarts_total', { service: 'pipeline' })) ?? 0) >= 1, `restarted\n${tails(p)}`);
       await produceSeed(s.brokers, s.source, 2, 200, { startValue: 200 });
-      await until('all seed records at the sink', async () => (await seedIds()).length >= 400, 120_000, p);
+      await until('all seed records at the sink', async () => (await seedIds()).length >= 400, 120_000, { context: () => tails(p) });
       const ids = await seedIds();
       assert.equal(new Set(ids).size, ids.length, 'no duplicate at the sink');
       assert.equal(ids.length, 400, `every record once at the sink (outage seen ${seenAfter} ms after the broker stopped)`);
@@ -152,7 +140,7 @@ describe('supervision (1-node cluster)', () => {
     await producer.send({ topic: s.source, acks: -1, messages: values.map((value) => ({ value, partition: 0 })) });
     await producer.disconnect();
     // /healthz answers while the transform loops (it runs in a worker thread).
-    await until('healthz', async () => (await fetch(`${await p.url}/healthz`)).status === 200, 30_000, p);
+    await until('healthz', async () => (await fetch(`${await p.url}/healthz`)).status === 200, 30_000, { context: () => tails(p) });
     await waitCaughtUp(s.brokers, s.groupId, s.source, 60_000);
     const sink = (await readAll(s.brokers, s.sink)).map((r) => String(r.message.value));
     assert.deepEqual(sink, ['A', 'B', 'C', 'D']);
@@ -206,8 +194,8 @@ describe('supervision (1-node cluster)', () => {
       assert.equal(new Set(ids).size, 300);
       // The released consumer would have joined by now, and kafkajs never lets it go by itself.
       await until('one member in the membership group', async () => (await members()) === 1, 30_000);
-      await new Promise((r) => setTimeout(r, 12_000)); // past the session timeout: nobody joins later
-      assert.equal(await members(), 1, lines.filter((l) => /GROUP_JOIN|joined the group|earlier run/.test(l)).join('\n'));
+      // Past the session timeout: nobody joins later (checked throughout, not once at the end).
+      await holds('one member in the membership group', async () => (await members()) === 1, 12_000, { context: () => lines.filter((l) => /GROUP_JOIN|joined the group|earlier run/.test(l)).join('\n') });
     } finally {
       await svc.stop();
     }
@@ -225,15 +213,15 @@ describe('supervision (1-node cluster)', () => {
       canary: { enabled: true, id, rate: 20, sourceTopic: s.source, sinkTopic: s.sink, lostAfter: '5s' },
     });
     await a.waitFor(/canary started/);
-    await until('A sent records', async () => ((await a.metric('eos_canary_records_total', { result: 'sent' })) ?? 0) >= 40, 30_000, a);
+    await until('A sent records', async () => ((await a.metric('eos_canary_records_total', { result: 'sent' })) ?? 0) >= 40, 30_000, { context: () => tails(a) });
     await h.cluster.stop(1);
     try {
-      await until('A saw failed sends', async () => ((await a.metric('eos_canary_send_errors_total')) ?? 0) >= 1, 90_000, a);
+      await until('A saw failed sends', async () => ((await a.metric('eos_canary_send_errors_total')) ?? 0) >= 1, 90_000, { context: () => tails(a) });
     } finally {
       await h.cluster.start(1);
     }
     const sentBefore = (await a.metric('eos_canary_records_total', { result: 'sent' }))!;
-    await until('A sends again', async () => ((await a.metric('eos_canary_records_total', { result: 'sent' })) ?? 0) >= sentBefore + 40, 90_000, a);
+    await until('A sends again', async () => ((await a.metric('eos_canary_records_total', { result: 'sent' })) ?? 0) >= sentBefore + 40, 90_000, { context: () => tails(a) });
     await a.kill();
     // The source holds A's run with a hole where its sends failed (read_uncommitted shows they were never written).
     const written = (await readAll(s.brokers, s.source, { readUncommitted: true })).map((r) => JSON.parse(String(r.message.value)).seq as number);
@@ -242,9 +230,9 @@ describe('supervision (1-node cluster)', () => {
     // Daemon B: pipeline and canary; its pipeline moves A's records to the sink, where B's canary sees them.
     const b = new PipelineProcess(pipelineConfig(s, {}, { canary: { enabled: true, id, rate: 5, lostAfter: '5s' } }));
     await b.waitFor(/canary started/);
-    await until("B received A's records", async () => ((await b.metric('eos_canary_records_total', { result: 'received' })) ?? 0) >= written.length, 60_000, b);
-    await new Promise((r) => setTimeout(r, 7_000)); // past lostAfter, so that a gap would be counted
-    assert.equal(await b.metric('eos_canary_records_total', { result: 'lost' }), 0, tails(b));
+    await until("B received A's records", async () => ((await b.metric('eos_canary_records_total', { result: 'received' })) ?? 0) >= written.length, 60_000, { context: () => tails(b) });
+    // Past lostAfter (5 s), so that a gap would be counted: checked throughout.
+    await holds('no canary record counted lost', async () => (await b.metric('eos_canary_records_total', { result: 'lost' })) === 0, 7_000, { context: () => tails(b) });
     assert.equal(await b.metric('eos_canary_records_total', { result: 'duplicate' }), 0);
     await b.kill();
   });

@@ -5,67 +5,12 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
-import { CheckpointDriver, systemClock, type CheckpointParticipant, type Clock, type DriverConfig, type PendingCounts } from '../../src/pipeline/checkpoint-driver.js';
+import { CheckpointDriver, type CheckpointParticipant, type DriverConfig, type PendingCounts } from '../../src/pipeline/checkpoint-driver.js';
+import { ManualClock, settle } from '../../src/runtime/clock.js';
 import { IllegalTransition } from '../../src/pipeline/checkpoint-coordinator.js';
 import { AtLeastOnce, ExactlyOnce, type CommitStrategy } from '../../src/pipeline/commit-strategy.js';
 import { pipelineMetrics } from '../../src/metrics/pipeline.js';
 import { createLogger } from '../../src/log.js';
-import { TimeoutError } from '../../src/util/timeout.js';
-
-/** Lets every promise callback queued so far run (the fakes never wait on a real timer). */
-const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Time that moves only when a test says so; timers fire in order of their due time. */
-class ManualClock implements Clock {
-  t = 1_000_000;
-  private timers: { at: number; fire: () => void }[] = [];
-
-  now(): number {
-    return this.t;
-  }
-
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.timers.push({ at: this.t + ms, fire: resolve }));
-  }
-
-  within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = { at: this.t + Math.max(0, ms), fire: () => reject(new TimeoutError(`${what} did not finish within ${ms} ms`)) };
-      this.timers.push(timer);
-      const clear = () => (this.timers = this.timers.filter((x) => x !== timer));
-      p.then(
-        (v) => {
-          clear();
-          resolve(v);
-        },
-        (e: unknown) => {
-          clear();
-          reject(e);
-        },
-      );
-    });
-  }
-
-  get timersPending(): number {
-    return this.timers.length;
-  }
-
-  /** Lets what is ready run, then moves time on by `ms`, firing the timers due on the way. */
-  async advance(ms: number): Promise<void> {
-    await settle();
-    const until = this.t + ms;
-    for (;;) {
-      const due = this.timers.filter((x) => x.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((x) => x !== due);
-      this.t = due.at;
-      due.fire();
-      await settle();
-    }
-    this.t = until;
-    await settle();
-  }
-}
 
 interface Gate<T> {
   promise: Promise<T>;
@@ -678,16 +623,5 @@ describe('checkpoint driver', () => {
     const alo = new AtLeastOnce();
     assert.equal(alo.mode, 'AT_LEAST_ONCE');
     for (const busy of [false, true]) for (const failed of [false, true]) assert.equal(alo.recovery(), 'keep', JSON.stringify({ busy, failed }));
-  });
-
-  test('the system clock: the wall clock, a real timer, and withTimeout for deadlines', async () => {
-    const before = Date.now();
-    const now = systemClock.now();
-    assert.ok(now >= before && now <= Date.now(), `${now} within [${before}, ${Date.now()}]`);
-    const t0 = performance.now();
-    await systemClock.sleep(30);
-    assert.ok(performance.now() - t0 >= 25, 'sleep waited for its timer');
-    assert.equal(await systemClock.within(Promise.resolve(7), 1000, 'answer'), 7);
-    await assert.rejects(systemClock.within(new Promise(() => undefined), 10, 'silence'), (e: unknown) => e instanceof TimeoutError && e.message === 'silence did not finish within 10 ms');
   });
 });

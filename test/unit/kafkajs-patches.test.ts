@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { patchKafkajs } from '../../src/kafka/kafkajs-patches.js';
 import '../../src/kafka/client.js';
+import { until } from '../harness/wait.js';
 
 const require = createRequire(import.meta.url);
 
@@ -29,14 +30,6 @@ function queue(maxInFlightRequests: number | null): Queue {
 /** Pushes a request; `sent` lists the correlation ids handed to the socket, in order. */
 function push(q: Queue, id: number, sent: number[]): Promise<unknown> {
   return new Promise((resolve, reject) => q.push({ entry: { correlationId: id, resolve, reject }, expectResponse: true, sendRequest: () => sent.push(id) }));
-}
-
-async function until(cond: () => boolean, what: string, limitMs = 5000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > limitMs) throw new Error(`not within ${limitMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('kafkajs RequestQueue, patched', () => {
@@ -69,7 +62,7 @@ describe('kafkajs RequestQueue, patched', () => {
     await second;
     assert.equal(q.pending.length, 0);
     // The check armed while request 2 waited fires once, finds nothing and arms no other.
-    await until(() => q.throttleCheckTimeoutId === null, 'the last check ran');
+    await until('the last check ran', () => q.throttleCheckTimeoutId === null, 5000, { intervalMs: 5 });
     await new Promise((r) => setTimeout(r, 30));
     assert.equal(q.throttleCheckTimeoutId, null);
     q.destroy();
@@ -83,7 +76,7 @@ describe('kafkajs RequestQueue, patched', () => {
     const r = push(q, 7, sent);
     assert.deepEqual(sent, [], 'held back while throttled');
     assert.notEqual(q.throttleCheckTimeoutId, null, 'a check is armed for the end of the throttle');
-    await until(() => sent.length === 1, 'the throttled request was sent');
+    await until('the throttled request was sent', () => sent.length === 1, 5000, { intervalMs: 5 });
     assert.ok(Date.now() - t0 >= 90, 'not before the throttle ended');
     q.fulfillRequest({ correlationId: 7, payload: Buffer.alloc(0), size: 0 });
     await r;

@@ -7,6 +7,7 @@ import { createRegistry } from '../../src/metrics/registry.js';
 import { backoffDelay, nextAttempt, restartDelay, type BackoffConfig } from '../../src/restart.js';
 import type { RestartPolicy, Service, ServiceHealth } from '../../src/service.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
+import { until } from '../harness/wait.js';
 
 /** Fails its first `failures` starts; a start may take `startMs`; records every start and stop. */
 class Flaky implements Service {
@@ -51,14 +52,6 @@ function makeDaemon(services: Service[]): { d: Daemon; metrics: () => Promise<st
   return { d, metrics: () => registry.metrics() };
 }
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('restart policies (pure)', () => {
   const b: BackoffConfig = { initialBackoff: 1000, maxBackoff: 8000, multiplier: 2, jitter: 0, resetAfter: 60_000 };
   test('exponential backoff doubles up to the maximum', () => {
@@ -91,7 +84,7 @@ describe('supervisor', () => {
     const { d } = makeDaemon([slow, fast]);
     const t0 = Date.now();
     await d.start();
-    await until('fast started', () => fast.running);
+    await until('fast started', () => fast.running, 10_000, { intervalMs: 20 });
     assert.ok(Date.now() - t0 < 2000, `fast started after ${Date.now() - t0} ms`);
     assert.equal(slow.running, false);
   });
@@ -104,7 +97,7 @@ describe('supervisor', () => {
     const r = await fetch(`${d.url}/readyz`);
     assert.equal(r.status, 503);
     assert.match(((await r.json()) as { notReady: string[] }).notReady[0]!, /^pipeline: failed: pipeline: cluster not reachable; restart/);
-    await until('started', () => svc.running);
+    await until('started', () => svc.running, 10_000, { intervalMs: 20 });
     assert.equal(svc.starts, 4);
     assert.equal((await fetch(`${d.url}/readyz`)).status, 200);
     assert.equal(sampleValue(parsePrometheusText(await metrics()), 'eos_service_restarts_total', { service: 'pipeline' }), 3);
@@ -116,12 +109,12 @@ describe('supervisor', () => {
     once.restartPolicy = { delay: (attempt) => (attempt <= 1 ? 10 : null), resetAfterMs: 60_000 };
     const { d, metrics } = makeDaemon([again, once]);
     await d.start();
-    await until('both running', () => again.running && once.running);
+    await until('both running', () => again.running && once.running, 10_000, { intervalMs: 20 });
     for (const s of [again, once]) {
       s.running = false;
       d.serviceFailed(s.name, new Error('boom'));
     }
-    await until('restarted', () => again.running && once.running);
+    await until('restarted', () => again.running && once.running, 10_000, { intervalMs: 20 });
     assert.equal(again.stops, 1, 'stopped before the restart');
     once.running = false;
     d.serviceFailed('pipeline', new Error('boom again'));
