@@ -14,12 +14,13 @@
 // and hanging transactions stay, outcomes and durations need the log (eos_coordinator_source,
 // /readyz and /transactions say which source is used). A missing permission is a metric and a
 // logged finding, never a crash.
-import { Router } from 'express';
+import type { Router } from 'express';
+import { jsonReportRouter } from '../http/json-report.js';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
-import { redactText, redactValue } from '../redact.js';
+import { redactText } from '../redact.js';
 import { holdsLso, type TxnLogValue } from '../kafka/txn-log.js';
 import { TRANSACTION_STATE_TOPIC, readTransactionLog } from '../kafka/txn-log-reader.js';
 import { TxnAdmin } from '../kafka/txn-admin.js';
@@ -483,14 +484,7 @@ export class TransactionsService implements Service {
   }
 
   router(): Router {
-    const r = Router();
-    r.get('/', (req, res) => {
-      const pretty = ['1', 'true', ''].includes(String(req.query.pretty ?? 'no'));
-      const send = (status: number, body: unknown) => res.status(status).type('application/json').send(`${JSON.stringify(redactValue(body), null, pretty ? 2 : undefined)}\n`);
-      if (!this.report) send(503, { status: 'the first pass over the transaction coordinators has not finished yet' });
-      else send(200, this.report);
-    });
-    return r;
+    return jsonReportRouter(() => this.report, () => 'the first pass over the transaction coordinators has not finished yet');
   }
 
   ready(): ServiceHealth {

@@ -6,13 +6,13 @@
 // groups), the application's transactions the transactions service's (grouped under the
 // application.id by src/coordinator/applications.ts): neither is read again here. /streams shows
 // each application's group and members (client ids carry Streams' process UUID).
-import { Router } from 'express';
+import type { Router } from 'express';
+import { jsonReportRouter } from '../http/json-report.js';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import type { StreamsConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
-import { redactValue } from '../redact.js';
 import { pipelineUpMetric } from '../metrics/pipeline.js';
 import { streamsMetrics, type StreamsMetrics } from '../metrics/streams.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
@@ -170,14 +170,7 @@ export class StreamsService implements Service {
   }
 
   router(): Router {
-    const r = Router();
-    r.get('/', (req, res) => {
-      const pretty = ['1', 'true', ''].includes(String(req.query.pretty ?? 'no'));
-      const send = (status: number, body: unknown) => res.status(status).type('application/json').send(`${JSON.stringify(redactValue(body), null, pretty ? 2 : undefined)}\n`);
-      if (!this.report) send(503, { status: this.failure ? `cannot describe the Streams applications' groups: ${this.failure}` : 'the first reading has not finished yet' });
-      else send(200, this.report);
-    });
-    return r;
+    return jsonReportRouter(() => this.report, () => this.failure ? `cannot describe the Streams applications' groups: ${this.failure}` : 'the first reading has not finished yet');
   }
 
   ready(): ServiceHealth {
