@@ -97,6 +97,13 @@ describe('HeldAborts', () => {
     assert.deepEqual(h.transition(ID, st('Ongoing', 1, T0 + 1790), 0), [abort()]);
   });
 
+  test('a bumped epoch within the window but not Empty (the next transaction): the client aborted', () => {
+    const h = new HeldAborts();
+    h.take(abort());
+    h.transition(ID, st('CompleteAbort', 1, T0 + 1751), 0);
+    assert.deepEqual(h.transition(ID, st('Ongoing', 2, T0 + 1790), 0), [abort()]);
+  });
+
   test('an Empty without a bump, or straight after the PrepareAbort (no markers yet): the client aborted', () => {
     const h = new HeldAborts();
     h.take(abort());
