@@ -1,7 +1,7 @@
 // The transactions service: every transactional producer of the cluster as the transaction
 // coordinator sees it, from __transaction_state (src/kafka/txn-log-reader.ts), named by
 // application (applications.ts), turned into events (events.ts), hanging transactions found with
-// the partitions' ends and producer states (hanging.ts). All I/O on the service's own timer.
+// the partitions' ends and producer states (hanging.ts). All I/O on the service's own timer (a Periodic, src/runtime/periodic.ts).
 //
 // History and news: compaction keeps each id's last state, so the log read from the beginning is
 // mostly history. The first pass after start (or after the log became readable) only builds the
@@ -29,6 +29,7 @@ import { TRANSACTION_OUTCOMES, defineTransactionsMetrics, type TransactionsMetri
 import { ApplicationNamer, checkPattern } from './applications.js';
 import { transitionEvents, type TxnEvent } from './events.js';
 import { HeldAborts } from './fence-window.js';
+import { Periodic } from '../runtime/periodic.js';
 import { abortDue, findHanging, isTwoPhaseCommit, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
 
 export interface TransactionsServiceOptions {
@@ -96,8 +97,7 @@ export class TransactionsService implements Service {
   private denied = false;
   private admin: TxnAdmin | undefined;
   private reader: EndOffsetReader | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly periodic: Periodic;
   private stopped = false;
   private report: TransactionsReport | undefined;
   /** Label sets with series, to remove those that went away. */
@@ -121,6 +121,11 @@ export class TransactionsService implements Service {
         throw new Error(`transactions.patterns[${i}]: ${errorMessage(err)}`);
       }
     });
+    this.periodic = new Periodic(() => this.pass(), {
+      name: 'transactions.interval',
+      intervalMs: opts.intervalMs,
+      onError: (err) => this.logger.warn({ err: redactText(errorMessage(err)) }, 'a pass over the transaction coordinators failed'),
+    });
     this.namer = new ApplicationNamer({ patterns, eoswatchPrefixes: opts.eoswatchPrefixes ?? [] }, opts.maxApplications);
   }
 
@@ -134,16 +139,7 @@ export class TransactionsService implements Service {
     this.reader = new EndOffsetReader(this.kafka);
     this.setSource('log');
     this.logger.info({ intervalMs: this.opts.intervalMs, idleAfterMs: this.opts.idleAfterMs }, 'transactions service started');
-    this.schedule(0);
-  }
-
-  private schedule(delay: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.pass().finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedule(this.opts.intervalMs);
-      });
-    }, delay);
+    this.periodic.start();
   }
 
   private setSource(s: TransactionsSource): void {
@@ -498,8 +494,7 @@ export class TransactionsService implements Service {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.periodic.stop();
     await this.admin?.close();
     await this.reader?.close();
     this.admin = undefined;
