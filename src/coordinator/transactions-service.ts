@@ -22,7 +22,7 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
 import { redactText } from '../redact.js';
 import { holdsLso, type TxnLogValue } from '../kafka/txn-log.js';
-import { TRANSACTION_STATE_TOPIC, readTransactionLog } from '../kafka/txn-log-reader.js';
+import { readTransactionLog } from '../kafka/txn-log-reader.js';
 import { TxnAdmin } from '../kafka/txn-admin.js';
 import { EndOffsetReader } from '../kafka/offsets.js';
 import { TRANSACTION_OUTCOMES, defineTransactionsMetrics, type TransactionsMetrics } from '../metrics/transactions.js';
@@ -198,16 +198,6 @@ export class TransactionsService implements Service {
     } catch (err) {
       const msg = redactText(errorMessage(err));
       const permission = PERMISSION.test(msg);
-      if (!permission && this.next === undefined && (await this.noTransactionLog())) {
-        // No transactional producer has run on the cluster yet: the log is empty, not unreadable.
-        // Everything it will hold is news (read from offset 0 of each partition once it exists).
-        this.next = new Map();
-        this.states = new Map();
-        if (this.source !== 'log' || this.problem !== null) this.logger.info('__transaction_state does not exist yet (no transactional producer so far): every transaction from now on is counted');
-        this.setSource('log');
-        this.problem = null;
-        return true;
-      }
       this.metrics.errors.inc({ what: 'log', kind: permission ? 'permission' : 'error' });
       if (this.source === 'log') {
         this.logger.warn(
@@ -225,19 +215,6 @@ export class TransactionsService implements Service {
       this.held.clear();
       this.setSource('poll');
       return false;
-    }
-  }
-
-  /** True when the cluster's topics, as listed now, do not include __transaction_state. */
-  private async noTransactionLog(): Promise<boolean> {
-    const admin = this.kafka.admin();
-    try {
-      await admin.connect();
-      return !(await admin.listTopics()).includes(TRANSACTION_STATE_TOPIC);
-    } catch {
-      return false;
-    } finally {
-      await admin.disconnect().catch(() => undefined);
     }
   }
 

@@ -25,10 +25,12 @@ export interface TxnLogReadOptions {
   maxBytesPerPartition?: number;
 }
 
-async function logPartitions(kafka: Kafka): Promise<number[]> {
+/** The log's partitions; null when the topic does not exist (no transactional producer has run on the cluster yet). */
+async function logPartitions(kafka: Kafka): Promise<number[] | null> {
   const admin = kafka.admin();
   await admin.connect();
   try {
+    if (!(await admin.listTopics()).includes(TRANSACTION_STATE_TOPIC)) return null;
     const md = await admin.fetchTopicMetadata({ topics: [TRANSACTION_STATE_TOPIC] });
     return (md.topics[0]?.partitions ?? []).map((p) => p.partitionId).sort((a, b) => a - b);
   } finally {
@@ -37,17 +39,19 @@ async function logPartitions(kafka: Kafka): Promise<number[]> {
 }
 
 /**
- * One pass over the transaction log: every record from `from` up to the high watermark at the time
+ * One pass over the transaction log (an empty one while the topic does not exist): every record from `from` up to the high watermark at the time
  * of each partition's fetch, in offset order per partition, and where each partition ended (the
  * `from` of the next pass).
  */
 export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions = {}): Promise<{ entries: TxnLogEntry[]; next: Map<number, number> }> {
-  const fetcher = new RawFetcher(kafka, false);
   const entries: TxnLogEntry[] = [];
   const next = new Map<number, number>();
+  // No log yet is an empty log: nothing to read, and every partition starts at 0 when it comes.
+  const partitions = opts.partitions ?? (await logPartitions(kafka));
+  if (partitions === null) return { entries, next };
+  const fetcher = new RawFetcher(kafka, false);
   try {
     await fetcher.connect(TRANSACTION_STATE_TOPIC);
-    const partitions = opts.partitions ?? (await logPartitions(kafka));
     for (const [leader, parts] of fetcher.leaders(TRANSACTION_STATE_TOPIC, partitions)) {
       for (const partition of parts) {
         let offset = opts.from?.get(partition) ?? 0;
