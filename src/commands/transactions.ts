@@ -4,7 +4,7 @@
 // src/coordinator/hanging.ts (pure); this file parses options, formats (pure, exported for the
 // unit tests) and runs the subcommands.
 import type { Kafka } from 'kafkajs';
-import { abortDue, findHanging, type HangingTransaction, type TopicPartition } from '../coordinator/hanging.js';
+import { abortDue, findHanging, isTwoPhaseCommit, type HangingTransaction, type TopicPartition } from '../coordinator/hanging.js';
 import { checkPattern, recognise, type RecogniserOptions } from '../coordinator/applications.js';
 import type { CoordinatorTransaction, PartitionProducer, SnapshotError, SnapshotPartition } from '../coordinator/snapshot.js';
 import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
@@ -539,7 +539,7 @@ async function describeOne(c: Clients, names: RecogniserOptions, transactionalId
     transactionTimeoutMs: t.transactionTimeoutMs,
     startTimestampMs: open ? t.transactionStartTimeMs : null,
     ageMs: open ? Math.max(0, now - t.transactionStartTimeMs) : null,
-    abortDue: t.state === 'Ongoing' && open ? abortDue({ abortAtMs: t.transactionStartTimeMs + t.transactionTimeoutMs }, now) : null,
+    abortDue: t.state === 'Ongoing' && open ? abortDue({ abortAtMs: isTwoPhaseCommit(t.transactionTimeoutMs) ? null : t.transactionStartTimeMs + t.transactionTimeoutMs }, now) : null,
     partitions: tps
       .map((tp) => {
         const v = byTp.get(tpName(tp));
