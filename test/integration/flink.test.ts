@@ -4,7 +4,7 @@
 // sink holds every record exactly once (eoswatch's verifier, read_committed). The short Flink chaos
 // run of CI is here too: the tm-kill scenario of `eoswatch chaos --engine flink`, with a live
 // Prometheus evaluating the alerts and the dashboard's Flink panels.
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -44,6 +44,20 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
 describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => {
   const kafka = useCluster({ nodes: 1 });
   let flink: LocalFlinkCluster | undefined;
+
+  /** Two-partition source and sink topics and the seed's job on them, running; cancelled after the test. */
+  const runningJob = async (t: TestContext, sourceTag: string, sinkTag: string, nameTag: string, opts: { args: Record<string, string | number>; parallelism?: number }) => {
+    const f = flink!;
+    const source = uniqueName(sourceTag);
+    const sink = uniqueName(sinkTag);
+    await createTopic(kafka.cluster.brokers, source, 2, 1);
+    await createTopic(kafka.cluster.brokers, sink, 2, 1);
+    const name = uniqueName(nameTag);
+    const jobId = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, ...(opts.parallelism ? { parallelism: opts.parallelism } : {}), args: { name, ...opts.args } });
+    t.after(() => f.cancel(jobId).catch(() => undefined));
+    await f.waitJobRunning(jobId, 300_000);
+    return { source, sink, name, jobId };
+  };
   before(async () => {
     flink = await LocalFlinkCluster.start({ taskManagers: 1, slots: 2 });
   });
@@ -54,14 +68,7 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
   test('metrics appear and move with the job; a TaskManager SIGKILL is down, then up, with one restart', async (t) => {
     const f = flink!;
     const brokers = kafka.cluster.brokers;
-    const source = uniqueName('flink-src');
-    const sink = uniqueName('flink-sink');
-    await createTopic(brokers, source, 2, 1);
-    await createTopic(brokers, sink, 2, 1);
-    const name = uniqueName('eos-job');
-    const jobId = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, args: { name, 'checkpoint-interval-ms': 1000 } });
-    t.after(() => f.cancel(jobId).catch(() => undefined));
-    await f.waitJobRunning(jobId, 300_000);
+    const { source, sink, name, jobId } = await runningJob(t, 'flink-src', 'flink-sink', 'eos-job', { args: { 'checkpoint-interval-ms': 1000 } });
 
     const registry = createRegistry();
     const service = new FlinkService(
@@ -135,14 +142,7 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
   test('records in and out counted for a job that processes records; the LSO series of its sink carry the job\'s pipeline, engine and job_id', async (t) => {
     const f = flink!;
     const brokers = kafka.cluster.brokers;
-    const source = uniqueName('flink-rec-src');
-    const sink = uniqueName('flink-rec-sink');
-    await createTopic(brokers, source, 2, 1);
-    await createTopic(brokers, sink, 2, 1);
-    const name = uniqueName('eos-rec');
-    const jobId = await f.submit({ bootstrap: kafka.cluster.bootstrapServers, sourceTopic: source, sinkTopic: sink, parallelism: 2, args: { name, 'checkpoint-interval-ms': 1000 } });
-    t.after(() => f.cancel(jobId).catch(() => undefined));
-    await f.waitJobRunning(jobId, 300_000);
+    const { source, sink, name, jobId } = await runningJob(t, 'flink-rec-src', 'flink-rec-sink', 'eos-rec', { args: { 'checkpoint-interval-ms': 1000 }, parallelism: 2 });
 
     const registry = createRegistry();
     const ctx = { logger: silent, registry, fatal: () => undefined };
@@ -195,22 +195,9 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
   test('a Flink job\'s per-checkpoint commit latency: the KafkaSink\'s transactions from __transaction_state, one value per completed checkpoint, engine="flink"', async (t) => {
     const f = flink!;
     const brokers = kafka.cluster.brokers;
-    const source = uniqueName('flink-cl-src');
-    const sink = uniqueName('flink-cl-sink');
-    await createTopic(brokers, source, 2, 1);
-    await createTopic(brokers, sink, 2, 1);
-    const name = uniqueName('eos-cl');
     const prefix = uniqueName('cl-sink');
     const intervalMs = 1000;
-    const jobId = await f.submit({
-      bootstrap: kafka.cluster.bootstrapServers,
-      sourceTopic: source,
-      sinkTopic: sink,
-      parallelism: 2,
-      args: { name, 'checkpoint-interval-ms': intervalMs, 'transactional-id-prefix': prefix },
-    });
-    t.after(() => f.cancel(jobId).catch(() => undefined));
-    await f.waitJobRunning(jobId, 300_000);
+    const { source, sink, name, jobId } = await runningJob(t, 'flink-cl-src', 'flink-cl-sink', 'eos-cl', { args: { 'checkpoint-interval-ms': intervalMs, 'transactional-id-prefix': prefix }, parallelism: 2 });
 
     const registry = createRegistry();
     const ctx = { logger: silent, registry, fatal: () => undefined };
@@ -235,9 +222,8 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
       },
       { ...ctx, logger: debug },
     );
-    // Wired as src/create-daemon.ts wires them. Its own registry: src/metrics/transactions.ts and
-    // src/metrics/pipeline.ts both define eos_transactions_total (reported to the lead).
-    const txns = new TransactionsService(kafkaFor(brokers), { intervalMs: 500, idleAfterMs: 60_000, patterns: [], maxApplications: 100, topN: 10 }, { ...ctx, registry: createRegistry() });
+    // Wired as src/create-daemon.ts wires them, in the same registry.
+    const txns = new TransactionsService(kafkaFor(brokers), { intervalMs: 500, idleAfterMs: 60_000, patterns: [], maxApplications: 100, topN: 10 }, ctx);
     assert.ok(service.tracksCommits);
     txns.onEvents((events, baseline) => service.transactionEvents(events, baseline));
     await service.start();
