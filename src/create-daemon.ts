@@ -67,11 +67,13 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
 
   // The Flink service is built first: the LSO monitor hands it its readings of the Flink sink topics.
   const flink = config.flink.enabled ? new FlinkService(config.flink, context('flink')) : undefined;
+  // The topics whose last stable offset is watched (the LSO monitor's, and where the transactions
+  // service also looks for an open transaction no coordinator knows).
+  const topics = new Set(config.lsoMonitor.topics);
+  if (config.pipeline.enabled) for (const t of [config.pipeline.sourceTopic, config.pipeline.sinkTopic]) topics.add(t);
+  const flinkSinks = new Set(flink ? config.flink.sinks.flatMap((s) => s.topics) : []);
+  for (const t of flinkSinks) topics.add(t);
   if (config.lsoMonitor.enabled) {
-    const topics = new Set(config.lsoMonitor.topics);
-    if (config.pipeline.enabled) for (const t of [config.pipeline.sourceTopic, config.pipeline.sinkTopic]) topics.add(t);
-    const flinkSinks = new Set(flink ? config.flink.sinks.flatMap((s) => s.topics) : []);
-    for (const t of flinkSinks) topics.add(t);
     if (topics.size) {
       const ctx = context('lso-monitor');
       // A leader that stopped answering (paused) holds a reading for its whole request timeout; the
@@ -139,7 +141,15 @@ export function createDaemon(config: Config, logger: Logger, web?: WebConfig): B
     const t = config.transactions;
     txns = new TransactionsService(
       kafka,
-      { intervalMs: t.interval, idleAfterMs: t.idleAfter, patterns: t.patterns, maxApplications: t.maxApplications, topN: t.topN, eoswatchPrefixes: config.pipeline.enabled ? [config.pipeline.transactionalIdPrefix] : [] },
+      {
+        intervalMs: t.interval,
+        idleAfterMs: t.idleAfter,
+        patterns: t.patterns,
+        maxApplications: t.maxApplications,
+        topN: t.topN,
+        eoswatchPrefixes: config.pipeline.enabled ? [config.pipeline.transactionalIdPrefix] : [],
+        watchTopics: [...topics].sort(),
+      },
       ctx,
     );
     services.push(txns);

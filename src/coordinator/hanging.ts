@@ -34,7 +34,10 @@ export interface OpenTransaction {
 export interface ProducerState {
   producerId: number;
   producerEpoch: number;
+  /** When the producer last wrote to the partition: its last record's timestamp, or when eoswatch saw it write (WriteActivity). */
   lastTimestampMs: number;
+  /** The sequence number of its last batch (DescribeProducers' LastSequence): it moves with every write. */
+  lastSequence?: number;
   /** First offset of the producer's open transaction on the partition; -1 when none. */
   currentTransactionStartOffset: number;
 }
@@ -82,6 +85,43 @@ export function isTwoPhaseCommit(transactionTimeoutMs: number): boolean {
 }
 
 const DECIDED = new Set(['PrepareCommit', 'PrepareAbort']);
+
+/**
+ * When each producer last wrote to each partition, on eoswatch's own clock. The timestamp
+ * DescribeProducers reports is the last record's, set by the producer (CreateTime): Kafka Streams
+ * and Flink forward their input's event time, so an app catching up on old data, or a producer
+ * whose clock is behind, would look idle by it while it writes. Its LastSequence moves with every
+ * batch it writes instead: the time eoswatch first saw a sequence dates the write. A producer seen
+ * for the first time counts from then (after a restart of eoswatch, idleness is measured anew:
+ * late, never false). An entry not observed for `forgetAfterMs` is forgotten (a pass that could not
+ * read a partition does not reset its producers).
+ */
+export class WriteActivity {
+  private readonly seen = new Map<string, { sequence: number; sinceMs: number; observedMs: number }>();
+
+  constructor(private readonly forgetAfterMs: number) {}
+
+  /** The views with each producer's lastTimestampMs replaced by when eoswatch saw its current sequence first. */
+  observe(views: PartitionView[], now: number): PartitionView[] {
+    const out = views.map((v) => ({
+      ...v,
+      producers: v.producers.map((s) => {
+        if (s.lastSequence === undefined) return s;
+        const key = `${v.topic}\u0000${v.partition}\u0000${s.producerId}\u0000${s.producerEpoch}`;
+        const before = this.seen.get(key);
+        const sinceMs = before && before.sequence === s.lastSequence ? before.sinceMs : now;
+        this.seen.set(key, { sequence: s.lastSequence, sinceMs, observedMs: now });
+        return { ...s, lastTimestampMs: sinceMs };
+      }),
+    }));
+    for (const [key, e] of this.seen) if (now - e.observedMs > this.forgetAfterMs) this.seen.delete(key);
+    return out;
+  }
+
+  get size(): number {
+    return this.seen.size;
+  }
+}
 
 /** The open transaction holding each partition's LSO, where it is hanging; oldest first. */
 export function findHanging(partitions: PartitionView[], open: OpenTransaction[], now: number, idleAfterMs: number): HangingTransaction[] {

@@ -24,13 +24,13 @@ import { redactText } from '../redact.js';
 import { holdsLso, type TxnLogValue } from '../kafka/txn-log.js';
 import { readTransactionLog } from '../kafka/txn-log-reader.js';
 import { TxnAdmin } from '../kafka/txn-admin.js';
-import { EndOffsetReader } from '../kafka/offsets.js';
+import { EndOffsetReader, type PartitionEnds } from '../kafka/offsets.js';
 import { TRANSACTION_OUTCOMES, defineTransactionsMetrics, type TransactionsMetrics } from '../metrics/transactions.js';
 import { ApplicationNamer, checkPattern } from './applications.js';
 import { transitionEvents, type TxnEvent } from './events.js';
 import { HeldAborts } from './fence-window.js';
 import { Periodic } from '../runtime/periodic.js';
-import { abortDue, findHanging, isTwoPhaseCommit, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
+import { abortDue, findHanging, isTwoPhaseCommit, WriteActivity, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
 
 export interface TransactionsServiceOptions {
   intervalMs: number;
@@ -40,6 +40,11 @@ export interface TransactionsServiceOptions {
   topN: number;
   /** eoswatch pipelines' transactionalIdPrefix values (named as eoswatch applications). */
   eoswatchPrefixes?: string[];
+  /**
+   * Topics read every pass even without an open transaction on them (the LSO monitor's): an open
+   * transaction there that no coordinator knows (Kafka's own find-hanging case) is found too.
+   */
+  watchTopics?: string[];
 }
 
 export type TransactionsSource = 'log' | 'poll';
@@ -127,6 +132,7 @@ export class TransactionsService implements Service {
       onError: (err) => this.logger.warn({ err: redactText(errorMessage(err)) }, 'a pass over the transaction coordinators failed'),
     });
     this.namer = new ApplicationNamer({ patterns, eoswatchPrefixes: opts.eoswatchPrefixes ?? [] }, opts.maxApplications);
+    this.activity = new WriteActivity(10 * opts.intervalMs);
   }
 
   async start(): Promise<void> {
@@ -134,6 +140,7 @@ export class TransactionsService implements Service {
     this.states = new Map();
     this.held.clear();
     this.next = undefined;
+    this.lastHanging = [];
     this.source = 'log';
     this.admin = new TxnAdmin(this.kafka, { attempts: 3 });
     this.reader = new EndOffsetReader(this.kafka);
@@ -156,7 +163,17 @@ export class TransactionsService implements Service {
       if (await this.readLog()) open = this.openFromLog();
     }
     if (!open) open = await this.poll();
-    if (!open || this.stopped) return;
+    if (this.stopped) return;
+    if (!open) {
+      // Neither the log nor the coordinators answered: no figure of this pass is known. The
+      // per-application gauges and the named hanging transactions go (stale series would keep an
+      // alert firing, or silent, on old news) until a pass succeeds; eos_coordinator_up says why.
+      this.metrics.up.set(0);
+      this.forgetSeries();
+      if (this.report) this.report = { ...this.report, at: new Date().toISOString(), problem: this.problem, open: 0, oldestOpen: [], hanging: [] };
+      return;
+    }
+    this.metrics.up.set(1);
     const now = Date.now();
     const hanging = await this.findHanging(open, now);
     this.export(open, hanging, now);
@@ -190,7 +207,7 @@ export class TransactionsService implements Service {
       this.next = next;
       for (const ev of this.held.due(Date.now())) emit(ev);
       for (const l of this.listeners) l(batch, first);
-      if (this.source !== 'log') this.logger.info('the transaction log can be read again: outcomes and durations are counted from now on');
+      if (this.source !== 'log') this.logger.info(first ? 'the transaction log can be read again: outcomes and durations are counted from now on' : 'the transaction log can be read again, from where the last pass stopped');
       if (first) this.logger.info({ ids: this.states.size, records: entries.length }, 'transaction log read: the current state of every transactional id (history, not counted)');
       this.setSource('log');
       this.problem = null;
@@ -209,10 +226,15 @@ export class TransactionsService implements Service {
       }
       this.denied = permission;
       this.problem = permission ? `no read permission on __transaction_state: ${msg}` : `reading __transaction_state: ${msg}`;
-      // A later pass starts from the beginning again (a baseline), never counting the gap as news.
-      this.next = undefined;
-      this.states = new Map();
-      this.held.clear();
+      if (permission) {
+        // Refused: polled from now on; when the permission comes, the log is read from the
+        // beginning again (a baseline), never counting what was missed as news.
+        this.next = undefined;
+        this.states = new Map();
+        this.held.clear();
+      }
+      // Any other failure (a leader moving, a broker restarting) keeps the position: the next
+      // pass reads on from it, so what the coordinator wrote meanwhile is still counted.
       this.setSource('poll');
       return false;
     }
@@ -304,13 +326,30 @@ export class TransactionsService implements Service {
   }
 
   private pollIds = new Map<string, string>();
+  /** When eoswatch saw each producer of a held partition write last (the hanging verdict's idleness). */
+  private readonly activity: WriteActivity;
 
   /** The partitions the open transactions touch whose LSO < HW, their producers, and findHanging. */
   private async findHanging(open: OpenTransaction[], now: number): Promise<HangingTransaction[]> {
     const topics = [...new Set(open.flatMap((t) => t.partitions.map((p) => p.topic)))].sort();
-    if (!topics.length) return [];
+    const watchOnly = (this.opts.watchTopics ?? []).filter((t) => !topics.includes(t));
+    if (!topics.length && !watchOnly.length) return (this.lastHanging = []);
+    // Partitions this pass could not judge: a hanging transaction found there before is carried
+    // over while the coordinator still has it open (a failed read is no news of its end).
+    const unjudged = new Set<string>();
+    const carried = (): HangingTransaction[] =>
+      this.lastHanging.filter((h) => unjudged.has(`${h.topic}\u0000${h.partition}`) && open.some((t) => t.transactionalId === h.transactionalId && t.producerId === h.producerId));
     try {
-      const ends = await this.reader!.readMany(topics);
+      const ends = topics.length ? await this.reader!.readMany(topics) : new Map<string, PartitionEnds[]>();
+      // The watched topics without an open transaction: only where one no coordinator knows may hide. A topic
+      // that cannot be read there (deleted, not created yet) costs nothing else: the LSO monitor reports it.
+      if (watchOnly.length) {
+        try {
+          for (const [t, parts] of await this.reader!.readMany(watchOnly)) ends.set(t, parts);
+        } catch (err) {
+          this.logger.debug({ err: redactText(errorMessage(err)), topics: watchOnly }, 'cannot read the ends of the watched topics');
+        }
+      }
       const views: PartitionView[] = [];
       for (const [topic, parts] of ends) {
         const held = parts.filter((p) => p.lso < p.high);
@@ -320,6 +359,7 @@ export class TransactionsService implements Service {
           const ps = producers.get(p.partition);
           if (!ps || ps.error) {
             if (ps?.error) this.metrics.errors.inc({ what: 'producers', kind: ps.error.kind === 'permission' ? 'permission' : 'error' });
+            unjudged.add(`${topic}\u0000${p.partition}`);
             continue;
           }
           views.push({
@@ -327,19 +367,25 @@ export class TransactionsService implements Service {
             partition: p.partition,
             high: p.high,
             lso: p.lso,
-            producers: ps.producers.map((s) => ({ producerId: s.producerId, producerEpoch: s.producerEpoch, lastTimestampMs: s.lastTimestamp, currentTransactionStartOffset: s.currentTxnStartOffset })),
+            producers: ps.producers.map((s) => ({ producerId: s.producerId, producerEpoch: s.producerEpoch, lastTimestampMs: s.lastTimestamp, lastSequence: s.lastSequence, currentTransactionStartOffset: s.currentTxnStartOffset })),
           });
         }
       }
-      return findHanging(views, open, now, this.opts.idleAfterMs);
+      // Idle by eoswatch's observation of the producers' sequences, never by the records' own timestamps.
+      const found = findHanging(this.activity.observe(views, now), open, now, this.opts.idleAfterMs);
+      return (this.lastHanging = [...found, ...carried()]);
     } catch (err) {
       this.metrics.errors.inc({ what: 'offsets', kind: 'error' });
       this.logger.warn({ err: redactText(errorMessage(err)) }, 'cannot read the ends and producers of the partitions of open transactions');
       await this.reader?.close();
       if (!this.stopped) this.reader = new EndOffsetReader(this.kafka);
-      return [];
+      for (const h of this.lastHanging) unjudged.add(`${h.topic}\u0000${h.partition}`);
+      return (this.lastHanging = carried());
     }
   }
+
+  /** The hanging transactions of the last pass (carried over where a pass could not judge their partition). */
+  private lastHanging: HangingTransaction[] = [];
 
   private openView(t: OpenTransaction, now: number): OpenView {
     return {
@@ -353,6 +399,20 @@ export class TransactionsService implements Service {
       ageMs: Math.max(0, now - t.startTimestampMs),
       abortDue: abortDue({ abortAtMs: t.prepared ? null : t.startTimestampMs + t.transactionTimeoutMs }, now),
     };
+  }
+
+  /** Removes every gauge series of the last pass (the counters and histograms stay: they are totals). */
+  private forgetSeries(): void {
+    const m = this.metrics;
+    for (const a of this.apps) for (const g of [m.open, m.oldestOpen, m.ids, m.hanging]) g.remove({ application: a });
+    this.apps.clear();
+    for (const k of this.versionLabels) {
+      const [application, version] = k.split('\u0000') as [string, string];
+      m.versions.remove({ application, version });
+    }
+    this.versionLabels.clear();
+    for (const labels of this.infoLabels.values()) m.hangingInfo.remove(labels);
+    this.infoLabels.clear();
   }
 
   private export(open: OpenTransaction[], hanging: HangingTransaction[], now: number): void {

@@ -25,14 +25,22 @@ export interface TxnLogReadOptions {
   maxBytesPerPartition?: number;
 }
 
-/** The log's partitions; null when the topic does not exist (no transactional producer has run on the cluster yet). */
+/**
+ * The log's partitions; null when the topic does not exist (no transactional producer has run on
+ * the cluster yet). Asked by name, never through the topic list: a principal without Describe on
+ * the topic is not shown it in a list (which would read as an empty log), while a Metadata request
+ * naming it answers TOPIC_AUTHORIZATION_FAILED, thrown here for the callers to report as a
+ * missing permission.
+ */
 async function logPartitions(kafka: Kafka): Promise<number[] | null> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    if (!(await admin.listTopics()).includes(TRANSACTION_STATE_TOPIC)) return null;
     const md = await admin.fetchTopicMetadata({ topics: [TRANSACTION_STATE_TOPIC] });
     return (md.topics[0]?.partitions ?? []).map((p) => p.partitionId).sort((a, b) => a - b);
+  } catch (err) {
+    if ((err as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION') return null;
+    throw err;
   } finally {
     await admin.disconnect();
   }

@@ -13,7 +13,7 @@ import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
 import { LagCalculator, type PartitionLag } from './group-lag.js';
-import { nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
+import { exactNames, nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
 
 /** A committed offset this close below the LSO that stands still may sit before markers only: probed. */
 const PROBE_MAX_LAG = 100;
@@ -50,6 +50,18 @@ export interface LagReading {
   groups: number;
   partitions: number;
   durationMs: number;
+}
+
+/** Whether `ask` fails with the Kafka error `type` (a refusal); any other outcome is not one. */
+async function refused(ask: () => Promise<unknown>, type: string): Promise<boolean> {
+  try {
+    await ask();
+    return false;
+  } catch (err) {
+    // kafkajs may wrap the protocol error (retries exhausted): its type is then on the cause.
+    const e = err as { type?: unknown; cause?: { type?: unknown } };
+    return e.type === type || e.cause?.type === type;
+  }
 }
 
 export class LagService implements Service {
@@ -125,6 +137,18 @@ export class LagService implements Service {
     const groups = selectGroups(listed, this.groupMatch);
     const [descriptions, existingTopics] = await Promise.all([groups.length ? admin.describeGroups(groups) : { groups: [] }, admin.listTopics()]);
     const existing = new Set(existingTopics);
+    // Kafka's listings leave out what the principal may not describe, without an error: a named
+    // group missing from ListGroups, or a topic a group committed to missing from Metadata, is asked
+    // for by name, which tells a refusal from an absence.
+    const denied = new Set<string>();
+    const listedSet = new Set(listed);
+    await Promise.all(
+      exactNames(this.config.groups)
+        .filter((g) => !listedSet.has(g))
+        .map(async (g) => {
+          if (await refused(() => admin.describeGroups([g]), 'GROUP_AUTHORIZATION_FAILED')) denied.add(`group:${g}`);
+        }),
+    );
 
     // Committed offsets: one OffsetFetch per group, to its coordinator.
     const committed = new Map<string, Map<string, Map<number, bigint>>>();
@@ -135,7 +159,11 @@ export class LagService implements Service {
           const res = await admin.fetchOffsets({ groupId: group });
           const byTopic = new Map<string, Map<number, bigint>>();
           for (const t of res) {
-            if (!existing.has(t.topic) || !watchedTopic(t.topic, this.topicMatch)) continue;
+            if (!watchedTopic(t.topic, this.topicMatch)) continue;
+            if (!existing.has(t.topic)) {
+              if (!denied.has(`topic:${t.topic}`) && (await refused(() => admin.fetchTopicMetadata({ topics: [t.topic] }), 'TOPIC_AUTHORIZATION_FAILED'))) denied.add(`topic:${t.topic}`);
+              continue;
+            }
             const parts = new Map<number, bigint>();
             for (const p of t.partitions) if (p.offset !== '-1' && p.offset !== '') parts.set(p.partition, BigInt(p.offset));
             if (parts.size) byTopic.set(t.topic, parts);
@@ -166,8 +194,23 @@ export class LagService implements Service {
     for (const [group, byTopic] of committed) lags.push(...this.calculator.lag(group, byTopic, ends, now, nothingToRead));
     for (const group of this.groupSeries) if (!committed.has(group) && !unread.has(group)) this.calculator.forgetGroup(group);
     this.publish(lags, descriptions.groups, committed);
+    this.publishDenied(denied);
     return { groups: committed.size, partitions: lags.length };
   }
+
+  /** What the last reading was refused: eos_lag_permission_denied, a warning when it changes, the readiness detail. */
+  private publishDenied(denied: Set<string>): void {
+    for (const r of this.denied) if (!denied.has(r)) this.metrics.denied.remove({ resource: r });
+    for (const r of denied) this.metrics.denied.set({ resource: r }, 1);
+    const now = [...denied].sort();
+    if (now.join('\n') !== [...this.denied].sort().join('\n')) {
+      if (now.length) this.logger.warn({ denied: now }, 'the lag service may not describe these (no Describe ACL): their lag is not read');
+      else this.logger.info('the lag service may describe every group and topic it watches again');
+    }
+    this.denied = new Set(now);
+  }
+
+  private denied = new Set<string>();
 
   /**
    * A committed offset that has not moved and sits a little below the LSO may be followed by
@@ -277,7 +320,8 @@ export class LagService implements Service {
   ready(): ServiceHealth {
     if (!this.last) return { ready: false, detail: this.failure ? `cannot read consumer lag: ${this.failure}` : 'first lag reading has not finished' };
     if (this.failure !== undefined) return { ready: true, detail: `last lag reading failed: ${this.failure}` };
-    return { ready: true, detail: `${this.last.groups} groups, ${this.last.partitions} partitions` };
+    const denied = this.denied.size ? `; permission missing: Describe on ${[...this.denied].sort().join(', ')}` : '';
+    return { ready: true, detail: `${this.last.groups} groups, ${this.last.partitions} partitions${denied}` };
   }
 
   async stop(): Promise<void> {

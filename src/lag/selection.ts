@@ -29,3 +29,9 @@ export function watchedTopic(topic: string, topicMatch: NameMatcher | null): boo
   if (topic.startsWith('__')) return false;
   return topicMatch ? topicMatch(topic) : true;
 }
+
+/** The exact group names among the selectors (not `all`, not patterns): groups expected to exist. */
+export function exactNames(selectors: string[]): string[] {
+  if (selectors.includes('all')) return [];
+  return [...new Set(selectors.filter((s) => !selectorPattern(s)))].sort();
+}

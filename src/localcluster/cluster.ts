@@ -135,7 +135,7 @@ export function nodeProperties(state: ClusterState, node: NodeState, pem?: { key
     'listener.security.protocol.map': `CONTROLLER:PLAINTEXT,${l}:${l}`,
     'log.dirs': join(node.dir, 'data'),
     ...brokerDefaults(state.nodes.length),
-    ...(sec && pem ? securityProperties(sec, pem) : {}),
+    ...(sec && pem ? securityProperties(sec, pem, state.nodes.length) : {}),
     ...state.overrides,
   };
   if (!isKafka4(state.version)) {

@@ -121,7 +121,7 @@ export function listenerName(sec: SecurityState | undefined): 'PLAINTEXT' | 'SAS
  * PEM stores, SASL mechanisms, the authorizer. `keyPem`/`certPem`: the node's key and
  * certificate, inline (a PEM key store file would need an encrypted key). Pure.
  */
-export function securityProperties(sec: SecurityState, node: { keyPem: string; certPem: string }): Record<string, string> {
+export function securityProperties(sec: SecurityState, node: { keyPem: string; certPem: string }, brokers = 1): Record<string, string> {
   const l = listenerName(sec).toLowerCase();
   const props: Record<string, string> = {
     'ssl.keystore.type': 'PEM',
@@ -138,8 +138,11 @@ export function securityProperties(sec: SecurityState, node: { keyPem: string; c
     'super.users': `User:${sec.admin};User:ANONYMOUS`,
   };
   if (sec.mode === 'ssl') {
-    // The certificate is the identity: CN=name becomes User:name.
+    // The certificate is the identity: CN=name becomes User:name. The brokers talk to each other
+    // over this listener as User:node-<id>: without super user rights the coordinator's own
+    // WriteTxnMarkers (ClusterAction) is refused and no transaction ever completes.
     props['ssl.principal.mapping.rules'] = 'RULE:^CN=([^,]+)$/$1/,DEFAULT';
+    props['super.users'] = [props['super.users'], ...Array.from({ length: brokers }, (_, i) => `User:node-${i + 1}`)].join(';');
     return props;
   }
   const plainUsers = Object.entries(sec.passwords).map(([u, p]) => `user_${u}=${jaasQuote(p)}`).join(' ');

@@ -69,6 +69,12 @@ function define(registry: Registry) {
       help: 'Duration of the last lag reading (groups, committed offsets and end offsets of every watched partition).',
       registers,
     }),
+    denied: new Gauge({
+      name: 'eos_lag_permission_denied',
+      help: 'A group lag.groups names, or a topic a watched group committed to, that the lag service may not describe (GROUP_ or TOPIC_AUTHORIZATION_FAILED): 1 while refused. Kafka leaves such groups and topics out of its listings without an error; their lag is not read.',
+      labelNames: ['resource'],
+      registers,
+    }),
     readErrors: new Counter({
       name: 'eos_lag_read_errors_total',
       help: 'Failed lag readings (the whole reading, or one group).',

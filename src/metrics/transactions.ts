@@ -10,6 +10,11 @@ export const TRANSACTION_OUTCOMES = ['committed', 'aborted', 'aborted_timeout', 
 export function defineTransactionsMetrics(registry: Registry) {
   const registers = [registry];
   return {
+    up: new Gauge({
+      name: 'eos_coordinator_up',
+      help: 'Whether the last pass of the transactions service read the coordinator (the log or the poll): 1 yes, 0 no (then the per-application gauges and the named hanging transactions are removed until a pass succeeds).',
+      registers,
+    }),
     source: new Gauge({
       name: 'eos_coordinator_source',
       help: 'Where the transactions service reads the coordinator: 1 for the source in use (log: __transaction_state; poll: ListTransactions/DescribeTransactions, when the log cannot be read), 0 for the other.',

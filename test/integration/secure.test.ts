@@ -63,14 +63,10 @@ const getJson = async (url: string): Promise<{ status: number; body: unknown; te
   return { status: r.status, text, body: JSON.parse(text) as unknown };
 };
 
-// Two cases are skipped until they pass on a real cluster: they are the proof the ACL table is
-// complete for the pipeline and the canary, and the last run failed their exactly-once check.
-const PENDING = 'not passing yet on a real cluster (the sink check under the documented ACLs fails; see docs/security.md, issue: secured clusters): the ACL table is unproven for the pipeline and canary';
-
 describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
   const h = useCluster({ nodes: 1, version: VERSION, security: { mode: 'sasl-ssl', users: ['eoswatch'] } });
 
-  test('least privilege: every service ready under only the documented ACLs, records exactly once; DescribeConfigs revoked: the audit names it, the rest keeps working', { skip: PENDING }, async () => {
+  test('least privilege: every service ready under only the documented ACLs, records exactly once; DescribeConfigs revoked: the audit names it, the rest keeps working', async () => {
     const c = h.cluster;
     const n = await setup(c, 'least');
     const admin = (await c.kafka()).admin();
@@ -85,7 +81,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     const services = Object.keys((ready.body as { services: Record<string, unknown> }).services).sort();
     for (const s of ['audit', 'canary', 'kafka', 'lag', 'lso-monitor', 'pipeline']) assert.ok(services.some((x) => x.startsWith(s)), `service ${s} in /readyz: ${services.join(', ')}`);
     await waitCaughtUpAsAdmin(c, n.group, n.source, 90_000, () => p.tail(40));
-    await assertSinkExactlyOnce(c, n.sink, [...sent], p.tail(40));
+    await assertSinkExactlyOnce(c, n.sink, [...sent], p.tail(40), n.canaryId);
     assert.equal(await p.metric('eos_kafka_up'), 1);
     await p.waitMetric('eos_canary_records_total', { result: 'received' }, 20, 60_000);
     assert.equal((await p.metric('eos_canary_records_total', { result: 'lost' })) ?? 0, 0);
@@ -109,10 +105,51 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     assert.ok(denied.findings.some((f) => !f.passed && /permission missing: DescribeConfigs on the cluster/.test(f.observed)), 'a failed finding names it');
     const more = await produceAsAdmin(c, n.source, P, 600, 3000);
     await waitCaughtUpAsAdmin(c, n.group, n.source, 60_000, () => p.tail(40));
-    await assertSinkExactlyOnce(c, n.sink, [...sent, ...more], p.tail(40));
+    await assertSinkExactlyOnce(c, n.sink, [...sent, ...more], p.tail(40), n.canaryId);
     assert.equal((await fetch(`${url}/readyz`)).status, 200, 'the other services stay ready');
     assert.equal(p.child.exitCode, null, 'the daemon stays up');
     assert.doesNotMatch(p.output, /restarting the service|service stays failed|fatal service error/i, 'no service restarts');
+    await p.kill();
+  });
+
+  test('what Kafka hides without an error is named: __transaction_state without Describe (the transactions service polls, says why), a lag group without Describe (eos_lag_permission_denied)', async () => {
+    const c = h.cluster;
+    const n = await setup(c, 'hidden');
+    const admin = (await c.kafka()).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    // A committed transaction as the super user: __transaction_state exists.
+    const tx = (await c.kafka()).producer({ transactionalId: `${n.prefix}-admin`, idempotent: true, maxInFlightRequests: 1 });
+    await tx.connect();
+    const t = await tx.transaction();
+    await t.send({ topic: n.source, messages: [{ value: 'x' }] });
+    await t.commit();
+    await tx.disconnect();
+    // The lag row for {group}, and Describe on the transactional ids: nothing on __transaction_state, nothing on the other group.
+    await grantAcls(admin, [...aclsFor('User:eoswatch', n, ['health', 'lag']), { principal: 'User:eoswatch', resource: 'transactional-id', name: '*', prefixed: false, operation: 'Describe' }]);
+    const hidden = `${n.group}-hidden`;
+    const p = new PipelineProcess(
+      daemonConfig(c, n, c.eoswatchKafka({ user: 'eoswatch' }), {
+        pipeline: { enabled: false },
+        canary: { enabled: false },
+        lsoMonitor: { enabled: false, topics: [] },
+        audit: { enabled: false },
+        lag: { enabled: true, groups: [n.group, hidden], interval: '1s' },
+        transactions: { enabled: true, interval: '1s' },
+      }),
+    );
+    const url = await p.url;
+    await until('the transactions service polling for want of a permission', async () => (await p.metric('eos_coordinator_source', { source: 'poll' })) === 1 && ((await p.metric('eos_coordinator_read_errors_total', { what: 'log', kind: 'permission' })) ?? 0) >= 1, 60_000, () => p.tail(40), p);
+    assert.equal(await p.metric('eos_coordinator_up'), 1, 'the poll reads the coordinators');
+    await until('the hidden group named', async () => (await p.metric('eos_lag_permission_denied', { resource: `group:${hidden}` })) === 1, 60_000, () => p.tail(40), p);
+    assert.equal(await p.metric('eos_lag_permission_denied', { resource: `group:${n.group}` }), undefined, 'the group it may describe is not named');
+    const ready = await until('/readyz with both details', async () => {
+      const r = await getJson(`${url}/readyz`);
+      return r.status === 200 && /no read permission on __transaction_state/.test(r.text) && /permission missing: Describe on group:/.test(r.text) && r;
+    }, 30_000, () => p.tail(40), p);
+    assert.match(ready.text, new RegExp(`Describe on group:${hidden}`));
+    assert.match(p.output, /cannot read __transaction_state \(no Describe\/Read ACL on it\): polling/);
+    assert.equal(p.child.exitCode, null, 'the daemon stays up');
     await p.kill();
   });
 
@@ -166,7 +203,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
 describe(`mutual TLS, the client certificate as the identity (1 node, SSL, Kafka ${VERSION})`, () => {
   const h = useCluster({ nodes: 1, version: VERSION, security: { mode: 'ssl', users: ['eoswatch'] } });
 
-  test('User:eoswatch from its certificate: the pipeline and the audit work under its ACLs; without a certificate, no connection', { skip: PENDING }, async () => {
+  test('User:eoswatch from its certificate: the pipeline and the audit work under its ACLs; without a certificate, no connection', async () => {
     const c = h.cluster;
     const n = await setup(c, 'mtls');
     const admin = (await c.kafka()).admin();

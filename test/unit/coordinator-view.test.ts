@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApplicationNamer, OTHER_APPLICATION, checkPattern, recognise } from '../../src/coordinator/applications.js';
-import { abortDue, findHanging, type OpenTransaction, type PartitionView } from '../../src/coordinator/hanging.js';
+import { abortDue, findHanging, WriteActivity, type OpenTransaction, type PartitionView } from '../../src/coordinator/hanging.js';
 
 test('recognisers: user pattern, eoswatch prefix, Kafka Streams EOS v2, Flink KafkaSink, else the id', () => {
   const opts = { patterns: [checkPattern('^(?<app>billing)-worker-\\d+$')], eoswatchPrefixes: ['eoswatch-demo'] };
@@ -198,4 +198,46 @@ test('same age, same topic: partitions in order; abort due at its edges', () => 
   assert.equal(abortDue({ abortAtMs: NOW + 60_000 }, NOW), 'in 1m 0s');
   assert.equal(abortDue({ abortAtMs: NOW + 3_600_000 }, NOW), 'in 1h 0m');
   assert.equal(abortDue({ abortAtMs: NOW + 3_599_000 }, NOW), 'in 59m 59s');
+});
+
+test('write activity: a producer is dated by when eoswatch saw its sequence move, not by its records\' timestamps', () => {
+  const a = new WriteActivity(15_000);
+  const seen = (views: PartitionView[]) => views.flatMap((v) => v.producers.map((p) => p.lastTimestampMs));
+  // Event time hours old (a Streams app catching up): dated by first sight, not by the record.
+  const catchingUp = (seq: number, o: Partial<PartitionView> = {}) => part({ producers: [{ producerId: 42, producerEpoch: 3, lastTimestampMs: NOW - 7_200_000, lastSequence: seq, currentTransactionStartOffset: 100 }], ...o });
+  assert.deepEqual(seen(a.observe([catchingUp(10)], NOW)), [NOW]);
+  // The same sequence later: still dated at first sight (idle grows); a moved one is dated anew.
+  assert.deepEqual(seen(a.observe([catchingUp(10)], NOW + 30_000)), [NOW]);
+  assert.deepEqual(seen(a.observe([catchingUp(11)], NOW + 40_000)), [NOW + 40_000]);
+  assert.deepEqual(seen(a.observe([catchingUp(11)], NOW + 90_000)), [NOW + 40_000]);
+  // Keyed by topic, partition, producer id and epoch (under transaction version 2 the epoch moves with every transaction).
+  assert.deepEqual(seen(a.observe([catchingUp(11), catchingUp(11, { partition: 1 }), catchingUp(11, { topic: 'other' })], NOW + 95_000)), [NOW + 40_000, NOW + 95_000, NOW + 95_000]);
+  const bumped = part({ producers: [{ producerId: 42, producerEpoch: 4, lastTimestampMs: 0, lastSequence: 11, currentTransactionStartOffset: 100 }] });
+  assert.deepEqual(seen(a.observe([bumped], NOW + 100_000)), [NOW + 100_000]);
+  assert.equal(a.size, 4, 'entries not observed in a pass are kept for forgetAfterMs');
+  // A pass that could not read the partition does not reset it: 15 s without it, still dated at first sight.
+  assert.deepEqual(seen(a.observe([], NOW + 115_000)), []);
+  assert.deepEqual(seen(a.observe([bumped], NOW + 115_000)), [NOW + 100_000]);
+  assert.equal(a.size, 1, 'the others, observed last at NOW + 95 s, are forgotten after 15 s');
+  // Forgotten after more than forgetAfterMs without it: counted from then again.
+  a.observe([], NOW + 130_001);
+  assert.equal(a.size, 0);
+  assert.deepEqual(seen(a.observe([bumped], NOW + 130_002)), [NOW + 130_002]);
+  // Without a sequence (a caller that has none) the producer is passed on as it is.
+  const plain = part();
+  assert.deepEqual(a.observe([plain], NOW + 131_000), [plain]);
+});
+
+test('hanging by write activity: a producer catching up on old event time is never hanging; a dead one is, once idleAfter has passed since eoswatch saw it', () => {
+  const a = new WriteActivity(300_000);
+  const view = (seq: number) => part({ producers: [{ producerId: 42, producerEpoch: 3, lastTimestampMs: NOW - 7_200_000, lastSequence: seq, currentTransactionStartOffset: 100 }] });
+  for (let i = 0; i < 10; i++) {
+    const t = NOW + i * 30_000;
+    assert.deepEqual(findHanging(a.observe([view(i)], t), [txn()], t, 60_000), [], `writing at pass ${i}`);
+  }
+  // It stops writing at the last pass (NOW + 270 s): hanging from NOW + 330 s on, not before.
+  assert.deepEqual(findHanging(a.observe([view(9)], NOW + 329_999), [txn()], NOW + 329_999, 60_000), []);
+  const [h] = findHanging(a.observe([view(9)], NOW + 330_000), [txn()], NOW + 330_000, 60_000);
+  assert.equal(h?.idleMs, 60_000);
+  assert.equal(h?.transactionalId, 'orders-app-1');
 });

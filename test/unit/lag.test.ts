@@ -4,7 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { OffsetTimeTable } from '../../src/kafka/offset-time.js';
 import { LagCalculator } from '../../src/lag/group-lag.js';
-import { nameMatcher, selectGroups, watchedTopic } from '../../src/lag/selection.js';
+import { exactNames, nameMatcher, selectGroups, watchedTopic } from '../../src/lag/selection.js';
 import { validateConfig } from '../../src/config/load.js';
 import { EosError } from '../../src/errors.js';
 
@@ -146,6 +146,12 @@ describe('group and topic selection', () => {
     assert.equal(watchedTopic('__consumer_offsets', null), false);
     assert.equal(watchedTopic('orders', nameMatcher(['/^ord/'])), true);
     assert.equal(watchedTopic('payments', nameMatcher(['/^ord/'])), false);
+  });
+
+  test('the exact names among the selectors (the groups expected to exist, asked for by name when not listed)', () => {
+    assert.deepEqual(exactNames(['zeta', '/^flink-/', 'billing', 'zeta']), ['billing', 'zeta']);
+    assert.deepEqual(exactNames(['billing', 'all']), [], 'all names none in particular');
+    assert.deepEqual(exactNames(['/^a/', '/b$/']), []);
   });
 
   test('a pattern that does not compile is a configuration error naming the key', () => {

@@ -48,6 +48,9 @@ describe('secured broker properties', () => {
     assert.equal(s['listener.name.ssl.ssl.client.auth'], 'required');
     assert.equal(s['ssl.principal.mapping.rules'], 'RULE:^CN=([^,]+)$/$1/,DEFAULT');
     assert.equal(s['sasl.enabled.mechanisms'], undefined);
+    // The brokers' own certificates (inter-broker listener) are super users: markers need ClusterAction.
+    assert.equal(securityProperties(sec('ssl'), pem, 3)['super.users'], 'User:admin;User:ANONYMOUS;User:node-1;User:node-2;User:node-3');
+    assert.equal(securityProperties(sec('sasl-ssl'), pem, 3)['super.users'], 'User:admin;User:ANONYMOUS');
     assert.equal(props(nodeProperties(state(sec('ssl')), node, pem)).listeners, 'SSL://127.0.0.1:19092,CONTROLLER://127.0.0.1:19093');
   });
 
