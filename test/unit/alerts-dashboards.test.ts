@@ -30,6 +30,10 @@ const ALERTS = [
   'EosConfigAuditCritical',
   'EosHangingTransaction',
   'EosCoordinatorHangingTransaction',
+  'EosCoordinatorFencingRepeated',
+  'EosCoordinatorTransactionsTimedOut',
+  // Kafka Streams applications only (the streams: section).
+  'EosStreamsRebalanceTooLong',
   'EosProducerFenced',
   'EosConsumerLagHigh',
   'EosConsumerStuck',
