@@ -143,6 +143,28 @@ describe('the coordinator aborts on timeout', () => {
 });
 
 describe('TV2: every EndTxn bumps the epoch', () => {
+  test('back-to-back commits, through an exhausted epoch (a new producer id at the CompleteCommit): each PrepareCommit counted once; PrepareCommit follows only Ongoing (TransactionMetadata), so PrepareCommit → PrepareCommit is the same state read again', () => {
+    const tv2 = { clientTransactionVersion: 2 };
+    const states: TxnLogValue[] = [];
+    let pid = 1000;
+    let epoch = 32_763;
+    for (let i = 0; i < 5; i++) {
+      const start = T0 + i * 100;
+      states.push(st('Ongoing', { ...tv2, producerId: pid, producerEpoch: epoch, startTimestampMs: start, lastUpdateTimestampMs: start }));
+      // Kafka's EndTxn: the epoch bumped in the PrepareCommit; at Short.MAX_VALUE - 1 a new producer id is taken at the CompleteCommit, epoch 0.
+      const exhausted = epoch >= 32_766;
+      states.push(st('PrepareCommit', { ...tv2, producerId: pid, producerEpoch: epoch + 1, nextProducerId: exhausted ? 2000 : -1, startTimestampMs: start, lastUpdateTimestampMs: start + 20 }));
+      if (exhausted) [pid, epoch] = [2000, 0];
+      else epoch++;
+      states.push(st('CompleteCommit', { ...tv2, producerId: pid, producerEpoch: epoch, startTimestampMs: start, lastUpdateTimestampMs: start + 25 }));
+    }
+    const ended = run(states, st('Empty', { ...tv2, producerEpoch: 32_763 })).filter((e) => e.kind === 'ended');
+    assert.deepEqual(ended.map((e) => e.kind === 'ended' && e.outcome), ['committed', 'committed', 'committed', 'committed', 'committed']);
+    assert.deepEqual(ended.map((e) => [e.producerId, e.producerEpoch]), [[1000, 32_764], [1000, 32_765], [1000, 32_766], [1000, 32_767], [2000, 1]]);
+    // The same PrepareCommit read twice is one commit.
+    assert.equal(run([states[1]!, states[1]!, states[2]!], states[0]).filter((e) => e.kind === 'ended').length, 1);
+  });
+
   test('commit with epoch +1: committed by the client, no fencing; the next transaction keeps the new epoch', () => {
     const ongoing = st('Ongoing', { clientTransactionVersion: 2, producerEpoch: 7 });
     const prepare = st('PrepareCommit', { clientTransactionVersion: 2, producerEpoch: 8, lastUpdateTimestampMs: T0 + 30 });

@@ -4,7 +4,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRANSACTION_STATES, type TransactionStateName, type TxnLogValue } from '../../src/kafka/txn-log.js';
-import type { TxnEvent } from '../../src/coordinator/events.js';
+import { transitionEvents, type TxnEvent } from '../../src/coordinator/events.js';
 import { FENCE_WINDOW_MS, HeldAborts } from '../../src/coordinator/fence-window.js';
 
 const ID = 'app-0';
@@ -152,5 +152,41 @@ describe('HeldAborts', () => {
     h.clear();
     assert.equal(h.size, 0);
     assert.deepEqual(h.due(T0 + 10_000_000), []);
+  });
+
+  test('commits are never held: TV2 commits, client aborts and a fencing in turn, as the transactions service feeds them (transition, then take); each commit counted at its PrepareCommit', () => {
+    const h = new HeldAborts();
+    const ongoing = (epoch: number, at: number) => st('Ongoing', epoch, at, { startTimestampMs: at, partitions: [{ topic: 'out', partitionIds: [0] }] });
+    // Every EndTxn bumps the epoch (TV2); the fencing: an Empty bumped 105 ms after the CompleteAbort.
+    const log: [TxnLogValue, string][] = [];
+    let e = 0;
+    let t = T0;
+    const txn = (end: 'PrepareCommit' | 'PrepareAbort') => {
+      log.push([ongoing(e, (t += 10)), ''], [st(end, e + 1, (t += 10), { startTimestampMs: t - 10 }), end], [st(end === 'PrepareCommit' ? 'CompleteCommit' : 'CompleteAbort', e + 1, (t += 2)), '']);
+      e++;
+    };
+    txn('PrepareCommit');
+    txn('PrepareAbort');
+    txn('PrepareCommit');
+    txn('PrepareCommit');
+    txn('PrepareAbort');
+    log.push([st('Empty', ++e, (t += 105), { startTimestampMs: -1 }), 'fence']);
+    txn('PrepareCommit');
+    txn('PrepareAbort');
+    txn('PrepareCommit');
+    const out: TxnEvent[] = [];
+    let before: TxnLogValue | undefined = st('Empty', 0, T0 - 1, { startTimestampMs: -1 });
+    for (const [after, what] of log) {
+      const now = [...h.transition(ID, after, 0), ...transitionEvents(ID, before, after, 0).flatMap((ev) => h.take(ev))];
+      const ended = now.filter((ev): ev is Extract<TxnEvent, { kind: 'ended' }> => ev.kind === 'ended');
+      if (what === 'PrepareCommit') assert.ok(ended.some((ev) => ev.outcome === 'committed' && ev.atMs === after.lastUpdateTimestampMs), 'a commit is counted at its PrepareCommit');
+      out.push(...now);
+      before = after;
+    }
+    out.push(...h.due(t + FENCE_WINDOW_MS + 1));
+    const outcomes = out.flatMap((ev) => (ev.kind === 'ended' ? [ev.outcome] : []));
+    assert.deepEqual(outcomes, ['committed', 'aborted', 'committed', 'committed', 'fenced', 'committed', 'aborted', 'committed']);
+    assert.equal(out.filter((ev) => ev.kind === 'fenced').length, 1);
+    assert.equal(h.size, 0);
   });
 });
