@@ -83,6 +83,7 @@ export interface TransactionsReport {
 }
 
 const PERMISSION = /TOPIC_AUTHORIZATION_FAILED|error code 29\b|not authorized/i;
+const OUT_OF_RANGE = /partition error code 1\b/;
 /** Without the permission to read the log, it is tried again every this many passes (an ACL granted later); after another error, at the next pass. */
 const LOG_RETRY_PASSES = 20;
 
@@ -226,7 +227,8 @@ export class TransactionsService implements Service {
       }
       this.denied = permission;
       this.problem = permission ? `no read permission on __transaction_state: ${msg}` : `reading __transaction_state: ${msg}`;
-      if (permission) {
+      // OFFSET_OUT_OF_RANGE: the position is no longer in the log; reading on from it would fail forever.
+      if (permission || OUT_OF_RANGE.test(msg)) {
         // Refused: polled from now on; when the permission comes, the log is read from the
         // beginning again (a baseline), never counting what was missed as news.
         this.next = undefined;

@@ -10,6 +10,9 @@ import { decodeTxnLogRecord, logRecords, type TxnLogRecord } from './txn-log.js'
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 
+/** A Fetch's total size at most (the brokers' fetch.max.bytes default is 55 MiB). */
+const MAX_FETCH_BYTES = 50 << 20;
+
 export interface TxnLogEntry {
   partition: number;
   offset: number;
@@ -58,37 +61,56 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
   const partitions = opts.partitions ?? (await logPartitions(kafka));
   if (partitions === null) return { entries, next };
   const fetcher = new RawFetcher(kafka, false);
+  const perPartition = opts.maxBytesPerPartition ?? 1 << 20;
   try {
     await fetcher.connect(TRANSACTION_STATE_TOPIC);
-    for (const [leader, parts] of fetcher.leaders(TRANSACTION_STATE_TOPIC, partitions)) {
-      for (const partition of parts) {
-        let offset = opts.from?.get(partition) ?? 0;
-        for (;;) {
-          const body = await fetcher.fetch(leader, TRANSACTION_STATE_TOPIC, [{ partition, offset, maxBytes: opts.maxBytesPerPartition ?? 1 << 20 }], { maxWaitMs: 0, maxBytes: opts.maxBytesPerPartition ?? 1 << 20 });
+    // Every partition a broker leads in one Fetch (50 partitions by default: one round trip per
+    // leader and round, not one per partition), the leaders read side by side.
+    await Promise.all(
+      [...fetcher.leaders(TRANSACTION_STATE_TOPIC, partitions)].map(async ([leader, parts]) => {
+        const position = new Map(parts.map((partition) => [partition, opts.from?.get(partition) ?? 0]));
+        const pending = new Set(parts);
+        while (pending.size) {
+          const asked = [...pending];
+          const body = await fetcher.fetch(
+            leader,
+            TRANSACTION_STATE_TOPIC,
+            asked.map((partition) => ({ partition, offset: position.get(partition)!, maxBytes: perPartition })),
+            { maxWaitMs: 0, maxBytes: Math.min(perPartition * asked.length, MAX_FETCH_BYTES) },
+          );
           const res = decodeFetchResponse(body);
-          const p = res.partitions.find((x) => x.partition === partition);
-          if (res.errorCode !== 0 || !p) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: error code ${res.errorCode}`);
-          if (p.errorCode !== 0) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: partition error code ${p.errorCode}`);
-          if (offset < p.logStartOffset) offset = p.logStartOffset;
-          if (offset >= p.highWatermark || !p.records) break;
-          const got = logRecords(p.records, offset);
-          // A record at or past the high watermark this answer gave is left for the next pass (read
-          // again from its offset), never stepped over.
-          const beyond = got.records.find((r) => r.offset >= p.highWatermark);
-          for (const r of got.records) {
-            if (r.offset >= p.highWatermark) break;
-            entries.push({ partition, offset: r.offset, timestampMs: r.timestampMs, record: decodeTxnLogRecord(r.key, r.value) });
+          if (res.errorCode !== 0) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC} from broker ${leader}: error code ${res.errorCode}`);
+          for (const partition of asked) {
+            const p = res.partitions.find((x) => x.partition === partition);
+            if (!p) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: no answer for the partition`);
+            if (p.errorCode !== 0) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: partition error code ${p.errorCode}`);
+            let offset = position.get(partition)!;
+            if (offset < p.logStartOffset) offset = p.logStartOffset;
+            position.set(partition, offset);
+            if (offset >= p.highWatermark || !p.records) {
+              pending.delete(partition);
+              continue;
+            }
+            const got = logRecords(p.records, offset);
+            // A record at or past the high watermark this answer gave is left for the next pass (read
+            // again from its offset), never stepped over.
+            const beyond = got.records.find((r) => r.offset >= p.highWatermark);
+            for (const r of got.records) {
+              if (r.offset >= p.highWatermark) break;
+              entries.push({ partition, offset: r.offset, timestampMs: r.timestampMs, record: decodeTxnLogRecord(r.key, r.value) });
+            }
+            if (beyond) {
+              position.set(partition, beyond.offset);
+              pending.delete(partition);
+              continue;
+            }
+            if (got.nextOffset <= offset) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
+            position.set(partition, got.nextOffset);
           }
-          if (beyond) {
-            offset = beyond.offset;
-            break;
-          }
-          if (got.nextOffset <= offset) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${opts.maxBytesPerPartition ?? 1 << 20} bytes`);
-          offset = got.nextOffset;
         }
-        next.set(partition, offset);
-      }
-    }
+        for (const [partition, offset] of position) next.set(partition, offset);
+      }),
+    );
   } finally {
     await fetcher.close();
   }

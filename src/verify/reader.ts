@@ -131,6 +131,8 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions):
   await consumer.connect();
   const total = Number([...ends.values()].reduce((a, b) => a + b, 0n));
   const position = new Map<number, number>();
+  /** The next offset to pass on, per partition. */
+  const delivered = new Map<number, number>();
   let read = 0;
   const reached = new Set<number>();
   for (const [p, end] of ends) if (end === 0n) reached.add(p);
@@ -152,8 +154,16 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions):
       autoCommit: false,
       eachBatch: async ({ batch }) => {
         const end = ends.get(batch.partition) ?? 0n;
-        const { messages } = batch;
+        let { messages } = batch;
         if (messages.length === 0) return;
+        // Each offset is passed on once: kafkajs restarts a consumer that crashed (a broker gone, a
+        // coordinator moving) and, with no offsets committed, fetches the partition from its start
+        // again. A record it delivers again is the reader's repeat, not a duplicate in the topic (a
+        // duplicate written twice sits at two offsets).
+        const from = delivered.get(batch.partition) ?? 0;
+        if (Number(messages[0]!.offset) < from) messages = messages.filter((m) => Number(m.offset) >= from);
+        if (messages.length === 0) return;
+        delivered.set(batch.partition, Number(messages[messages.length - 1]!.offset) + 1);
         // Messages come in offset order: when the last one is below the end, all are (no BigInt per record).
         if (BigInt(messages[messages.length - 1]!.offset) < end) for (const m of messages) opts.onRecord(batch.partition, m);
         else for (const m of messages) if (BigInt(m.offset) < end) opts.onRecord(batch.partition, m);
