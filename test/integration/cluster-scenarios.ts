@@ -25,8 +25,11 @@ export async function commitAndAbort(cluster: LocalCluster, label: string): Prom
     await t2.send({ topic, messages: aborted.map((value, i) => ({ key: String(i), value })) });
     await t2.abort();
 
-    const rc = (await readAll(cluster.brokers, topic)).map((r) => String(r.message.value)).sort();
-    assert.deepEqual(rc, [...committed].sort(), 'read_committed sees exactly the committed records');
+    const records = await readAll(cluster.brokers, topic);
+    const rc = records.map((r) => String(r.message.value)).sort();
+    // Where each record sits, for a failure: a duplicate written twice has two offsets.
+    const where = records.map((r) => `${String(r.message.value)}@${r.partition}:${r.message.offset}`).join(', ');
+    assert.deepEqual(rc, [...committed].sort(), `read_committed sees exactly the committed records (${where})`);
     const ru = (await readAll(cluster.brokers, topic, { readUncommitted: true })).map((r) => String(r.message.value)).sort();
     assert.deepEqual(ru, [...committed, ...aborted].sort(), 'read_uncommitted also sees the aborted records: the abort wrote data that was hidden');
   } finally {
