@@ -257,6 +257,30 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     assert.equal(await value('eos_coordinator_fencings_total', { application: app('timeout') }), 0);
   });
 
+  test('a producer writing records with old timestamps (event time, catching up) inside a long transaction is not hanging; once it stops writing, it is', async () => {
+    const id = `${app('catchup')}-1`;
+    const p = await kjs(id, 600_000);
+    const t = await p.transaction();
+    const hangingNow = async () => ((await (await fetch(url)).json()) as TransactionsReport).hanging.some((x) => x.transactionalId === id);
+    // Records two hours old by their own timestamps, one every 300 ms for 3 idleAfter spans: the
+    // transaction holds the LSO all along while its producer writes.
+    const old = Date.now() - 2 * 3600_000;
+    const writeUntil = Date.now() + 3 * IDLE_AFTER_MS + 2 * INTERVAL_MS;
+    let checks = 0;
+    while (Date.now() < writeUntil) {
+      await t.send({ topic, messages: [{ partition: 1, value: 'late', timestamp: String(old) }] });
+      assert.equal(await hangingNow(), false, 'a producer that writes is never hanging, whatever its records\' timestamps');
+      checks++;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    assert.ok(checks > 10, `checked ${checks} times while it wrote`);
+    const stoppedAt = Date.now();
+    await until('named hanging once it stopped writing', hangingNow, IDLE_AFTER_MS + 20 * INTERVAL_MS);
+    assert.ok(Date.now() - stoppedAt >= IDLE_AFTER_MS - INTERVAL_MS, `named ${Date.now() - stoppedAt} ms after its last write, not before idleAfter`);
+    await t.abort();
+    await until('cleared after its abort', async () => !(await hangingNow()), 30_000);
+  });
+
   test('a SIGKILLed producer with a transaction open is named hanging within the interval, and cleared by abort', async () => {
     const id = `${app('dead')}-1`;
     const dead = java(id, 900_000);
