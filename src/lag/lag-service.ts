@@ -11,9 +11,13 @@ import { errorMessage } from '../errors.js';
 import { Periodic } from '../runtime/periodic.js';
 import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
+import { refusedGroups } from '../kafka/group-access.js';
 import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
 import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { exactNames, nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
+
+/** How often a named group missing from ListGroups is asked about again (whether it is refused or absent). */
+const GROUP_ACCESS_RECHECK_MS = 60_000;
 
 /** A committed offset this close below the LSO that stands still may sit before markers only: probed. */
 const PROBE_MAX_LAG = 100;
@@ -142,13 +146,7 @@ export class LagService implements Service {
     // for by name, which tells a refusal from an absence.
     const denied = new Set<string>();
     const listedSet = new Set(listed);
-    await Promise.all(
-      exactNames(this.config.groups)
-        .filter((g) => !listedSet.has(g))
-        .map(async (g) => {
-          if (await refused(() => admin.describeGroups([g]), 'GROUP_AUTHORIZATION_FAILED')) denied.add(`group:${g}`);
-        }),
-    );
+    for (const g of await this.refusedGroups(exactNames(this.config.groups).filter((g) => !listedSet.has(g)))) denied.add(`group:${g}`);
 
     // Committed offsets: one OffsetFetch per group, to its coordinator.
     const committed = new Map<string, Map<string, Map<number, bigint>>>();
@@ -211,6 +209,24 @@ export class LagService implements Service {
   }
 
   private denied = new Set<string>();
+  /** Named groups missing from ListGroups, and when each was last asked for (at most once a minute). */
+  private unlisted = new Map<string, { atMs: number; refused: boolean }>();
+
+  /** The named groups the listing lacked that the principal may not describe (asked again at most once a minute each). */
+  private async refusedGroups(groups: string[]): Promise<string[]> {
+    const now = Date.now();
+    const ask = groups.filter((g) => (this.unlisted.get(g)?.atMs ?? -Infinity) <= now - GROUP_ACCESS_RECHECK_MS);
+    if (ask.length) {
+      try {
+        const refused = await refusedGroups(this.kafka, ask);
+        for (const g of ask) this.unlisted.set(g, { atMs: now, refused: refused.has(g) });
+      } catch (err) {
+        this.logger.debug({ err: errorMessage(err), groups: ask }, 'cannot ask whether the unlisted groups may be described');
+      }
+    }
+    for (const g of this.unlisted.keys()) if (!groups.includes(g)) this.unlisted.delete(g);
+    return groups.filter((g) => this.unlisted.get(g)?.refused);
+  }
 
   /**
    * A committed offset that has not moved and sits a little below the LSO may be followed by

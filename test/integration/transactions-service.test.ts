@@ -326,7 +326,7 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
       }
     }
     for (const a of ids) assert.doesNotMatch(a, /-\d+$/, `${a} is an application, not an id`);
-    assert.deepEqual([...ids].sort(), ['classic', 'dead', 'early', 'fence', 'javatv', 'jfence', 'timeout'].map(app).sort());
+    assert.deepEqual([...ids].sort(), ['catchup', 'classic', 'dead', 'early', 'fence', 'javatv', 'jfence', 'timeout'].map(app).sort());
   });
 });
 
