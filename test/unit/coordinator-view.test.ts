@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApplicationNamer, OTHER_APPLICATION, checkPattern, recognise } from '../../src/coordinator/applications.js';
-import { abortDue, findHanging, WriteActivity, type OpenTransaction, type PartitionView } from '../../src/coordinator/hanging.js';
+import { abortDue, findHanging, isTwoPhaseCommit, TWO_PHASE_COMMIT_TIMEOUT_MS, WriteActivity, type OpenTransaction, type PartitionView } from '../../src/coordinator/hanging.js';
 
 test('recognisers: user pattern, eoswatch prefix, Kafka Streams EOS v2, Flink KafkaSink, else the id', () => {
   const opts = { patterns: [checkPattern('^(?<app>billing)-worker-\\d+$')], eoswatchPrefixes: ['eoswatch-demo'] };
@@ -240,4 +240,22 @@ test('hanging by write activity: a producer catching up on old event time is nev
   const [h] = findHanging(a.observe([view(9)], NOW + 330_000), [txn()], NOW + 330_000, 60_000);
   assert.equal(h?.idleMs, 60_000);
   assert.equal(h?.transactionalId, 'orders-app-1');
+});
+
+test('a KIP-939 prepared transaction is told by its timeout alone: Integer.MAX_VALUE', () => {
+  assert.equal(TWO_PHASE_COMMIT_TIMEOUT_MS, 2147483647);
+  assert.equal(isTwoPhaseCommit(2147483647), true);
+  assert.equal(isTwoPhaseCommit(2147483646), false);
+  assert.equal(isTwoPhaseCommit(900_000), false);
+});
+
+test('hanging transactions: the oldest first, whatever the order of topics and partitions', () => {
+  const view = (topic: string, partition: number, producerId: number) => part({ topic, partition, producers: [{ producerId, producerEpoch: 0, lastTimestampMs: NOW - 600_000, currentTransactionStartOffset: 100 }] });
+  const open = [
+    txn({ transactionalId: 'young', producerId: 1, startTimestampMs: NOW - 100_000, partitions: [{ topic: 'a', partition: 0 }] }),
+    txn({ transactionalId: 'old', producerId: 2, startTimestampMs: NOW - 900_000, partitions: [{ topic: 'z', partition: 9 }] }),
+    txn({ transactionalId: 'middle', producerId: 3, startTimestampMs: NOW - 500_000, partitions: [{ topic: 'm', partition: 5 }] }),
+  ];
+  const found = findHanging([view('a', 0, 1), view('z', 9, 2), view('m', 5, 3)], open, NOW, 60_000);
+  assert.deepEqual(found.map((h) => h.transactionalId), ['old', 'middle', 'young']);
 });
