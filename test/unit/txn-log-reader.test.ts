@@ -13,19 +13,9 @@ import type { Kafka } from 'kafkajs';
 import { readTransactionLog, type TxnLogEntry } from '../../src/kafka/txn-log-reader.js';
 import { TRANSACTION_STATES, type TransactionStateName, type TxnLogValue } from '../../src/kafka/txn-log.js';
 import { transitionEvents } from '../../src/coordinator/events.js';
+import { zigzag } from '../harness/varint.js';
 
 const T0 = 1_764_620_000_000;
-
-function zigzag(n: number): number[] {
-  let z = n >= 0 ? n * 2 : -n * 2 - 1;
-  const out: number[] = [];
-  while (z >= 0x80) {
-    out.push((z % 128) | 0x80);
-    z = Math.floor(z / 128);
-  }
-  out.push(z);
-  return out;
-}
 
 const key = (id: string): Buffer => {
   const b = Buffer.alloc(4 + Buffer.byteLength(id));

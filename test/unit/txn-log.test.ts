@@ -5,6 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRANSACTION_STATES, applyTxnLogRecord, logRecords, decodeTxnLogKey, decodeTxnLogRecord, decodeTxnLogValue, holdsLso, transactionStateName, type TxnLogValue } from '../../src/kafka/txn-log.js';
+import { zigzag } from '../harness/varint.js';
 
 const KAFKA = {
   logKey: '000000056170702d31',
@@ -116,17 +117,6 @@ describe('__transaction_state decoder', () => {
     assert.throws(() => decodeTxnLogValue(bad), /unknown TransactionStatus 9/);
   });
 });
-
-function zigzag(n: number): number[] {
-  let z = n >= 0 ? n * 2 : -n * 2 - 1;
-  const out: number[] = [];
-  while (z >= 0x80) {
-    out.push((z % 128) | 0x80);
-    z = Math.floor(z / 128);
-  }
-  out.push(z);
-  return out;
-}
 
 /** A magic-2 record batch as the coordinator writes it (CRC not checked by the walker, left 0). */
 function batch(baseOffset: number, records: { key: Buffer; value: Buffer | null; tsDelta: number }[], attributes = 0): Buffer {

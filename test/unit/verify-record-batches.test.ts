@@ -7,22 +7,12 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { decodeFetchResponse, scanRecordSet } from '../../src/verify/record-batches.js';
+import { zigzag } from '../harness/varint.js';
 
 const require = createRequire(import.meta.url);
 const KafkajsDecoder = require('kafkajs/src/protocol/decoder') as new (b: Buffer) => unknown;
 const decodeMessages = require('kafkajs/src/protocol/requests/fetch/v4/decodeMessages') as (d: unknown) => Promise<{ offset: string; timestamp: string; value: Buffer | null; isControlRecord?: boolean }[]>;
 const filterAbortedMessages = require('kafkajs/src/consumer/filterAbortedMessages') as <M>(r: { messages: M[]; abortedTransactions: { producerId: string; firstOffset: string }[] }) => M[];
-
-function zigzag(n: number): number[] {
-  let z = n >= 0 ? n * 2 : -n * 2 - 1;
-  const out: number[] = [];
-  while (z >= 0x80) {
-    out.push((z % 128) | 0x80);
-    z = Math.floor(z / 128);
-  }
-  out.push(z);
-  return out;
-}
 
 const bytes = (b: Buffer | null): number[] => (b === null ? zigzag(-1) : [...zigzag(b.length), ...b]);
 
