@@ -10,7 +10,7 @@ import { EosError, ErrorCodes } from '../errors.js';
 import type { Logger } from '../log.js';
 import { patchKafkajs } from './kafkajs-patches.js';
 import { tokenFileProvider } from './oauth-token.js';
-import { classifyConnectionError, classifyKafkaNoise, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from './log-noise.js';
+import { classifyAuthenticationError, classifyConnectionError, classifyKafkaNoise, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from './log-noise.js';
 
 // kafkajs prints a partitioner migration notice on every producer; eoswatch picks its partitioner explicitly.
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
@@ -127,7 +127,7 @@ export function kafkaLogCreator(logger: Logger, now: () => number = Date.now, co
       // Retriable noise of a healthy or settling cluster is debug; persisting settling errors are
       // summarised at warn (src/kafka/log-noise.ts says which and why).
       const noise = level <= KafkaLogLevel.WARN ? classifyKafkaNoise(message, extra.error) : undefined;
-      const connection = level <= KafkaLogLevel.WARN && !noise ? classifyConnectionError(message, extra.error) : undefined;
+      const connection = level <= KafkaLogLevel.WARN && !noise ? (classifyConnectionError(message, extra.error) ?? classifyAuthenticationError(message, extra.error)) : undefined;
       // kafkajs warns about any finite retry count on an idempotent producer; eos pipelines abort the
       // transaction of a send that failed after its retries, so nothing can be duplicated: not a warning.
       // "Response without match": the answer to a request kafkajs already gave up on (its request

@@ -76,7 +76,8 @@ export class SettlingNoise {
 // rejected request, by kafkajs' Connection, Producer and BrokerPool, at ERROR with a stack trace:
 // ~70 lines in 15 s for one killed broker. They are retried; the broker being down is reported by
 // eos_kafka_broker_up (src/kafka/health.ts). So they are collapsed: one warning per broker per
-// `windowMs`, which says how many were suppressed (each is still logged at debug).
+// `windowMs`, which says how many were suppressed (each is still logged at debug). A refused
+// SASL authentication is one of them: it repeats at every connect until the credential is fixed.
 
 /** What kind of connection error a kafkajs entry is about, and the broker when its text names one. */
 export interface ConnectionErrorKind {
@@ -106,6 +107,18 @@ export function classifyConnectionError(message: string, error: unknown): Connec
     return broker ? { what, broker } : { what };
   }
   return undefined;
+}
+
+const SASL_FAILED = /\bSASL [A-Z][A-Z0-9 ]*?(?: authentication failed|: )/;
+
+/**
+ * A refused SASL authentication (wrong password, expired or unreadable token): it fails every
+ * connect the same way until the credential is fixed, and kafkajs logs it at ERROR from the
+ * authenticator and the broker pool, per client and attempt. Collapsed like a connection error
+ * (one warning per broker per window), but not retriable.
+ */
+export function classifyAuthenticationError(message: string, error: unknown): ConnectionErrorKind | undefined {
+  return [message, typeof error === 'string' ? error : ''].some((t) => SASL_FAILED.test(t)) ? { what: 'authentication failed' } : undefined;
 }
 
 /** The verdict for a connection error that is to be logged: what was suppressed for this broker since its last warning. */
