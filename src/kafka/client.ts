@@ -10,7 +10,7 @@ import { EosError, ErrorCodes } from '../errors.js';
 import type { Logger } from '../log.js';
 import { patchKafkajs } from './kafkajs-patches.js';
 import { tokenFileProvider } from './oauth-token.js';
-import { classifyAuthenticationError, classifyConnectionError, classifyKafkaNoise, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from './log-noise.js';
+import { classifyAuthenticationError, classifyConnectionError, classifyKafkaNoise, isDeniedResponse, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from './log-noise.js';
 
 // kafkajs prints a partitioner migration notice on every producer; eoswatch picks its partitioner explicitly.
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
@@ -132,7 +132,11 @@ export function kafkaLogCreator(logger: Logger, now: () => number = Date.now, co
       // transaction of a send that failed after its retries, so nothing can be duplicated: not a warning.
       // "Response without match": the answer to a request kafkajs already gave up on (its request
       // timeout passed, and it retried elsewhere): nothing is lost or wrong, so debug.
-      let lvl = noise || message.startsWith('Limiting retries for the idempotent producer') || message === 'Response without match' ? 'debug' : pinoLevelFor(level, namespace);
+      // An authorization error response: its caller names the missing permission (isDeniedResponse).
+      let lvl =
+        noise || message.startsWith('Limiting retries for the idempotent producer') || message === 'Response without match' || isDeniedResponse(namespace, message, extra.error)
+          ? 'debug'
+          : pinoLevelFor(level, namespace);
       // kafkajs retries a retriable error after logging it at ERROR: a warning at most.
       if (lvl === 'error' && isRetriableKafkaError(message, extra.error)) lvl = 'warn';
       // kafkajs restarts a crashed consumer only after a retriable crash (its "Crash:" line says

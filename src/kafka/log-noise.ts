@@ -109,6 +109,20 @@ export function classifyConnectionError(message: string, error: unknown): Connec
   return undefined;
 }
 
+const RESPONSE_LINE = /^Response \w+\(key: \d+, version: \d+\)$/;
+const DENIED = /authorization failed|not authorized/i;
+
+/**
+ * kafkajs' Connection layer logs every error response ("Response DescribeAcls(key: 29, version: 1)",
+ * error "Cluster authorization failed") before the caller receives the error. For an authorization
+ * error that line is a duplicate: eoswatch's callers report a refusal by name themselves (the
+ * audit's permission findings, the coordinator's permission gaps, eos_lag_permission_denied, a
+ * failed service), and kafkajs' producer and consumer log their own line. So it is debug. Pure.
+ */
+export function isDeniedResponse(namespace: string, message: string, error: unknown): boolean {
+  return namespace === 'Connection' && RESPONSE_LINE.test(message) && typeof error === 'string' && DENIED.test(error);
+}
+
 const SASL_FAILED = /\bSASL [A-Z][A-Z0-9 ]*?(?: authentication failed|: )/;
 
 /**
@@ -118,7 +132,9 @@ const SASL_FAILED = /\bSASL [A-Z][A-Z0-9 ]*?(?: authentication failed|: )/;
  * (one warning per broker per window), but not retriable.
  */
 export function classifyAuthenticationError(message: string, error: unknown): ConnectionErrorKind | undefined {
-  return [message, typeof error === 'string' ? error : ''].some((t) => SASL_FAILED.test(t)) ? { what: 'authentication failed' } : undefined;
+  // The Connection layer's line for the refused SaslAuthenticate response comes first, then the authenticator's and the pool's.
+  const refused = message.startsWith('Response SaslAuthenticate(') || [message, typeof error === 'string' ? error : ''].some((t) => SASL_FAILED.test(t));
+  return refused ? { what: 'authentication failed' } : undefined;
 }
 
 /** The verdict for a connection error that is to be logged: what was suppressed for this broker since its last warning. */
