@@ -25,6 +25,7 @@ interface Node {
   maxDuration?: string;
   if?: { properties?: Record<string, { const?: unknown }> };
   then?: { required?: string[]; properties?: Record<string, Node> };
+  else?: { required?: string[] };
   definitions?: Record<string, Node>;
 }
 
@@ -71,13 +72,13 @@ function boundsOf(n: Node, required: boolean, requiredWhen: string | undefined, 
   return b.join(', ');
 }
 
-/** `enabled: true` as the condition of an if/then, for the keys it requires. */
-function condition(n: Node): string | undefined {
+/** `enabled: true` as the condition of an if/then, for the keys it requires (negated: of the else, for its keys). */
+function condition(n: Node, negated = false): string | undefined {
   const props = n.if?.properties;
   if (!props) return undefined;
   return Object.entries(props)
-    .map(([k, v]) => `${code(k)} is ${code(JSON.stringify(v.const))}`)
-    .join(' and ');
+    .map(([k, v]) => `${code(k)} is ${negated ? 'not ' : ''}${code(JSON.stringify(v.const))}`)
+    .join(negated ? ' or ' : ' and ');
 }
 
 interface Section {
@@ -88,6 +89,8 @@ interface Section {
 function sectionTable(path: string, n: Node, durationMax: string | undefined, nested: Section[]): string[] {
   const out: string[] = [];
   const when = condition(n);
+  const otherwise = condition(n, true);
+  const conditionalElse = new Set(n.else?.required ?? []);
   const conditional = new Set([...(n.then?.required ?? []), ...Object.entries(n.then?.properties ?? {}).filter(([, p]) => p.minItems !== undefined).map(([k]) => k)]);
   const required = new Set(n.required ?? []);
   out.push('| key | type | default | bounds | description |', '|---|---|---|---|---|');
@@ -101,7 +104,7 @@ function sectionTable(path: string, n: Node, durationMax: string | undefined, ne
       nested.push({ path: full, node: p });
       description += ` See [${code(full)}](#${anchor(full)}).`;
     }
-    const bounds = boundsOf(p, required.has(key), conditional.has(key) ? when : undefined, durationMax);
+    const bounds = boundsOf(p, required.has(key), conditional.has(key) ? when : conditionalElse.has(key) ? otherwise : undefined, durationMax);
     out.push(`| ${code(key)} | ${cell(typeOf(p))} | ${cell(defaultOf(p))} | ${cell(bounds)} | ${cell(description)} |`);
   }
   return out;

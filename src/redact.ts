@@ -3,7 +3,7 @@
 // - by key: a value stored under a secret-bearing key (password, sasl.jaas.config, token, ...)
 //   is replaced whole, at any depth of an object;
 // - by shape, in free text: the value after a secret key written as `key=value`, `key: value`,
-//   `"key":"value"` (or `key value` for a dotted property name), JAAS options, bearer tokens, the
+//   `"key":"value"` (or `key value` for a dotted property name), JAAS options, bearer tokens, JWTs, the
 //   userinfo of URLs and PEM private keys. Free text is where a secret ends up by accident: a
 //   stray `\` continuation in a .properties file glues `sasl.jaas.config=...` onto the value of
 //   the key above it, and that value is then quoted in a finding.
@@ -82,11 +82,13 @@ function isApiKeyInfo(text: string, keyStart: number): boolean {
   return keyStart > 0 && API_KEY_AT.test(text);
 }
 const URL_USERINFO = /(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]{0,31}:\/\/)([^\s/?#]{0,512})@/g;
+/** A JWT (a JWS or JWE, signed or not): a base64url JSON header (`{"` is `eyJ`), a payload, the rest. */
+const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_.-]*/g;
 const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g;
 
 /** Free text with every secret it carries replaced by [REDACTED]. Idempotent. */
 export function redactText(text: string): string {
-  let out = text.replace(PRIVATE_KEY, REDACTED);
+  let out = text.replace(PRIVATE_KEY, REDACTED).replace(JWT, REDACTED);
   out = out.replace(URL_USERINFO, (_m, scheme: string, userinfo: string) => {
     const colon = userinfo.indexOf(':');
     return `${scheme}${colon >= 0 ? `${userinfo.slice(0, colon)}:${REDACTED}` : REDACTED}@`;

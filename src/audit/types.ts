@@ -146,10 +146,48 @@ export interface CoordinatorFacts {
   permissionGaps: CoordinatorPermissionGap[];
 }
 
+/** One ACL binding as DescribeAcls returned it. */
+export interface AclBindingFacts {
+  /** `User:name`, `User:*` (everyone), or another principal type. */
+  principal: string;
+  /** `*` or one address. */
+  host: string;
+  resource: 'topic' | 'group' | 'transactional-id' | 'cluster' | 'other';
+  /** The resource name: literal (`*` is every resource of its type) or, prefixed, the prefix. */
+  name: string;
+  pattern: 'literal' | 'prefixed' | 'other';
+  /** Kafka's operation name: Read, Write, All, Describe, ... */
+  operation: string;
+  permission: 'allow' | 'deny';
+}
+
+/** A transactional-id prefix eoswatch watches, and whose it is (`pipeline:<name>`, `flink job <pattern>`, `streams:<application.id>`). */
+export interface WatchedPrefix {
+  owner: string;
+  prefix: string;
+}
+
+/** The cluster's ACLs (DescribeAcls), for the acl.* checks. */
+export interface AclFacts {
+  /**
+   * read: `bindings` holds every ACL; authorizer-off: the cluster has no authorizer
+   * (SECURITY_DISABLED); denied: eoswatch may not describe ACLs (Describe on Cluster missing);
+   * error: DescribeAcls failed otherwise.
+   */
+  state: 'read' | 'authorizer-off' | 'denied' | 'error';
+  /** denied: Kafka's error name; error: the message. */
+  error?: string;
+  bindings: AclBindingFacts[];
+  /** The transactional-id prefixes of the configuration: whose writers the check reports. */
+  watchedPrefixes: WatchedPrefix[];
+}
+
 /** Everything the sources gathered. A source that failed leaves its part undefined and reports a SourceStatus. */
 export interface AuditFacts {
   cluster?: ClusterFacts;
   coordinator?: CoordinatorFacts;
+  /** The cluster source's DescribeAcls. */
+  acls?: AclFacts;
   clients: ClientFacts[];
   checkpoints: CheckpointFacts[];
 }

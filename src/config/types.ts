@@ -26,11 +26,20 @@ export interface SslConfig {
   rejectUnauthorized: boolean;
 }
 
-export interface SaslConfig {
+/** SASL with a user name and password (PLAIN, SCRAM). */
+export interface PasswordSaslConfig {
   mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
   username: string;
   password: string;
 }
+
+/** SASL/OAUTHBEARER: the token is read from tokenFile at every authentication (src/kafka/oauth-token.ts). */
+export interface OAuthBearerSaslConfig {
+  mechanism: 'oauthbearer';
+  tokenFile: string;
+}
+
+export type SaslConfig = PasswordSaslConfig | OAuthBearerSaslConfig;
 
 export interface KafkaConfig {
   brokers: string[];

@@ -1,6 +1,7 @@
 // The one place kafkajs clients are built: brokers, client id, timeouts, TLS and SASL from the
 // config, and kafkajs' own logging routed into pino. Key material is read from files here and
 // never appears in a log line or an error message.
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Kafka, logLevel as KafkaLogLevel, type KafkaConfig as KafkaJsConfig, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { ConnectionOptions } from 'node:tls';
@@ -8,7 +9,8 @@ import type { KafkaConfig } from '../config/types.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import type { Logger } from '../log.js';
 import { patchKafkajs } from './kafkajs-patches.js';
-import { classifyConnectionError, classifyKafkaNoise, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from './log-noise.js';
+import { tokenFileProvider } from './oauth-token.js';
+import { classifyAuthenticationError, classifyConnectionError, classifyKafkaNoise, isDeniedResponse, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from './log-noise.js';
 
 // kafkajs prints a partitioner migration notice on every producer; eoswatch picks its partitioner explicitly.
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
@@ -37,9 +39,32 @@ export function tlsOptions(cfg: KafkaConfig): ConnectionOptions | undefined {
   return opts;
 }
 
+/**
+ * Why a client certificate cannot be accepted by any broker, by its validity dates alone (an
+ * expired or not yet valid certificate), or undefined. The broker's TLS alert for it is terse
+ * ("certificate expired", or a closed connection), so eoswatch says it itself, once. Pure.
+ */
+export function certificateProblem(certPem: Buffer | string, file: string, now: number): string | undefined {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch {
+    return undefined;
+  }
+  const notAfter = Date.parse(cert.validTo);
+  const notBefore = Date.parse(cert.validFrom);
+  if (notAfter < now) return `the client certificate ${file} (kafka.ssl.certFile) expired at ${new Date(notAfter).toISOString()}: brokers that require client certificates refuse the connection; renew it`;
+  if (notBefore > now) return `the client certificate ${file} (kafka.ssl.certFile) is not valid before ${new Date(notBefore).toISOString()}: brokers that require client certificates refuse the connection until then`;
+  return undefined;
+}
+
+/** Certificate problems already logged by this process: one warning each, however many clients are built. */
+const certificateWarnings = new Set<string>();
+
 export function saslOptions(cfg: KafkaConfig): SASLOptions | undefined {
   const s = cfg.sasl;
   if (!s) return undefined;
+  if (s.mechanism === 'oauthbearer') return { mechanism: 'oauthbearer', oauthBearerProvider: tokenFileProvider(s.tokenFile) };
   return { mechanism: s.mechanism, username: s.username, password: s.password } as SASLOptions;
 }
 
@@ -102,12 +127,16 @@ export function kafkaLogCreator(logger: Logger, now: () => number = Date.now, co
       // Retriable noise of a healthy or settling cluster is debug; persisting settling errors are
       // summarised at warn (src/kafka/log-noise.ts says which and why).
       const noise = level <= KafkaLogLevel.WARN ? classifyKafkaNoise(message, extra.error) : undefined;
-      const connection = level <= KafkaLogLevel.WARN && !noise ? classifyConnectionError(message, extra.error) : undefined;
+      const connection = level <= KafkaLogLevel.WARN && !noise ? (classifyConnectionError(message, extra.error) ?? classifyAuthenticationError(message, extra.error)) : undefined;
       // kafkajs warns about any finite retry count on an idempotent producer; eos pipelines abort the
       // transaction of a send that failed after its retries, so nothing can be duplicated: not a warning.
       // "Response without match": the answer to a request kafkajs already gave up on (its request
       // timeout passed, and it retried elsewhere): nothing is lost or wrong, so debug.
-      let lvl = noise || message.startsWith('Limiting retries for the idempotent producer') || message === 'Response without match' ? 'debug' : pinoLevelFor(level, namespace);
+      // An authorization error response: its caller names the missing permission (isDeniedResponse).
+      let lvl =
+        noise || message.startsWith('Limiting retries for the idempotent producer') || message === 'Response without match' || isDeniedResponse(namespace, message, extra.error)
+          ? 'debug'
+          : pinoLevelFor(level, namespace);
       // kafkajs retries a retriable error after logging it at ERROR: a warning at most.
       if (lvl === 'error' && isRetriableKafkaError(message, extra.error)) lvl = 'warn';
       // kafkajs restarts a crashed consumer only after a retriable crash (its "Crash:" line says
@@ -154,12 +183,18 @@ export interface ClientOverrides {
 }
 
 export function kafkaClientConfig(cfg: KafkaConfig, logger: Logger, overrides: ClientOverrides = {}): KafkaJsConfig {
+  const ssl = tlsOptions(cfg);
+  const problem = ssl?.cert && cfg.ssl.certFile ? certificateProblem(ssl.cert as Buffer, cfg.ssl.certFile, Date.now()) : undefined;
+  if (problem && !certificateWarnings.has(problem)) {
+    certificateWarnings.add(problem);
+    logger.warn(problem);
+  }
   return {
     clientId: overrides.clientId ?? cfg.clientId,
     brokers: cfg.brokers,
     connectionTimeout: cfg.connectionTimeout,
     requestTimeout: cfg.requestTimeout,
-    ssl: tlsOptions(cfg),
+    ssl,
     sasl: saslOptions(cfg),
     logLevel: kafkaLogLevelFor(logger),
     logCreator: kafkaLogCreator(logger),

@@ -76,7 +76,8 @@ export class SettlingNoise {
 // rejected request, by kafkajs' Connection, Producer and BrokerPool, at ERROR with a stack trace:
 // ~70 lines in 15 s for one killed broker. They are retried; the broker being down is reported by
 // eos_kafka_broker_up (src/kafka/health.ts). So they are collapsed: one warning per broker per
-// `windowMs`, which says how many were suppressed (each is still logged at debug).
+// `windowMs`, which says how many were suppressed (each is still logged at debug). A refused
+// SASL authentication is one of them: it repeats at every connect until the credential is fixed.
 
 /** What kind of connection error a kafkajs entry is about, and the broker when its text names one. */
 export interface ConnectionErrorKind {
@@ -106,6 +107,34 @@ export function classifyConnectionError(message: string, error: unknown): Connec
     return broker ? { what, broker } : { what };
   }
   return undefined;
+}
+
+const RESPONSE_LINE = /^Response \w+\(key: \d+, version: \d+\)$/;
+const DENIED = /authorization failed|not authorized/i;
+
+/**
+ * kafkajs' Connection layer logs every error response ("Response DescribeAcls(key: 29, version: 1)",
+ * error "Cluster authorization failed") before the caller receives the error. For an authorization
+ * error that line is a duplicate: eoswatch's callers report a refusal by name themselves (the
+ * audit's permission findings, the coordinator's permission gaps, eos_lag_permission_denied, a
+ * failed service), and kafkajs' producer and consumer log their own line. So it is debug. Pure.
+ */
+export function isDeniedResponse(namespace: string, message: string, error: unknown): boolean {
+  return namespace === 'Connection' && RESPONSE_LINE.test(message) && typeof error === 'string' && DENIED.test(error);
+}
+
+const SASL_FAILED = /\bSASL [A-Z][A-Z0-9 ]*?(?: authentication failed|: )/;
+
+/**
+ * A refused SASL authentication (wrong password, expired or unreadable token): it fails every
+ * connect the same way until the credential is fixed, and kafkajs logs it at ERROR from the
+ * authenticator and the broker pool, per client and attempt. Collapsed like a connection error
+ * (one warning per broker per window), but not retriable.
+ */
+export function classifyAuthenticationError(message: string, error: unknown): ConnectionErrorKind | undefined {
+  // The Connection layer's line for the refused SaslAuthenticate response comes first, then the authenticator's and the pool's.
+  const refused = message.startsWith('Response SaslAuthenticate(') || [message, typeof error === 'string' ? error : ''].some((t) => SASL_FAILED.test(t));
+  return refused ? { what: 'authentication failed' } : undefined;
 }
 
 /** The verdict for a connection error that is to be logged: what was suppressed for this broker since its last warning. */

@@ -15,8 +15,9 @@ Commands:
                    start a cluster (default 3 nodes, Kafka ${DEFAULT_KAFKA_VERSION}) and print its bootstrap servers;
                    --network: each node in a network namespace of its own on a bridge, with an
                    address of its own (root, iproute2, nftables, iptables, python3; see README);
-                   --security sasl-ssl: SCRAM-SHA-512/256 and PLAIN over TLS (private CA), ssl: TLS
-                   with the client certificate as the identity; both with ACLs deny-by-default and
+                   --security sasl-ssl: SCRAM-SHA-512/256, PLAIN and OAUTHBEARER (unsecured JWTs,
+                   for tests) over TLS (private CA), ssl: TLS with the client certificate as the
+                   identity; both with ACLs deny-by-default and
                    a super user "admin"; --mtls: sasl-ssl also requires a client certificate;
                    --user: more users (no ACLs until granted). Passwords and keys stay in the
                    cluster directory (client/*.properties and client/*.yaml), never printed
@@ -112,7 +113,7 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       if (c.security) {
         const { writeClientFiles } = await import('./client-files.js');
         const files = await writeClientFiles(c);
-        process.stdout.write(`${c.security.mode === 'ssl' ? 'SSL (client certificate identity)' : `SASL_SSL (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN)${c.security.mtls ? ' with client certificates' : ''}`}, ACLs deny-by-default, super user ${c.security.admin}\n`);
+        process.stdout.write(`${c.security.mode === 'ssl' ? 'SSL (client certificate identity)' : `SASL_SSL (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN, OAUTHBEARER)${c.security.mtls ? ' with client certificates' : ''}`}, ACLs deny-by-default, super user ${c.security.admin}\n`);
         process.stdout.write(`CA certificate: ${files.ca}\n`);
         for (const f of files.users) process.stdout.write(`user ${f.user}: Java client properties ${f.properties}, eoswatch kafka section ${f.eoswatch}\n`);
       }

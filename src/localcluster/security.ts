@@ -1,5 +1,5 @@
 // A secured local cluster (ClusterOptions.security): a private CA and one certificate per broker
-// made with openssl, a SASL_SSL (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN) or SSL client listener,
+// made with openssl, a SASL_SSL (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN, unsecured-JWT OAUTHBEARER) or SSL client listener,
 // optional mutual TLS, StandardAuthorizer with deny-by-default and an admin super user. Keys and
 // passwords are written only inside the cluster's directory (which `down` removes) and are never
 // printed: the broker masks its password-typed settings in its log, and nothing here logs.
@@ -101,6 +101,29 @@ export async function createSecurity(dir: string, opts: SecurityOptions, hosts: 
   };
 }
 
+/**
+ * A client certificate for `user` signed by the cluster's CA whose validity ended in the past
+ * (1 Jan to 1 Feb 2020), with the user's own key: what a client presents when nobody renewed its
+ * certificate. `openssl ca` because `openssl x509` of OpenSSL 3.0 cannot date a certificate in
+ * the past. Files: <pki>/user-<user>-expired.crt and the user's key.
+ */
+export async function issueExpiredCertificate(sec: SecurityState, user: string): Promise<{ certFile: string; keyFile: string }> {
+  const f = userFiles(sec, user);
+  const dir = join(sec.pkiDir, `expired-${user}`);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeFile(join(dir, 'index.txt'), '');
+  await writeFile(join(dir, 'serial'), `${randomBytes(8).toString('hex')}\n`);
+  await writeFile(
+    join(dir, 'ca.cnf'),
+    ['[ca]', 'default_ca = local', '[local]', 'database = index.txt', 'new_certs_dir = .', 'serial = serial', 'default_md = sha256', 'policy = any', 'unique_subject = no', '[any]', 'commonName = supplied', '[ext]', 'extendedKeyUsage = clientAuth', ''].join('\n'),
+  );
+  await openssl(dir, ['req', '-new', '-key', f.keyFile, '-subj', `/CN=${user}`, '-out', 'user.csr']);
+  const certFile = join(sec.pkiDir, `user-${user}-expired.crt`);
+  await openssl(dir, ['ca', '-batch', '-config', 'ca.cnf', '-cert', f.caFile, '-keyfile', join(sec.pkiDir, 'ca.key'), '-in', 'user.csr', '-out', certFile, '-startdate', '20200101000000Z', '-enddate', '20200201000000Z', '-extensions', 'ext', '-notext']);
+  await chmod(certFile, 0o600);
+  return { certFile, keyFile: f.keyFile };
+}
+
 /** A Java properties value: backslashes, newlines and the separators escaped. Pure. */
 export function propValue(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '');
@@ -147,14 +170,30 @@ export function securityProperties(sec: SecurityState, node: { keyPem: string; c
   }
   const plainUsers = Object.entries(sec.passwords).map(([u, p]) => `user_${u}=${jaasQuote(p)}`).join(' ');
   Object.assign(props, {
-    'sasl.enabled.mechanisms': 'SCRAM-SHA-512,SCRAM-SHA-256,PLAIN',
+    'sasl.enabled.mechanisms': 'SCRAM-SHA-512,SCRAM-SHA-256,PLAIN,OAUTHBEARER',
     // Inter-broker over PLAIN: its users are in the JAAS line, so it works before any SCRAM credential is read.
     'sasl.mechanism.inter.broker.protocol': 'PLAIN',
     [`listener.name.${l}.plain.sasl.jaas.config`]: `org.apache.kafka.common.security.plain.PlainLoginModule required username=${jaasQuote(sec.admin)} password=${jaasQuote(sec.passwords[sec.admin]!)} ${plainUsers};`,
     [`listener.name.${l}.scram-sha-512.sasl.jaas.config`]: 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
     [`listener.name.${l}.scram-sha-256.sasl.jaas.config`]: 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    // OAUTHBEARER with Kafka's built-in validator of unsecured JWTs (the default server callback
+    // handler): a token {"alg":"none"} whose `sub` is the principal and whose `exp` has not passed
+    // (unsecuredJwt below) authenticates as User:<sub>. For tests only: anyone can write such a
+    // token. The login claim is the broker's own token, which nothing uses (inter-broker is PLAIN).
+    [`listener.name.${l}.oauthbearer.sasl.jaas.config`]: `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=${jaasQuote(sec.admin)};`,
   });
   return props;
+}
+
+/**
+ * An unsecured JWT (header {"alg":"none"}, empty signature) for the local cluster's OAUTHBEARER
+ * validator: `sub` is the principal's name (User:<sub>), `exp` when it stops being accepted
+ * (seconds since the epoch), `iat` one minute before `now`, or before exp when that is earlier. Pure.
+ */
+export function unsecuredJwt(sub: string, expSeconds: number, nowMs: number = Date.now()): string {
+  const part = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const iat = Math.min(Math.floor(nowMs / 1000) - 60, expSeconds - 1);
+  return `${part({ alg: 'none' })}.${part({ sub, iat, exp: expSeconds })}.`;
 }
 
 /** `kafka-storage format --add-scram` arguments: every user's SCRAM-SHA-512 and -256 credential. */

@@ -1,11 +1,14 @@
 // eoswatch against a secured 1-node cluster (SASL_SSL, SCRAM-SHA-512, private CA, StandardAuthorizer
 // deny-by-default): the daemon's services under a principal holding exactly the ACLs of
 // src/localcluster/acl.ts (the table docs/security.md prints), one ACL revoked, a wrong password,
-// an untrusted CA, and mutual TLS with the certificate as the identity. Everything the harness
+// OAUTHBEARER (a good and an expired token), PLAIN, an untrusted CA, an expired client certificate,
+// and mutual TLS with the certificate as the identity. Everything the harness
 // does (topics, seed, reading the sink) it does as the cluster's super user.
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { uniqueName, useCluster } from '../harness/index.js';
@@ -14,6 +17,7 @@ import { assertSinkExactlyOnce, createTopicsAsAdmin, produceAsAdmin, waitCaughtU
 import { makeTestPki } from '../harness/tls.js';
 import { aclsFor, grantAcls, revokeAcls, type AclNames } from '../../src/localcluster/acl.js';
 import type { LocalCluster } from '../../src/localcluster/cluster.js';
+import { issueExpiredCertificate, unsecuredJwt } from '../../src/localcluster/security.js';
 
 const P = 3;
 const VERSION = process.env.EOSWATCH_SECURE_KAFKA_VERSION ?? '4.4.0';
@@ -190,10 +194,135 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     const url = await p.url;
     await until('eos_kafka_up 0', async () => (await p.metric('eos_kafka_up')) === 0, 60_000, () => p.tail(40), p);
     await p.waitFor(/SASL SCRAM SHA512 authentication failed|Authentication failed/i, 30_000);
+    await new Promise((r) => setTimeout(r, 4000));
+    assert.equal(p.output.match(/Kafka cluster unreachable/g)?.length, 1, `one warning while the error stays the same\n${p.tail(40)}`);
+    const refusals = p.output.split('\n').filter((l) => /authentication failed/i.test(l));
+    assert.ok(refusals.length <= 4, `kafkajs' refusals collapsed:\n${refusals.join('\n')}`);
     const bodies = [p.output, (await getJson(`${url}/readyz`)).text, await (await fetch(`${url}/audit`)).text(), await (await fetch(`${url}/metrics`)).text()];
     for (const b of bodies) assert.ok(!b.includes(wrong), 'the password appears nowhere');
     assert.equal(p.child.exitCode, null, 'the daemon stays up');
     await p.kill();
+  });
+
+  test('OAUTHBEARER from a token file: User:<sub> under its ACLs (eos_kafka_up 1, the audit reads the cluster); an expired token: eos_kafka_up 0, one clear error, the token nowhere', async () => {
+    const c = h.cluster;
+    const n = await setup(c, 'oauth');
+    const admin = (await c.kafka()).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-oauth-'));
+    after(() => rm(dir, { recursive: true, force: true }));
+    // A principal that exists only in the token: no SCRAM user, no certificate.
+    const sub = uniqueName('oauth');
+    await grantAcls(admin, aclsFor(`User:${sub}`, n, ['health', 'audit']));
+    const good = unsecuredJwt(sub, Math.floor(Date.now() / 1000) + 3600);
+    await writeFile(join(dir, 'good'), `${good}\n`);
+    const own = c.eoswatchKafka({ user: 'eoswatch' }) as { brokers: string[]; ssl: Record<string, unknown> };
+    const oauth = (file: string) => ({ brokers: own.brokers, ssl: own.ssl, sasl: { mechanism: 'oauthbearer', tokenFile: join(dir, file) } });
+    const quiet = { pipeline: { enabled: false }, canary: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, lag: { enabled: false } };
+    const p = new PipelineProcess(daemonConfig(c, n, oauth('good'), { ...quiet, audit: { schedule: '*/2 * * * * *', topics: [n.source, n.sink] } }));
+    const url = await p.url;
+    await until('eos_kafka_up 1', async () => (await p.metric('eos_kafka_up')) === 1, 60_000, () => p.tail(40), p);
+    // Deny-by-default: the cluster source reads broker configs only with the DescribeConfigs granted to User:<sub>.
+    await until('the cluster source read as User:<sub>', async () => {
+      const a = (await getJson(`${url}/audit`)).body as { sources?: { name: string; ok: boolean }[] };
+      return a.sources?.find((s) => s.name === 'cluster')?.ok;
+    }, 60_000, () => p.tail(40), p);
+    const goodBodies = [p.output, (await getJson(`${url}/readyz`)).text, await (await fetch(`${url}/audit`)).text(), await (await fetch(`${url}/metrics`)).text()];
+    for (const b of goodBodies) assert.ok(!b.includes(good.split('.')[1]!), 'the token appears nowhere');
+    await p.kill();
+
+    const expired = unsecuredJwt(sub, Math.floor(Date.now() / 1000) - 600);
+    await writeFile(join(dir, 'expired'), expired);
+    const q = new PipelineProcess(daemonConfig(c, n, oauth('expired'), { ...quiet, audit: { enabled: false } }));
+    const qurl = await q.url;
+    await until('eos_kafka_up 0', async () => (await q.metric('eos_kafka_up')) === 0, 60_000, () => q.tail(40), q);
+    await q.waitFor(/the token in \S+expired \(kafka\.sasl\.tokenFile\) expired at /, 30_000);
+    await new Promise((r) => setTimeout(r, 4000));
+    assert.equal(q.output.match(/Kafka cluster unreachable/g)?.length, 1, `one warning while the error stays the same\n${q.tail(40)}`);
+    // A probe a second: without collapsing, kafkajs alone would have logged it at every one.
+    assert.ok(q.output.split('\n').filter((l) => /expired at/.test(l)).length <= 3, `the refusal said once by eoswatch, once (a minute) by kafkajs\n${q.tail(40)}`);
+    const bodies = [q.output, (await getJson(`${qurl}/readyz`)).text, await (await fetch(`${qurl}/metrics`)).text()];
+    for (const b of bodies) assert.ok(!b.includes(expired.split('.')[1]!), 'the token appears nowhere');
+    assert.match(bodies[1]!, /expired at/, '/readyz says why');
+    assert.equal(q.child.exitCode, null, 'the daemon stays up');
+    await q.kill();
+  });
+
+  test('PLAIN over TLS: eos_kafka_up 1, the audit reads the cluster as User:eoswatch', async () => {
+    const c = h.cluster;
+    const n = await setup(c, 'plain');
+    const admin = (await c.kafka()).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    await grantAcls(admin, aclsFor('User:eoswatch', n, ['health', 'audit']));
+    const p = new PipelineProcess(
+      daemonConfig(c, n, c.eoswatchKafka({ user: 'eoswatch', mechanism: 'plain' }), {
+        pipeline: { enabled: false },
+        canary: { enabled: false },
+        lsoMonitor: { enabled: false, topics: [] },
+        lag: { enabled: false },
+        audit: { schedule: '*/2 * * * * *', topics: [n.source, n.sink] },
+      }),
+    );
+    const url = await p.url;
+    await until('eos_kafka_up 1', async () => (await p.metric('eos_kafka_up')) === 1, 60_000, () => p.tail(40), p);
+    await until('the cluster source read', async () => ((await getJson(`${url}/audit`)).body as { sources?: { name: string; ok: boolean }[] }).sources?.find((s) => s.name === 'cluster')?.ok, 60_000, () => p.tail(40), p);
+    await p.kill();
+  });
+
+  test('the audit from the security side: User:* may write a watched prefix and read __transaction_state (findings name them); without Describe on the cluster, the gap is a finding, the source ok', async () => {
+    const c = h.cluster;
+    const n = await setup(c, 'aclaudit');
+    const admin = (await c.kafka()).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    const wild = [
+      { principal: 'User:*', resource: 'transactional-id' as const, name: n.prefix, prefixed: true, operation: 'Write' as const },
+      { principal: 'User:*', resource: 'topic' as const, name: '__transaction_state', prefixed: false, operation: 'Read' as const },
+    ];
+    await grantAcls(admin, [...wild, { principal: 'User:eoswatch', resource: 'transactional-id', name: `${n.prefix}-0`, prefixed: false, operation: 'Write' }]);
+    type Audit = { sources: { name: string; ok: boolean; error?: string }[]; findings: { check: string; target: string; passed: boolean; observed: string }[] };
+    const extra = {
+      pipeline: { enabled: false },
+      canary: { enabled: false },
+      lsoMonitor: { enabled: false, topics: [] },
+      lag: { enabled: false },
+      flink: { transactionalIdPrefixes: [{ job: 'enrich', prefix: n.prefix }] },
+      audit: { schedule: '*/2 * * * * *', topics: [n.source] },
+    };
+    // As the super user: DescribeAcls answers.
+    const p = new PipelineProcess(daemonConfig(c, n, c.eoswatchKafka(), extra));
+    const url = await p.url;
+    const a = await until('the acl findings', async () => {
+      const r = (await getJson(`${url}/audit`)).body as Audit;
+      return r.findings?.some((f) => f.check === 'acl.transactional-id-writers') && r;
+    }, 60_000, () => p.tail(40), p);
+    const writers = a.findings.find((f) => f.check === 'acl.transactional-id-writers' && f.target === `acl:transactional-id:${n.prefix}`)!;
+    assert.equal(writers.passed, false, writers.observed);
+    assert.match(writers.observed, new RegExp(`User:\\* \\(prefixed ${n.prefix}\\*\\)`));
+    assert.match(writers.observed, new RegExp(`User:eoswatch \\(literal ${n.prefix}-0\\)`));
+    assert.match(writers.observed, /can fence the application/);
+    const txnLog = a.findings.find((f) => f.check === 'acl.internal-topics-readable' && f.target === 'topic:__transaction_state')!;
+    assert.equal(txnLog.passed, false, txnLog.observed);
+    assert.equal(a.findings.find((f) => f.check === 'acl.internal-topics-readable' && f.target === 'topic:__consumer_offsets')?.passed, true);
+    await p.kill();
+
+    // As User:eoswatch with the audit's documented ACLs, no Describe on the cluster: a permission gap, not a failed source.
+    await grantAcls(admin, aclsFor('User:eoswatch', n, ['health', 'audit']));
+    const q = new PipelineProcess(daemonConfig(c, n, c.eoswatchKafka({ user: 'eoswatch' }), extra));
+    const qurl = await q.url;
+    const b = await until('the acl gap', async () => {
+      const r = (await getJson(`${qurl}/audit`)).body as Audit;
+      return r.findings?.some((f) => f.check === 'acl.transactional-id-writers') && r;
+    }, 60_000, () => q.tail(40), q);
+    const gap = b.findings.find((f) => f.check === 'acl.transactional-id-writers')!;
+    assert.equal(gap.passed, false);
+    assert.match(gap.observed, /^DescribeAcls refused \(CLUSTER_AUTHORIZATION_FAILED\)/);
+    assert.equal(b.sources.find((s) => s.name === 'cluster')?.ok, true, 'the cluster source itself is fine');
+    assert.equal(b.findings.filter((f) => f.check === 'acl.internal-topics-readable').length, 0);
+    await q.kill();
+    assert.equal(await revokeAcls(admin, wild), 2, 'the wildcards gone for the cases after this one');
   });
 
   test('an untrusted CA: one clear certificate error, eos_kafka_up 0', async () => {
@@ -254,6 +383,29 @@ describe('Kafka 3.9.1: SASL_SSL with client certificates (mutual TLS and SCRAM-S
       return a.sources?.find((s) => s.name === 'cluster')?.ok && a;
     }, 60_000, () => p.tail(40), p);
     assert.ok(audit.sources!.length > 0);
+    await p.kill();
+  });
+
+  test('an expired client certificate: eos_kafka_up 0, one clear warning naming the file, no key or password in the output, the daemon up', async () => {
+    const c = h.cluster;
+    const n = await setup(c, 'expcert');
+    const expired = await issueExpiredCertificate(c.security!, 'eoswatch');
+    const own = c.eoswatchKafka({ user: 'eoswatch', mechanism: 'scram-sha-256' }) as { ssl: Record<string, unknown>; sasl: { password: string } };
+    const kafka = { ...own, ssl: { ...own.ssl, certFile: expired.certFile } };
+    const p = new PipelineProcess(daemonConfig(c, n, kafka, { pipeline: { enabled: false }, canary: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, lag: { enabled: false }, audit: { enabled: false } }));
+    const url = await p.url;
+    await until('eos_kafka_up 0', async () => (await p.metric('eos_kafka_up')) === 0, 60_000, () => p.tail(40), p);
+    await p.waitFor(/the client certificate \S+-expired\.crt \(kafka\.ssl\.certFile\) expired at 2020-02-01T00:00:00\.000Z/, 30_000);
+    await new Promise((r) => setTimeout(r, 4000));
+    assert.equal(p.output.match(/\(kafka\.ssl\.certFile\) expired at/g)?.length, 1, `one warning about the certificate\n${p.tail(40)}`);
+    assert.equal(p.output.match(/Kafka cluster unreachable/g)?.length, 1, `one unreachable warning while the error stays the same\n${p.tail(40)}`);
+    const key = await readFile(expired.keyFile, 'utf8');
+    const bodies = [p.output, (await getJson(`${url}/readyz`)).text, await (await fetch(`${url}/metrics`)).text()];
+    for (const b of bodies) {
+      assert.ok(!b.includes(own.sasl.password), 'no password');
+      assert.ok(!b.includes(key.split('\n')[1]!), 'no key material');
+    }
+    assert.equal(p.child.exitCode, null, 'the daemon stays up');
     await p.kill();
   });
 });

@@ -40,6 +40,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/coordinator/fence-window.ts', tests: ['test/unit/coordinator-fence-window.test.ts'] },
   { file: 'src/verify/stability.ts', tests: ['test/unit/sink-stability.test.ts'] },
   { file: 'src/audit/checks/coordinator.ts', tests: ['test/unit/audit-coordinator-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
+  { file: 'src/audit/checks/acl.ts', tests: ['test/unit/audit-acl-checks.test.ts', 'test/unit/audit-cluster-checks.test.ts'] },
   { file: 'src/runtime/clock.ts', tests: ['test/unit/runtime-clock.test.ts'] },
   { file: 'src/runtime/periodic.ts', tests: ['test/unit/runtime-periodic.test.ts'] },
   { file: 'src/runtime/poll-until.ts', tests: ['test/unit/runtime-poll-until.test.ts'] },

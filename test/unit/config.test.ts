@@ -72,7 +72,7 @@ describe('config', () => {
     const cfg = parseConfigText(text, 'x.yaml', { PORT: '8123', PW: 's3cret' });
     assert.equal(cfg.http.port, 8123);
     assert.deepEqual(cfg.kafka.brokers, ['localhost:9092']);
-    assert.equal(cfg.kafka.sasl?.password, 's3cret');
+    assert.equal((cfg.kafka.sasl as { password?: string } | undefined)?.password, 's3cret');
   });
 
   test('nested defaults: ${A:-${B:-x}} is A, else B, else x; an unused default is not expanded', () => {
@@ -223,7 +223,7 @@ describe('config', () => {
     const cfg = parseConfigText('kafka:\n  ssl: {enabled: true, passphrase: pp}\n  sasl: {mechanism: plain, username: u, password: hunter2}\n', 'x.yaml', {});
     const shown = JSON.stringify(redactConfig(cfg));
     assert.doesNotMatch(shown, /hunter2|"pp"/);
-    assert.equal(cfg.kafka.sasl?.password, 'hunter2', 'the original is untouched');
+    assert.equal((cfg.kafka.sasl as { password?: string } | undefined)?.password, 'hunter2', 'the original is untouched');
   });
 });
 

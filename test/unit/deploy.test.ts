@@ -446,7 +446,7 @@ function sidecarTests(ex: SidecarExample, kinds: string[]): void {
     const ref = env?.valueFrom?.secretKeyRef;
     assert.ok(ref, 'KAFKA_SASL_PASSWORD must come from a secretKeyRef');
     const config = await sidecarConfig();
-    assert.equal(config.kafka.sasl?.password, `secret:${ref.name}/${ref.key}`);
+    assert.equal((config.kafka.sasl as { password?: string } | undefined)?.password, `secret:${ref.name}/${ref.key}`);
     const example = exampleSecret(ref.name);
     assert.ok({ ...example.data, ...example.stringData }[ref.key] !== undefined, `secret.example.yaml has no key ${ref.key}`);
   });

@@ -66,8 +66,11 @@ describe('docs/configuration.md', () => {
     assert.match(section('http'), /^\| `port` \| integer \| `7395` \| ≥ 0, ≤ 65535 \| TCP port\./m);
     assert.match(section('kafka'), /^\| `brokers` \| list of string \| `\["127\.0\.0\.1:9092"\]` \| at least 1 item, items match /m);
     assert.match(section('kafka'), /^\| `healthCheckInterval` \| duration \| `15s` \| ≥ 100ms, ≤ 24h \| /m);
-    // Required keys: always (sasl.username) and only when the section is enabled (pipeline.sourceTopic).
-    assert.match(doc, /^\| `username` \| string \| {2}\| \*\*required\*\*, not empty \| SASL user name\. \|$/m);
+    // Required keys: always (sasl.mechanism), only when the section is enabled (pipeline.sourceTopic),
+    // and the else of an if/then (sasl.username unless the mechanism is oauthbearer).
+    assert.match(doc, /^\| `mechanism` \| one of .* \| {2}\| \*\*required\*\* \| SASL mechanism\./m);
+    assert.match(doc, /^\| `username` \| string \| {2}\| \*\*required\*\* when `mechanism` is not `"oauthbearer"`, not empty \| SASL user name\. \|$/m);
+    assert.match(doc, /^\| `tokenFile` \| string \| {2}\| \*\*required\*\* when `mechanism` is `"oauthbearer"`, not empty \| /m);
     assert.match(section('pipeline'), /^\| `sourceTopic` \| string \| {2}\| \*\*required\*\* when `enabled` is `true`/m);
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { logLevel } from 'kafkajs';
 import { kafkaLogCreator } from '../../src/kafka/client.js';
-import { classifyConnectionError, classifyKafkaNoise, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from '../../src/kafka/log-noise.js';
+import { classifyAuthenticationError, classifyConnectionError, classifyKafkaNoise, isDeniedResponse, ConnectionNoise, isRetriableKafkaError, SettlingNoise } from '../../src/kafka/log-noise.js';
 import { createLogger } from '../../src/log.js';
 
 const CONCURRENT = 'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing';
@@ -97,6 +97,36 @@ describe('kafkajs log noise', () => {
     }
   });
 
+  test('refused SASL authentications: every mechanism kafkajs names, in the message or the error field; not retriable', () => {
+    const auth = { what: 'authentication failed' };
+    assert.deepEqual(classifyAuthenticationError('SASL SCRAM SHA512 authentication failed: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512', undefined), auth);
+    assert.deepEqual(classifyAuthenticationError('SASL PLAIN authentication failed: x', undefined), auth);
+    assert.deepEqual(classifyAuthenticationError('SASL OAUTHBEARER: the token in /t (kafka.sasl.tokenFile) expired at 2020-01-01T00:00:00.000Z', undefined), auth);
+    assert.deepEqual(classifyAuthenticationError('Failed to connect', 'SASL OAUTHBEARER authentication failed: x'), auth, 'the error field');
+    assert.deepEqual(classifyAuthenticationError('Response SaslAuthenticate(key: 36, version: 1)', 'Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512'), auth);
+    assert.equal(classifyAuthenticationError('Response SaslHandshake(key: 17, version: 1)', 'Unsupported SASL mechanism'), undefined);
+    assert.equal(classifyAuthenticationError('sasl plain authentication failed', undefined), undefined, 'kafkajs writes the mechanism in capitals');
+    assert.equal(classifyAuthenticationError('SASL is configured', undefined), undefined);
+    assert.equal(classifyAuthenticationError('Connection error: ECONNRESET', 3), undefined);
+    assert.equal(isRetriableKafkaError('SASL OAUTHBEARER: the token in /t (kafka.sasl.tokenFile) expired', undefined), false);
+  });
+
+  test('an authorization error response of the Connection layer is debug: its caller names the permission', () => {
+    assert.equal(isDeniedResponse('Connection', 'Response DescribeAcls(key: 29, version: 1)', 'Cluster authorization failed'), true);
+    assert.equal(isDeniedResponse('Connection', 'Response Metadata(key: 3, version: 6)', 'Not authorized to access topics: [Topic authorization failed]'), true);
+    assert.equal(isDeniedResponse('Connection', 'Response Metadata(key: 3, version: 6)', 'This server does not host this topic-partition'), false);
+    assert.equal(isDeniedResponse('Producer', 'Response Metadata(key: 3, version: 6)', 'Not authorized to access topics'), false, 'only the Connection layer');
+    assert.equal(isDeniedResponse('Connection', 'Failed to send: Response Metadata(key: 3, version: 6)', 'Not authorized'), false, 'only the response line itself');
+    assert.equal(isDeniedResponse('Connection', 'Response Metadata(key: 3, version: 6) extra', 'Not authorized'), false);
+    assert.equal(isDeniedResponse('Connection', 'Response Metadata(key: 3, version: 6)', undefined), false);
+    assert.equal(isDeniedResponse('Connection', 'Response Metadata(key: 3, version: 6)', { message: 'Not authorized' }), false);
+    const { lines, logger } = capture('info');
+    const log = kafkaLogCreator(logger, () => 0, new ConnectionNoise())!(logLevel.ERROR);
+    log({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'Response DescribeAcls(key: 29, version: 1)', error: 'Cluster authorization failed', broker: 'h:1' } });
+    log({ namespace: 'Consumer', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'Crash: KafkaJSProtocolError: Not authorized to access group: Group authorization failed', groupId: 'g' } });
+    assert.deepEqual(lines.map((l) => [l.level, l.msg]), [['error', 'Crash: KafkaJSProtocolError: Not authorized to access group: Group authorization failed']]);
+  });
+
   test('ConnectionNoise: one warning per broker per window, counting what it suppressed; brokers apart', () => {
     const n = new ConnectionNoise(60_000);
     assert.deepEqual(n.record('a:1', 'ECONNREFUSED', 0), { suppressed: {}, total: 0, lastWarnMs: undefined });
@@ -114,6 +144,19 @@ describe('kafkajs log noise', () => {
     const entry = { namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'Connection error: connect ECONNREFUSED 127.0.0.1:5', broker: '127.0.0.1:5' } };
     for (let i = 0; i < 5; i++) kafkaLogCreator(logger.child({ service: `s${i}` }), () => 1000, shared)!(logLevel.ERROR)(entry);
     assert.equal(lines.length, 1);
+  });
+
+  test('a refused authentication, from the authenticator and the broker pool at every probe: one warning per broker per minute', () => {
+    const { lines, logger } = capture('info');
+    let now = 0;
+    const log = kafkaLogCreator(logger, () => now, new ConnectionNoise())!(logLevel.ERROR);
+    const msg = 'SASL OAUTHBEARER: the token in /t (kafka.sasl.tokenFile) expired at 2020-01-01T00:00:00.000Z';
+    for (let t = 0; t < 30; t++, now += 1000) {
+      log({ namespace: 'SASLOAuthBearerAuthenticator', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'SASL OAUTHBEARER authentication failed: x', broker: 'h:1' } });
+      log({ namespace: 'BrokerPool', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: msg, retryCount: 0, retryTime: 300 } });
+    }
+    assert.deepEqual(lines.map((l) => l.level), ['warn', 'warn'], 'one per broker kafkajs named (h:1, and the unnamed one)');
+    assert.match(lines[1]!.msg, /^SASL OAUTHBEARER: the token in \/t .* \(further connection errors to brokers kafkajs did not name for a minute at debug\)$/);
   });
 
   test('ConnectionNoise remembers a bounded number of brokers', () => {

@@ -4,7 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { nodeProperties, type ClusterState, type NodeState } from '../../src/localcluster/cluster.js';
-import { normaliseSecurity, propValue, scramFormatArgs, securityProperties, eoswatchKafkaSection, type SecurityState } from '../../src/localcluster/security.js';
+import { normaliseSecurity, propValue, scramFormatArgs, securityProperties, eoswatchKafkaSection, unsecuredJwt, type SecurityState } from '../../src/localcluster/security.js';
 import { aclEntry, aclsFor, aclTableMarkdown, describeAcl, parseOperation, parseResource, parsePrincipal, EOSWATCH_ACLS } from '../../src/localcluster/acl.js';
 
 const node: NodeState = { id: 1, brokerPort: 19092, controllerPort: 19093, dir: '/c/node-1', propsFile: '/c/node-1/server.properties', logFile: '/c/node-1/server.log', pid: null };
@@ -32,7 +32,8 @@ describe('secured broker properties', () => {
     assert.equal(p['authorizer.class.name'], 'org.apache.kafka.metadata.authorizer.StandardAuthorizer');
     assert.equal(p['allow.everyone.if.no.acl.found'], 'false');
     assert.equal(p['super.users'], 'User:admin;User:ANONYMOUS');
-    assert.equal(p['sasl.enabled.mechanisms'], 'SCRAM-SHA-512,SCRAM-SHA-256,PLAIN');
+    assert.equal(p['sasl.enabled.mechanisms'], 'SCRAM-SHA-512,SCRAM-SHA-256,PLAIN,OAUTHBEARER');
+    assert.equal(p['listener.name.sasl_ssl.oauthbearer.sasl.jaas.config'], 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="admin";');
     assert.equal(p['listener.name.sasl_ssl.ssl.client.auth'], 'none');
     assert.equal(p['ssl.client.auth'], undefined, 'plain ssl.client.auth is ignored on a SASL_SSL listener');
     assert.match(p['listener.name.sasl_ssl.plain.sasl.jaas.config']!, /username="admin" password="adm1n-pw" user_admin="adm1n-pw" user_app="app-pw";$/);
@@ -149,5 +150,21 @@ describe('the audit names a missing permission', () => {
     const other = Object.assign(new Error('Request timed out'), { type: 'REQUEST_TIMED_OUT' });
     await assert.rejects(namingDenied('x', () => Promise.reject(other)), (e) => e === other);
     assert.equal(await namingDenied('x', async () => 7), 7);
+  });
+});
+
+describe('unsecuredJwt (the local cluster\u2019s OAUTHBEARER tokens)', () => {
+  const decode = (part: string): unknown => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+  test('header alg none, sub, iat a minute before now, exp; an empty signature', () => {
+    const t = unsecuredJwt('eoswatch', 1_800_000_600, 1_800_000_000_000);
+    const [h, p, sig] = t.split('.');
+    assert.deepEqual(decode(h!), { alg: 'none' });
+    assert.deepEqual(decode(p!), { sub: 'eoswatch', iat: 1_799_999_940, exp: 1_800_000_600 });
+    assert.equal(sig, '');
+    assert.equal(t.split('.').length, 3);
+  });
+  test('an exp in the past: iat stays before it (Kafka refuses iat after exp as inconsistent, not as expired)', () => {
+    const t = unsecuredJwt('eoswatch', 1_000, 1_800_000_000_000);
+    assert.deepEqual(decode(t.split('.')[1]!), { sub: 'eoswatch', iat: 999, exp: 1_000 });
   });
 });

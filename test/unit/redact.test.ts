@@ -99,6 +99,21 @@ describe('redactText', () => {
     assert.equal(redactText('Bearer short'), 'Bearer short');
   });
 
+  test('JWTs wherever they stand: signed, unsigned (empty signature), JWE; not JSON-free dotted words', () => {
+    const h = Buffer.from('{"alg":"none"}').toString('base64url');
+    const p = Buffer.from('{"sub":"app","exp":1}').toString('base64url');
+    assert.equal(redactText(`token ${h}.${p}. refused`), `token ${R} refused`);
+    assert.equal(redactText(`x=${h}.${p}.c2lnbmF0dXJl;`), `x=${R};`);
+    assert.equal(redactText(`jwe ${h}.${p}.aXY.Y2lwaGVy.dGFn end`), `jwe ${R} end`);
+    assert.equal(redactText(`(${h}.${p}.sig)`), `(${R})`);
+    assert.equal(redactText(`${h}.${p}`), `${h}.${p}`, 'two parts are no JWT');
+    assert.equal(redactText(`${h}.abc.def`), `${h}.abc.def`, 'a payload of 3 characters is no JWT');
+    assert.equal(redactText(`${h}.abcd.`), R, 'a payload of 4 is');
+    assert.equal(redactText('see eyJ.abcd.ef'), 'see eyJ.abcd.ef', 'a header of 3 characters is no JWT');
+    assert.equal(redactText(`xeyJabcd.${p}.s`), `xeyJabcd.${p}.s`, 'not inside a word');
+    assert.equal(redactText('org.apache.kafka.common.Config'), 'org.apache.kafka.common.Config');
+  });
+
   test('URL userinfo: the password, or the whole userinfo without a colon', () => {
     assert.equal(redactText('see https://alice:pa55@host:8081/x'), `see https://alice:${R}@host:8081/x`);
     assert.equal(redactText('sasl+ssl://tok3n@broker'), `sasl+ssl://${R}@broker`);

@@ -305,7 +305,7 @@ describe('no secret reaches any output (property-based)', () => {
       const pp = g.secret();
       const text = 'kafka:\n  ssl: {enabled: true, passphrase: "${PP}"}\n  sasl: {mechanism: plain, username: u, password: "${PW}"}\n';
       const cfg = parseConfigText(text, 'c.yaml', { PW: pw, PP: pp });
-      assert.equal(cfg.kafka.sasl?.password, pw);
+      assert.equal((cfg.kafka.sasl as { password?: string } | undefined)?.password, pw);
       assertNoLeak(JSON.stringify(redactConfig(cfg), null, 2), [pw, pp], 'redactConfig', seed);
     }
     const g = new Gen(SEED + 5000);

@@ -7,5 +7,6 @@ import { consumerChecks } from './consumer.js';
 import { checkpointChecks } from './checkpoint.js';
 import { coordinatorChecks } from './coordinator.js';
 import { streamsChecks } from './streams.js';
+import { aclChecks } from './acl.js';
 
-export const ALL_CHECKS: Check[] = [...brokerChecks, ...liveChecks, ...producerChecks, ...consumerChecks, ...checkpointChecks, ...coordinatorChecks, ...streamsChecks];
+export const ALL_CHECKS: Check[] = [...brokerChecks, ...liveChecks, ...producerChecks, ...consumerChecks, ...checkpointChecks, ...coordinatorChecks, ...aclChecks, ...streamsChecks];

@@ -1,8 +1,9 @@
 // The live cluster through the admin API: every broker's effective configuration (value and
-// where it comes from), topic replicas and ISR, and the internal transaction and offsets topics.
+// where it comes from), topic replicas and ISR, the internal transaction and offsets topics, and
+// the cluster's ACLs (DescribeAcls, for the acl.* checks).
 import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { retryRetriable } from '../../kafka/retry.js';
-import type { AuditFacts, ClusterFacts, ConfigEntry, TopicFacts } from '../types.js';
+import type { AclBindingFacts, AclFacts, AuditFacts, ClusterFacts, ConfigEntry, TopicFacts, WatchedPrefix } from '../types.js';
 import type { AuditSource } from '../runner.js';
 
 /** Broker settings the checks read; asking for these only keeps the answer small. */
@@ -19,7 +20,7 @@ export const BROKER_CONFIG_NAMES = [
 ];
 
 // kafkajs is CommonJS and these enums are not visible to ESM named imports.
-const { ConfigResourceTypes, ConfigSource } = kafkajs;
+const { ConfigResourceTypes, ConfigSource, AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = kafkajs;
 type ConfigSource = kafkajs.ConfigSource;
 
 const TOPIC_CONFIG_NAMES = ['min.insync.replicas', 'unclean.leader.election.enable'];
@@ -45,6 +46,66 @@ export interface ClusterSourceOptions {
   /** Topics to audit with their roles; `all` audits every non-internal topic too. */
   topics: { name: string; role: 'source' | 'sink' }[];
   allTopics: boolean;
+  /** The transactional-id prefixes the configuration watches (the acl.* checks); default none. */
+  transactionalIdPrefixes?: WatchedPrefix[];
+}
+
+const RESOURCE_NAMES: Record<number, AclBindingFacts['resource']> = {
+  [AclResourceTypes.TOPIC]: 'topic',
+  [AclResourceTypes.GROUP]: 'group',
+  [AclResourceTypes.TRANSACTIONAL_ID]: 'transactional-id',
+  [AclResourceTypes.CLUSTER]: 'cluster',
+};
+const PATTERN_NAMES: Record<number, AclBindingFacts['pattern']> = { [ResourcePatternTypes.LITERAL]: 'literal', [ResourcePatternTypes.PREFIXED]: 'prefixed' };
+const OPERATION_NAMES: Record<number, string> = {
+  [AclOperationTypes.ALL]: 'All',
+  [AclOperationTypes.READ]: 'Read',
+  [AclOperationTypes.WRITE]: 'Write',
+  [AclOperationTypes.CREATE]: 'Create',
+  [AclOperationTypes.DELETE]: 'Delete',
+  [AclOperationTypes.ALTER]: 'Alter',
+  [AclOperationTypes.DESCRIBE]: 'Describe',
+  [AclOperationTypes.CLUSTER_ACTION]: 'ClusterAction',
+  [AclOperationTypes.DESCRIBE_CONFIGS]: 'DescribeConfigs',
+  [AclOperationTypes.ALTER_CONFIGS]: 'AlterConfigs',
+  [AclOperationTypes.IDEMPOTENT_WRITE]: 'IdempotentWrite',
+};
+
+/** DescribeAcls' answer as bindings (unknown codes kept as 'other' / `operation <n>`). Pure. */
+export function aclBindings(resources: { resourceType: number; resourceName: string; resourcePatternType: number; acls: { principal: string; host: string; operation: number; permissionType: number }[] }[]): AclBindingFacts[] {
+  return resources.flatMap((r) =>
+    r.acls.map((a) => ({
+      principal: a.principal,
+      host: a.host,
+      resource: RESOURCE_NAMES[r.resourceType] ?? 'other',
+      name: r.resourceName,
+      pattern: PATTERN_NAMES[r.resourcePatternType] ?? 'other',
+      operation: OPERATION_NAMES[a.operation] ?? `operation ${a.operation}`,
+      permission: a.permissionType === AclPermissionTypes.DENY ? 'deny' : 'allow',
+    })),
+  );
+}
+
+/**
+ * Every ACL of the cluster. No authorizer (SECURITY_DISABLED) and a refused DescribeAcls
+ * (Describe on Cluster missing) are facts for the acl.* checks, not failures of the source.
+ */
+export async function gatherAcls(admin: Pick<Admin, 'describeAcls'>, watchedPrefixes: WatchedPrefix[]): Promise<AclFacts> {
+  try {
+    const res = await admin.describeAcls({
+      resourceType: AclResourceTypes.ANY,
+      resourcePatternType: ResourcePatternTypes.ANY,
+      operation: AclOperationTypes.ANY,
+      permissionType: AclPermissionTypes.ANY,
+    });
+    return { state: 'read', bindings: aclBindings(res.resources as Parameters<typeof aclBindings>[0]), watchedPrefixes };
+  } catch (err) {
+    const e = err as { type?: string; cause?: { type?: string }; message?: string };
+    const type = e.type ?? e.cause?.type ?? '';
+    if (type === 'SECURITY_DISABLED') return { state: 'authorizer-off', bindings: [], watchedPrefixes };
+    if (/_AUTHORIZATION_FAILED$/.test(type)) return { state: 'denied', error: type, bindings: [], watchedPrefixes };
+    return { state: 'error', error: e.message ?? String(err), bindings: [], watchedPrefixes };
+  }
 }
 
 /**
@@ -136,6 +197,8 @@ export function clusterSource(kafka: Kafka, opts: ClusterSourceOptions): AuditSo
       admin ??= kafka.admin({ retry: { retries: 1 } });
       try {
         await admin.connect();
+        // First: the ACLs are judged even when the configurations below are refused.
+        facts.acls = await gatherAcls(admin, opts.transactionalIdPrefixes ?? []);
         facts.cluster = await gatherCluster(admin, opts);
       } catch (err) {
         await admin.disconnect().catch(() => undefined);
