@@ -138,4 +138,15 @@ describe('streams config', () => {
       (err: EosError) => err.details.some((d) => d.includes('applicationId')),
     );
   });
+
+  test('streams.enabled without an application is refused, naming the key (it would watch nothing, silently)', () => {
+    assert.throws(
+      () => validateConfig({ kafka: { brokers: ['b:9092'] }, streams: { enabled: true } }, 't.yaml'),
+      (err: EosError) => {
+        assert.deepEqual(err.details, ['t.yaml: /streams/applications: empty, expected at least one application (applicationId) when streams.enabled is true: there is nothing to watch otherwise']);
+        return true;
+      },
+    );
+    assert.equal(validateConfig({ kafka: { brokers: ['b:9092'] }, streams: { enabled: false } }, 't.yaml').streams.applications.length, 0, 'disabled, none is fine');
+  });
 });
