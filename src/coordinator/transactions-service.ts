@@ -374,7 +374,10 @@ export class TransactionsService implements Service {
         }
       }
       // Idle by eoswatch's observation of the producers' sequences, never by the records' own timestamps.
-      const found = findHanging(this.activity.observe(views, now), open, now, this.opts.idleAfterMs);
+      // Polled, the coordinators' listing may lack ids (a broker that failed to answer, ids eoswatch
+      // may not Describe, which ListTransactions leaves out without an error): a holder missing
+      // from it is not known to be unknown to the coordinator. Only the log says that.
+      const found = findHanging(this.activity.observe(views, now), open, now, this.opts.idleAfterMs).filter((h) => this.source === 'log' || h.kind !== 'unknown-to-coordinator');
       return (this.lastHanging = [...found, ...carried()]);
     } catch (err) {
       this.metrics.errors.inc({ what: 'offsets', kind: 'error' });

@@ -109,18 +109,27 @@ export function classifyConnectionError(message: string, error: unknown): Connec
   return undefined;
 }
 
-const RESPONSE_LINE = /^Response \w+\(key: \d+, version: \d+\)$/;
+const RESPONSE_LINE = /^Response \w+\(key: (\d+), version: \d+\)$/;
 const DENIED = /authorization failed|not authorized/i;
+/**
+ * The APIs whose refusal eoswatch's callers name themselves: Metadata (3: the log reader, the
+ * audit, lag), DescribeConfigs (32: the audit), DescribeAcls (29: the audit). Any other refusal
+ * (FindCoordinator, InitProducerId, Produce, JoinGroup...) stays at its level: kafkajs often hides
+ * it from the caller (its coordinator lookup reports "Failed to find group coordinator"), so the
+ * Connection line is the one place the missing permission is named.
+ */
+const NAMED_BY_CALLER = new Set([3, 29, 32]);
 
 /**
  * kafkajs' Connection layer logs every error response ("Response DescribeAcls(key: 29, version: 1)",
  * error "Cluster authorization failed") before the caller receives the error. For an authorization
  * error that line is a duplicate: eoswatch's callers report a refusal by name themselves (the
  * audit's permission findings, the coordinator's permission gaps, eos_lag_permission_denied, a
- * failed service), and kafkajs' producer and consumer log their own line. So it is debug. Pure.
+ * failed service). So it is debug, for the APIs below only. Pure.
  */
 export function isDeniedResponse(namespace: string, message: string, error: unknown): boolean {
-  return namespace === 'Connection' && RESPONSE_LINE.test(message) && typeof error === 'string' && DENIED.test(error);
+  const key = namespace === 'Connection' ? RESPONSE_LINE.exec(message)?.[1] : undefined;
+  return key !== undefined && NAMED_BY_CALLER.has(Number(key)) && typeof error === 'string' && DENIED.test(error);
 }
 
 const SASL_FAILED = /\bSASL [A-Z][A-Z0-9 ]*?(?: authentication failed|: )/;

@@ -80,6 +80,12 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
           );
           const res = decodeFetchResponse(body);
           if (res.errorCode !== 0) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC} from broker ${leader}: error code ${res.errorCode}`);
+          // A partition below its high watermark answered with no records: the response filled up
+          // on the others (the Fetch's total size, the broker's fetch.max.bytes). It is asked again
+          // while others still bring records, so a pass reads every partition to its end (a
+          // baseline that stopped short would count the rest of the history as news next pass).
+          let progressed = false;
+          const starved: number[] = [];
           for (const partition of asked) {
             const p = res.partitions.find((x) => x.partition === partition);
             if (!p) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: no answer for the partition`);
@@ -87,11 +93,24 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
             let offset = position.get(partition)!;
             if (offset < p.logStartOffset) offset = p.logStartOffset;
             position.set(partition, offset);
-            if (offset >= p.highWatermark || !p.records) {
+            if (offset >= p.highWatermark) {
               pending.delete(partition);
               continue;
             }
+            if (!p.records || p.records.length === 0) {
+              starved.push(partition);
+              continue;
+            }
             const got = logRecords(p.records, offset);
+            if (got.records.length === 0 && got.nextOffset <= offset) {
+              // Only part of a batch: the response's total size ran out inside it. The first
+              // partition of a Fetch always gets its first batch whole (KIP-74), so there it means
+              // a batch larger than the partition's limit.
+              if (partition === asked[0]) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
+              starved.push(partition);
+              continue;
+            }
+            progressed = true;
             // A record at or past the high watermark this answer gave is left for the next pass (read
             // again from its offset), never stepped over.
             const beyond = got.records.find((r) => r.offset >= p.highWatermark);
@@ -107,6 +126,8 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
             if (got.nextOffset <= offset) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
             position.set(partition, got.nextOffset);
           }
+          // Nothing came for any of them: the rest waits for the next pass.
+          if (!progressed) for (const partition of starved) pending.delete(partition);
         }
         for (const [partition, offset] of position) next.set(partition, offset);
       }),

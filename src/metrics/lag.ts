@@ -71,7 +71,7 @@ function define(registry: Registry) {
     }),
     denied: new Gauge({
       name: 'eos_lag_permission_denied',
-      help: 'A group lag.groups names, or a topic a watched group committed to, that the lag service may not describe (GROUP_ or TOPIC_AUTHORIZATION_FAILED): 1 while refused. Kafka leaves such groups and topics out of its listings without an error; their lag is not read.',
+      help: 'A group lag.groups names that the lag service may not describe (GROUP_AUTHORIZATION_FAILED), resource="group:<name>": 1 while refused. Kafka leaves such groups out of ListGroups without an error; their lag is not read.',
       labelNames: ['resource'],
       registers,
     }),

@@ -31,6 +31,7 @@ const ALERTS = [
   'EosHangingTransaction',
   'EosCoordinatorHangingTransaction',
   'EosCoordinatorFencingRepeated',
+  'EosCoordinatorUnreadable',
   'EosCoordinatorTransactionsTimedOut',
   // Kafka Streams applications only (the streams: section).
   'EosStreamsRebalanceTooLong',

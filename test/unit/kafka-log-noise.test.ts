@@ -120,6 +120,11 @@ describe('kafkajs log noise', () => {
     assert.equal(isDeniedResponse('Connection', 'Response Metadata(key: 3, version: 6) extra', 'Not authorized'), false);
     assert.equal(isDeniedResponse('Connection', 'Response Metadata(key: 3, version: 6)', undefined), false);
     assert.equal(isDeniedResponse('Connection', 'Response Metadata(key: 3, version: 6)', { message: 'Not authorized' }), false);
+    assert.equal(isDeniedResponse('Connection', 'Response DescribeConfigs(key: 32, version: 1)', 'Cluster authorization failed'), true);
+    // Refusals kafkajs hides from its caller stay visible: the pipeline's coordinator lookup, its InitProducerId, its group.
+    assert.equal(isDeniedResponse('Connection', 'Response GroupCoordinator(key: 10, version: 2)', 'Not authorized to access group: Group authorization failed'), false);
+    assert.equal(isDeniedResponse('Connection', 'Response InitProducerId(key: 22, version: 1)', 'Transactional Id authorization failed'), false);
+    assert.equal(isDeniedResponse('Connection', 'Response JoinGroup(key: 11, version: 5)', 'Not authorized to access group: Group authorization failed'), false);
     const { lines, logger } = capture('info');
     const log = kafkaLogCreator(logger, () => 0, new ConnectionNoise())!(logLevel.ERROR);
     log({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: '', logger: 'kafkajs', message: 'Response DescribeAcls(key: 29, version: 1)', error: 'Cluster authorization failed', broker: 'h:1' } });
