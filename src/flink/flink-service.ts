@@ -460,6 +460,15 @@ export class FlinkService implements Service {
         this.flink.sinkCommitTime.inc(w.labels, 0);
         for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.inc({ ...w.labels, outcome }, 0);
       }
+      // The writer's KafkaProducer registers its metrics when it is created, which may come after
+      // the committables' ones: a vertex seen without them is listed again until they show up
+      // (else its commit time would never be read).
+      for (const v of w.sinkVertices) {
+        if (v.ids.commitTimeNs.length) continue;
+        const list = await this.client.get<{ id: string }[]>(`/jobs/${jid}/vertices/${v.vid}/subtasks/metrics`);
+        const ids = sinkMetricIds(list.map((x) => x.id));
+        if (ids.commitTimeNs.length) v.ids = ids;
+      }
       const l = w.labels;
       for (const { vid, ids } of w.sinkVertices) {
         const all = [...ids.commitTimeNs, ...ids.successful, ...ids.failed, ...ids.pending];

@@ -32,6 +32,8 @@ const FLINK_ONLY = [
 ];
 // Exported only while a transaction hangs: made so by the test of EosCoordinatorHangingTransaction below.
 const HANGING_ONLY = ['eos_coordinator_hanging_transaction_info'];
+/** Kafka Streams applications only (the streams: section; test/integration/streams.test.ts runs one). */
+const STREAMS_ONLY = ['eos_streams_rebalance_in_progress_seconds', 'eos_streams_rebalances_total', 'eos_streams_rebalance_duration_seconds_bucket'];
 const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
 const temp = tempDirs('eoswatch-prom-');
 
@@ -147,7 +149,7 @@ describe('live Prometheus end to end (3-node cluster)', () => {
     }
     assert.deepEqual(rejected, []);
     const names = new Set(exprs.flatMap(metricNames));
-    for (const absent of [...FLINK_ONLY, ...HANGING_ONLY]) names.delete(absent);
+    for (const absent of [...FLINK_ONLY, ...HANGING_ONLY, ...STREAMS_ONLY]) names.delete(absent);
     const missing: string[] = [];
     for (const n of names) {
       const r = await query(`count(${n})`);
@@ -158,8 +160,8 @@ describe('live Prometheus end to end (3-node cluster)', () => {
 
   test('every panel of the overview dashboard returns data', async () => {
     const empty: string[] = [];
-    // The Flink row's panels have data in test/integration/flink.test.ts (a real Flink job).
-    const flinkOnly = (p: { targets?: { expr?: string }[] }) => (p.targets ?? []).every((t) => metricNames(t.expr ?? '').every((n) => FLINK_ONLY.includes(n) || HANGING_ONLY.includes(n)));
+    // The Flink row's panels have data in test/integration/flink.test.ts (a real Flink job), the Streams row's in streams.test.ts.
+    const flinkOnly = (p: { targets?: { expr?: string }[] }) => (p.targets ?? []).every((t) => metricNames(t.expr ?? '').every((n) => FLINK_ONLY.includes(n) || HANGING_ONLY.includes(n) || STREAMS_ONLY.includes(n)));
     for (const p of dashboardPanels().filter((x) => x.targets?.length && !flinkOnly(x))) {
       let rows = 0;
       for (const t of p.targets!) if (t.expr) rows += (await query(grafanaToPromql(t.expr))).data.result.length;
