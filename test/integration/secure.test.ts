@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { uniqueName, useCluster } from '../harness/index.js';
+import { until as waitUntil } from '../harness/wait.js';
 import { PipelineProcess, pipelineConfig } from '../harness/pipeline.js';
 import { assertSinkExactlyOnce, createTopicsAsAdmin, produceAsAdmin, waitCaughtUpAsAdmin } from '../harness/secure.js';
 import { makeTestPki } from '../harness/tls.js';
@@ -22,21 +23,9 @@ import { issueExpiredCertificate, unsecuredJwt } from '../../src/localcluster/se
 const P = 3;
 const VERSION = process.env.EOSWATCH_SECURE_KAFKA_VERSION ?? '4.4.0';
 
-/** Polls fn; fails at once when the daemon `p` exits (a wait for it to become ready would otherwise run out its timeout). */
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, ctx: () => string = () => '', p?: PipelineProcess): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    if (p && p.child.exitCode !== null) throw new Error(`the daemon exited (${p.child.exitCode}) while waiting for ${what}\n${ctx()}`);
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (${(last as Error).message})` : ''}\n${ctx()}`);
+/** The harness's until(), failing at once when the daemon `p` exits (a wait for it would otherwise run out its timeout). */
+function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, ctx: () => string = () => '', p?: PipelineProcess): Promise<T> {
+  return waitUntil(what, fn, timeoutMs, { context: ctx, giveUp: () => (p && p.child.exitCode !== null ? `the daemon exited (${p.child.exitCode})` : undefined) });
 }
 
 async function setup(c: LocalCluster, name: string): Promise<AclNames & { dlq: string }> {
