@@ -340,9 +340,9 @@ export class TransactionsService implements Service {
     // over while the coordinator still has it open (a failed read is no news of its end).
     const unjudged = new Set<string>();
     const carried = (): HangingTransaction[] =>
-      this.lastHanging.filter((h) => unjudged.has(`${h.topic}\u0000${h.partition}`) && open.some((t) => t.transactionalId === h.transactionalId && t.producerId === h.producerId));
+      this.lastHanging.filter((h) => (unjudged.has(`${h.topic}\u0000${h.partition}`) || unjudged.has(h.topic)) && open.some((t) => t.transactionalId === h.transactionalId && t.producerId === h.producerId));
     try {
-      const ends = topics.length ? await this.reader!.readMany(topics) : new Map<string, PartitionEnds[]>();
+      const ends = topics.length ? await this.readEnds(topics, unjudged) : new Map<string, PartitionEnds[]>();
       // The watched topics without an open transaction: only where one no coordinator knows may hide. A topic
       // that cannot be read there (deleted, not created yet) costs nothing else: the LSO monitor reports it.
       if (watchOnly.length) {
@@ -387,6 +387,39 @@ export class TransactionsService implements Service {
       for (const h of this.lastHanging) unjudged.add(`${h.topic}\u0000${h.partition}`);
       return (this.lastHanging = carried());
     }
+  }
+
+  /**
+   * The ends of the open transactions' topics: one request for all, and where that fails, topic by
+   * topic, so one topic that cannot be read (deleted under an open transaction, not described to
+   * eoswatch) costs the judgement of its own partitions only; its name goes to `unjudged`.
+   */
+  private async readEnds(topics: string[], unjudged: Set<string>): Promise<Map<string, PartitionEnds[]>> {
+    try {
+      return await this.reader!.readMany(topics);
+    } catch (err) {
+      if (topics.length === 1) throw err;
+    }
+    // kafkajs keeps a topic it failed on among its metadata targets: a fresh reader after each failure.
+    const renew = async () => {
+      await this.reader?.close();
+      if (this.stopped) throw new Error('the transactions service stopped');
+      this.reader = new EndOffsetReader(this.kafka);
+      return this.reader;
+    };
+    let reader = await renew();
+    const out = new Map<string, PartitionEnds[]>();
+    for (const topic of topics) {
+      try {
+        for (const [t, parts] of await reader.readMany([topic])) out.set(t, parts);
+      } catch (err) {
+        this.metrics.errors.inc({ what: 'offsets', kind: 'error' });
+        this.logger.warn({ err: redactText(errorMessage(err)), topic }, 'cannot read the ends of a topic of open transactions: its partitions are not judged this pass');
+        unjudged.add(topic);
+        reader = await renew();
+      }
+    }
+    return out;
   }
 
   /** The hanging transactions of the last pass (carried over where a pass could not judge their partition). */
