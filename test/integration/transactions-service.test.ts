@@ -134,6 +134,7 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
       .map((e) => (e.record.kind === 'transaction' ? `${e.record.value.state} pid ${e.record.value.producerId} epoch ${e.record.value.producerEpoch} tv ${e.record.value.clientTransactionVersion} at ${e.record.value.lastUpdateTimestampMs}` : 'tombstone'))
       .join('\n');
   };
+  const fetchReport = async () => (await (await fetch(url)).json()) as TransactionsReport;
   const outcome = (application: string, o: string) => value('eos_coordinator_transactions_total', { application, outcome: o });
   const histogramCount = async (name: string, application: string): Promise<number | undefined> =>
     (await registry.getSingleMetric(name)?.get())?.values.find((v) => (v as { metricName?: string }).metricName === `${name}_count` && v.labels.application === application)?.value;
@@ -317,6 +318,35 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     assert.equal(after.hanging.some((x) => x.transactionalId === id), false);
   });
 
+  test('a topic deleted under an open transaction leaves only its own partitions unjudged: a producer killed on another topic is still named hanging', async () => {
+    const gone = uniqueName('tsvc-gone');
+    const admin = kafkaFor(h.cluster.brokers).admin();
+    await admin.connect();
+    try {
+      await ensureTopics(admin, [{ topic: gone, numPartitions: 1, replicationFactor: 1 }]);
+      const orphan = java(`${app('orphan')}-1`, 900_000);
+      await orphan.run('init');
+      await orphan.run(`open ${gone} 0 3`);
+      await orphan.kill();
+      await admin.deleteTopics({ topics: [gone], timeout: 30_000 });
+    } finally {
+      await admin.disconnect();
+    }
+    const id = `${app('dead')}-2`;
+    const dead = java(id, 900_000);
+    await dead.run('init');
+    await dead.run(`open ${topic} 1 4`);
+    await dead.kill();
+    const found = await until('the hanging transaction on the other topic on /transactions', async () => (await fetchReport()).hanging.find((x) => x.transactionalId === id), IDLE_AFTER_MS + 20 * INTERVAL_MS);
+    assert.equal(found.topic, topic);
+    assert.equal(found.partition, 1);
+    for (const x of [id, `${app('orphan')}-1`]) {
+      const r = await runEoswatch(['transactions', 'abort', '--bootstrap-server', h.cluster.bootstrapServers, '--transactional-id', x, '--force']);
+      assert.equal(r.code, 0, `${x}: ${r.stderr}`);
+    }
+    await until('the hanging transaction cleared', async () => !(await fetchReport()).hanging.some((x) => x.transactionalId === id), 30_000);
+  });
+
   test('no series carries a transactional id except the capped hanging info', async () => {
     const ids = new Set<string>();
     for (const name of ['eos_coordinator_open_transactions', 'eos_coordinator_oldest_open_transaction_seconds', 'eos_coordinator_transactions_total', 'eos_coordinator_fencings_total', 'eos_coordinator_transactional_ids', 'eos_coordinator_client_version_ids', 'eos_coordinator_hanging_transactions', 'eos_coordinator_transaction_duration_seconds', 'eos_coordinator_commit_completion_seconds']) {
@@ -326,7 +356,7 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
       }
     }
     for (const a of ids) assert.doesNotMatch(a, /-\d+$/, `${a} is an application, not an id`);
-    assert.deepEqual([...ids].sort(), ['catchup', 'classic', 'dead', 'early', 'fence', 'javatv', 'jfence', 'timeout'].map(app).sort());
+    assert.deepEqual([...ids].sort(), ['catchup', 'classic', 'dead', 'early', 'fence', 'javatv', 'jfence', 'orphan', 'timeout'].map(app).sort());
   });
 });
 
