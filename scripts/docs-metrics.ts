@@ -18,6 +18,7 @@ import { defineTransactionsMetrics } from '../src/metrics/transactions.js';
 import { streamsMetrics } from '../src/metrics/streams.js';
 import { pipelineMetrics } from '../src/metrics/pipeline.js';
 import { createRegistry } from '../src/metrics/registry.js';
+import { runFamilies } from '../src/runtime/runs.js';
 
 export const METRICS_DOC = 'docs/metrics.md';
 
@@ -25,6 +26,7 @@ export const METRICS_DOC = 'docs/metrics.md';
 export const DEFINITIONS: { module: string; covers: string; define: (r: Registry) => void }[] = [
   { module: 'src/metrics/registry.ts', covers: 'the process', define: () => undefined },
   { module: 'src/daemon.ts', covers: 'the supervisor', define: (r) => void defineSupervisorMetrics(r, () => ({ ready: true, services: {} })) },
+  { module: 'src/runtime/runs.ts', covers: "every service's scheduled runs", define: (r) => void runFamilies(r) },
   { module: 'src/metrics/checkpoint-stats.ts', covers: 'checkpoints (own pipeline and Flink jobs)', define: (r) => void checkpointMetrics(r) },
   { module: 'src/metrics/pipeline.ts', covers: 'pipelines (own pipeline and Flink jobs)', define: (r) => void pipelineMetrics(r) },
   { module: 'src/metrics/lag.ts', covers: "the own pipeline's open transactions, consumer lag", define: (r) => { pipelineTransactionAgeMetrics(r, 'p', 60_000, () => new Map()); lagMetrics(r); } },

@@ -4,6 +4,7 @@
 import { Router } from 'express';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Kafka } from 'kafkajs';
+import { measured } from '../runtime/runs.js';
 import type { Config } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -22,6 +23,7 @@ export class AuditService implements Service {
   private readonly metrics;
   private readonly logger: Logger;
   private readonly built;
+  private readonly measuredRun: () => Promise<AuditReport | undefined>;
 
   constructor(
     private readonly config: Config,
@@ -29,6 +31,8 @@ export class AuditService implements Service {
     ctx: ServiceContext,
   ) {
     this.logger = ctx.logger;
+    // Each run measured: eos_service_run_*{service="audit",task="run"} (src/runtime/runs.ts).
+    this.measuredRun = measured({ registry: ctx.registry, service: this.name, task: 'run' }, () => this.audit(), (report) => report !== undefined);
     this.metrics = auditMetrics(ctx.registry);
     this.built = sourcesFromConfig(config, kafka);
   }
@@ -44,23 +48,26 @@ export class AuditService implements Service {
 
   /** Runs the audit unless a run is in progress (then waits for that one). */
   runOnce(): Promise<AuditReport | undefined> {
-    this.running ??= (async () => {
-      try {
-        const report = await runAudit(this.built.sources, ALL_CHECKS, { sourceTimeoutMs: this.config.audit.sourceTimeout });
-        this.last = report;
-        this.metrics.record(report);
-        const s = report.summary;
-        const log = s.critical ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
-        log({ critical: s.critical, warning: s.warning, passed: s.passed, checks: s.checks, ms: report.durationMs, failedSources: report.sources.filter((x) => !x.ok).map((x) => x.name) }, 'audit finished');
-        return report;
-      } catch (err) {
-        this.logger.error({ err: errorMessage(err) }, 'audit run failed');
-        return undefined;
-      } finally {
-        this.running = undefined;
-      }
-    })();
+    this.running ??= this.measuredRun();
     return this.running;
+  }
+
+  /** One run; undefined when it threw (findings and broken sources are the report's: that run succeeded). */
+  private async audit(): Promise<AuditReport | undefined> {
+    try {
+      const report = await runAudit(this.built.sources, ALL_CHECKS, { sourceTimeoutMs: this.config.audit.sourceTimeout });
+      this.last = report;
+      this.metrics.record(report);
+      const s = report.summary;
+      const log = s.critical ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
+      log({ critical: s.critical, warning: s.warning, passed: s.passed, checks: s.checks, ms: report.durationMs, failedSources: report.sources.filter((x) => !x.ok).map((x) => x.name) }, 'audit finished');
+      return report;
+    } catch (err) {
+      this.logger.error({ err: errorMessage(err) }, 'audit run failed');
+      return undefined;
+    } finally {
+      this.running = undefined;
+    }
   }
 
   ready(): ServiceHealth {

@@ -20,7 +20,8 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { makeRecord, parseVerifyRecord } from '../verify/record.js';
 import { sendPerPartition } from '../kafka/send.js';
 import { withTimeout } from '../util/timeout.js';
-import { Periodic } from '../runtime/periodic.js';
+import type { Periodic } from '../runtime/periodic.js';
+import { every } from '../runtime/runs.js';
 import { CanaryTracker, type CanaryResult } from './tracker.js';
 
 export interface CanaryOptions {
@@ -123,13 +124,14 @@ export class CanaryService implements Service {
     this.tracker = new CanaryTracker({ ownRun: this.run, lostAfterMs: opts.lostAfterMs, valueDelta: opts.valueDelta });
     for (const r of ['sent', ...RESULTS]) this.metrics.records.inc({ ...this.labels, result: r }, 0);
     const onError = (err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'canary tick failed');
-    this.ticker = new Periodic(() => this.tick(), { name: 'the canary sender', intervalMs: TICK_MS, firstDelayMs: TICK_MS, onError });
-    this.sweeper = new Periodic(
+    // A tick whose send failed failed (counted in eos_canary_send_errors_total; the records are the tracker's).
+    this.ticker = every(() => this.tick().then(() => this.lastSendError === undefined), { registry: ctx.registry, service: this.name, task: 'send', name: 'the canary sender', intervalMs: TICK_MS, firstDelayMs: TICK_MS, onError });
+    this.sweeper = every(
       () => {
         this.tracker.sweep(Date.now());
         this.publish();
       },
-      { name: 'the canary sweep', intervalMs: 1000, firstDelayMs: 1000, onError },
+      { registry: ctx.registry, service: this.name, task: 'sweep', name: 'the canary sweep', intervalMs: 1000, firstDelayMs: 1000, onError },
     );
   }
 

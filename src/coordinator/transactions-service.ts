@@ -29,7 +29,8 @@ import { TRANSACTION_OUTCOMES, defineTransactionsMetrics, type TransactionsMetri
 import { ApplicationNamer, checkPattern } from './applications.js';
 import { transitionEvents, type TxnEvent } from './events.js';
 import { HeldAborts } from './fence-window.js';
-import { Periodic } from '../runtime/periodic.js';
+import type { Periodic } from '../runtime/periodic.js';
+import { every } from '../runtime/runs.js';
 import { abortDue, findHanging, isTwoPhaseCommit, WriteActivity, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
 
 export interface TransactionsServiceOptions {
@@ -127,7 +128,10 @@ export class TransactionsService implements Service {
         throw new Error(`transactions.patterns[${i}]: ${errorMessage(err)}`);
       }
     });
-    this.periodic = new Periodic(() => this.pass(), {
+    this.periodic = every(() => this.pass(), {
+      registry: ctx.registry,
+      service: this.name,
+      task: 'pass',
       name: 'transactions.interval',
       intervalMs: opts.intervalMs,
       onError: (err) => this.logger.warn({ err: redactText(errorMessage(err)) }, 'a pass over the transaction coordinators failed'),
@@ -156,15 +160,15 @@ export class TransactionsService implements Service {
     this.metrics.source.set({ source: 'poll' }, s === 'poll' ? 1 : 0);
   }
 
-  /** One pass: the coordinator's state (log or poll), events, hanging transactions, metrics. */
-  async pass(): Promise<void> {
+  /** One pass: the coordinator's state (log or poll), events, hanging transactions, metrics; false when neither the log nor the coordinators answered. */
+  async pass(): Promise<boolean> {
     let open: OpenTransaction[] | undefined;
     if (this.source === 'log' || !this.denied || ++this.passesSinceLogTry >= LOG_RETRY_PASSES) {
       this.passesSinceLogTry = 0;
       if (await this.readLog()) open = this.openFromLog();
     }
     if (!open) open = await this.poll();
-    if (this.stopped) return;
+    if (this.stopped) return true;
     if (!open) {
       // Neither the log nor the coordinators answered: no figure of this pass is known. The
       // per-application gauges and the named hanging transactions go (stale series would keep an
@@ -172,12 +176,13 @@ export class TransactionsService implements Service {
       this.metrics.up.set(0);
       this.forgetSeries();
       if (this.report) this.report = { ...this.report, at: new Date().toISOString(), problem: this.problem, open: 0, oldestOpen: [], hanging: [] };
-      return;
+      return false;
     }
     this.metrics.up.set(1);
     const now = Date.now();
     const hanging = await this.findHanging(open, now);
     this.export(open, hanging, now);
+    return true;
   }
 
   /** Reads the log since the last pass; false when it cannot be read (then the poll source is used). */

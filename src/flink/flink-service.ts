@@ -36,6 +36,8 @@ import { VisibilityTracker, type VisibilityObservation } from './visibility.js';
 import { SinkCommitTracker, type SinkCommitObservation } from './sink-commits.js';
 import type { TxnEvent } from '../coordinator/events.js';
 import { definedOnce } from '../metrics/registry.js';
+import { Periodic } from '../runtime/periodic.js';
+import { measured } from '../runtime/runs.js';
 
 function define(registry: Registry) {
   const registers = [registry];
@@ -152,7 +154,10 @@ export class FlinkService implements Service {
   private readonly pipeline;
   private readonly flink;
   private readonly jobs = new Map<string, WatchedJob>();
-  private timer: NodeJS.Timeout | null = null;
+  /** One poll, measured (eos_service_run_*{service="flink",task="poll"}): failed when the REST API did not answer. */
+  private readonly measuredPoll: () => Promise<boolean>;
+  /** The polls after the first (which start() awaits). */
+  private readonly periodic: Periodic;
   private polling: Promise<void> | null = null;
   private lastError: string | null = 'not polled yet';
   private readonly visibility = new VisibilityTracker();
@@ -176,17 +181,17 @@ export class FlinkService implements Service {
     this.pipeline = pipelineMetrics(ctx.registry);
     this.flink = flinkMetrics(ctx.registry);
     this.flink.restUp.set(0);
+    this.measuredPoll = measured({ registry: ctx.registry, service: this.name, task: 'poll' }, () => this.pollOnce().then(() => this.lastError === null));
+    this.periodic = new Periodic(() => this.measuredPoll().then(() => undefined), { name: 'flink.pollInterval', intervalMs: config.pollInterval, firstDelayMs: config.pollInterval, onError: () => undefined });
   }
 
   async start(): Promise<void> {
-    await this.pollOnce();
-    this.timer = setInterval(() => void this.pollOnce(), this.config.pollInterval);
-    this.timer.unref();
+    await this.measuredPoll();
+    this.periodic.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    await this.periodic.stop();
     await this.polling;
   }
 

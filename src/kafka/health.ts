@@ -20,7 +20,8 @@ import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
-import { Periodic } from '../runtime/periodic.js';
+import type { Periodic } from '../runtime/periodic.js';
+import { every } from '../runtime/runs.js';
 
 /** The Kafka health probe's metrics, defined into `registry` (the service, and docs/metrics.md's generator). */
 export function defineKafkaHealthMetrics(registry: Registry): { up: Gauge; brokers: Gauge; brokerUp: Gauge<'broker'> } {
@@ -98,7 +99,10 @@ export class KafkaHealthService implements Service {
     this.logger = ctx.logger;
     this.probeTimeoutMs = opts.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
     ({ up: this.up, brokers: this.brokers, brokerUp: this.brokerUp } = defineKafkaHealthMetrics(ctx.registry));
-    this.periodic = new Periodic(() => this.probe().then(() => undefined), {
+    this.periodic = every(() => this.probe(), {
+      registry: ctx.registry,
+      service: this.name,
+      task: 'probe',
       name: 'the Kafka health probe',
       intervalMs,
       onError: (err) => this.logger.warn({ err: errorMessage(err) }, 'Kafka health probe failed'),

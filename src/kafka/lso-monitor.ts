@@ -7,7 +7,8 @@ import type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
-import { Periodic } from '../runtime/periodic.js';
+import type { Periodic } from '../runtime/periodic.js';
+import { every } from '../runtime/runs.js';
 import { lsoMetrics } from '../metrics/lso.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, type PartitionEnds } from './offsets.js';
@@ -67,7 +68,11 @@ export class LsoMonitorService implements Service {
     this.tracker = new LsoTracker(opts.hangingAfterMs);
     this.ownLabels = { pipeline: opts.pipeline, engine: 'eoswatch', job_id: '' };
     for (const t of opts.topics) this.labelsOf(t);
-    this.periodic = new Periodic(() => this.poll(), {
+    // A reading that missed a topic failed (the topic's error is counted in eos_lso_monitor_read_errors_total).
+    this.periodic = every(() => this.poll().then(() => this.failing.size === 0), {
+      registry: ctx.registry,
+      service: this.name,
+      task: 'reading',
       name: 'the LSO monitor',
       intervalMs: opts.intervalMs,
       onError: (err) => this.logger.warn({ err: errorMessage(err) }, 'LSO reading failed'),

@@ -8,7 +8,8 @@ import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import type { LagConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
-import { Periodic } from '../runtime/periodic.js';
+import type { Periodic } from '../runtime/periodic.js';
+import { every } from '../runtime/runs.js';
 import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { refusedGroups } from '../kafka/group-access.js';
@@ -89,7 +90,7 @@ export class LagService implements Service {
     this.groupMatch = nameMatcher(config.groups);
     this.topicMatch = config.topics.length ? nameMatcher(config.topics) : null;
     // poll() reports its own failures (log, eos_lag_read_errors_total, readiness).
-    this.periodic = new Periodic(() => this.poll().then(() => undefined), { name: 'the lag reading', intervalMs: config.interval, onError: () => undefined });
+    this.periodic = every(() => this.poll().then(() => undefined), { registry: ctx.registry, service: this.name, task: 'reading', name: 'the lag reading', intervalMs: config.interval });
   }
 
   async start(): Promise<void> {

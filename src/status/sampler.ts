@@ -12,6 +12,8 @@ import { redactText } from '../redact.js';
 import type { Service, ServiceHealth } from '../service.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
+import { Periodic } from '../runtime/periodic.js';
+import { measured } from '../runtime/runs.js';
 import { AlertTimers } from './alert-timers.js';
 import { baseline, chartPoint, pointOf, Ring, type ChartPoint, type Point } from './history.js';
 import { RATE_WINDOW_MS, summarize, type StatusSummary, type TransactionsView } from './summary.js';
@@ -44,7 +46,10 @@ export class StatusSampler implements Service {
   private readonly charts: Ring<ChartPoint>;
   private readonly timers = new AlertTimers();
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | null = null;
+  /** A sample, measured (eos_service_run_*{service="status",task="sample"}). */
+  private readonly measuredSample: () => Promise<void>;
+  /** The samples after the first (which start() awaits). */
+  private readonly periodic: Periodic;
   private sampling: Promise<void> | null = null;
   private latest: StatusSummary | undefined;
 
@@ -55,17 +60,17 @@ export class StatusSampler implements Service {
     const capacity = Math.ceil(this.keepMs / this.stepMs);
     this.points = new Ring(capacity);
     this.charts = new Ring(capacity);
+    this.measuredSample = measured({ registry: deps.registry, service: this.name, task: 'sample' }, () => this.sample());
+    this.periodic = new Periodic(this.measuredSample, { name: 'the status sampler', intervalMs: this.stepMs, firstDelayMs: this.stepMs, onError: () => undefined });
   }
 
   async start(): Promise<void> {
-    await this.sample();
-    this.timer = setInterval(() => void this.sample(), this.stepMs);
-    this.timer.unref();
+    await this.measuredSample();
+    this.periodic.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    await this.periodic.stop();
     await this.sampling;
   }
 

@@ -17,6 +17,8 @@ import { pipelineUpMetric } from '../metrics/pipeline.js';
 import { streamsMetrics, type StreamsMetrics } from '../metrics/streams.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { RebalanceTracker, type RebalanceEvent } from './rebalance.js';
+import type { Periodic } from '../runtime/periodic.js';
+import { every } from '../runtime/runs.js';
 
 /** The pipeline labels of a watched application's series. */
 export function streamsLabels(app: { applicationId: string; name?: string }): PipelineLabels {
@@ -68,8 +70,8 @@ export class StreamsService implements Service {
   private readonly up: ReturnType<typeof pipelineUpMetric>;
   private readonly watched: Watched[];
   private admin: Admin | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  /** The readings (src/runtime/runs.ts measures them: eos_service_run_*{service="streams",task="reading"}). */
+  private readonly periodic: Periodic;
   private stopped = false;
   private failure: string | undefined;
   private report: StreamsReport | undefined;
@@ -85,25 +87,14 @@ export class StreamsService implements Service {
     // eos_pipeline_up alone: the other pipeline families (checkpoints, commit latency) do not describe a Streams app.
     this.up = pipelineUpMetric(ctx.registry);
     this.watched = config.applications.map((a) => ({ applicationId: a.applicationId, labels: streamsLabels(a), tracker: new RebalanceTracker(), rebalances: 0, lastRebalance: null }));
+    this.periodic = every(() => this.poll().then(() => undefined), { registry: ctx.registry, service: this.name, task: 'reading', name: 'streams.interval', intervalMs: config.interval });
   }
 
   async start(): Promise<void> {
     this.stopped = false;
     this.admin = this.kafka.admin();
     this.logger.info({ applications: this.watched.map((w) => w.applicationId), intervalMs: this.config.interval }, 'streams service started');
-    this.schedule(0);
-  }
-
-  private schedule(delay: number): void {
-    this.timer = setTimeout(() => {
-      const started = Date.now();
-      this.running = this.poll()
-        .catch(() => undefined)
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.schedule(Math.max(0, this.config.interval - (Date.now() - started)));
-        });
-    }, delay);
+    this.periodic.start();
   }
 
   /** One reading of every watched application's group. */
@@ -181,8 +172,7 @@ export class StreamsService implements Service {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.periodic.stop();
     await this.admin?.disconnect().catch(() => undefined);
     this.admin = undefined;
   }

@@ -31,6 +31,7 @@ export interface Panel {
   datasource?: unknown;
   targets?: Target[];
   panels?: Panel[];
+  gridPos?: { x: number; y: number; w: number; h: number };
   fieldConfig?: {
     defaults?: { unit?: string; thresholds?: { steps: { value: number | null; color: string }[] } };
   };

@@ -76,6 +76,10 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     await waitCaughtUpAsAdmin(c, n.group, n.source, 90_000, () => p.tail(40));
     await assertSinkExactlyOnce(c, n.sink, [...sent], p.tail(40), n.canaryId);
     assert.equal(await p.metric('eos_kafka_up'), 1);
+    // Under only the documented ACLs every scheduled run gets what it went for.
+    for (const [service, task] of [['kafka-health', 'probe'], ['lso-monitor', 'reading'], ['lag', 'reading'], ['audit', 'run'], ['canary', 'send']] as const) {
+      assert.equal(await p.metric('eos_service_run_success', { service, task }), 1, `${service} ${task}: its last run succeeded\n${p.tail(20)}`);
+    }
     await p.waitMetric('eos_canary_records_total', { result: 'received' }, 20, 60_000);
     assert.equal((await p.metric('eos_canary_records_total', { result: 'lost' })) ?? 0, 0);
     const audit = await until('an audit with the cluster source read', async () => {
@@ -183,6 +187,9 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     const url = await p.url;
     await until('eos_kafka_up 0', async () => (await p.metric('eos_kafka_up')) === 0, 60_000, () => p.tail(40), p);
     await p.waitFor(/SASL SCRAM SHA512 authentication failed|Authentication failed/i, 30_000);
+    assert.equal(await p.metric('eos_service_run_success', { service: 'kafka-health', task: 'probe' }), 0, 'the probe\'s runs fail');
+    await p.waitMetric('eos_service_runs_total', { service: 'kafka-health', task: 'probe', result: 'failed' }, 2, 30_000);
+    assert.equal(await p.metric('eos_service_runs_total', { service: 'kafka-health', task: 'probe', result: 'ok' }), 0);
     await new Promise((r) => setTimeout(r, 4000));
     assert.equal(p.output.match(/Kafka cluster unreachable/g)?.length, 1, `one warning while the error stays the same\n${p.tail(40)}`);
     const refusals = p.output.split('\n').filter((l) => /authentication failed/i.test(l));

@@ -190,6 +190,24 @@ describe('dashboard: eoswatch-overview', () => {
     assert.ok(dash.tags.includes('eoswatch'));
   });
 
+  test('the layout: unique panel ids, rows are rows (a full-width strip), panels do not overlap', () => {
+    const ids = panels.map((p) => p.id);
+    assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'panel ids used twice (Grafana keeps one of them)');
+    for (const p of panels) {
+      const g = p.gridPos;
+      assert.ok(g, `panel "${p.title}" has a gridPos`);
+      if (p.type === 'row') assert.deepEqual({ x: g.x, w: g.w, h: g.h }, { x: 0, w: 24, h: 1 }, `row "${p.title}"`);
+      else assert.ok(g.h >= 3 && g.x + g.w <= 24, `panel "${p.title}" (${p.type}) at ${JSON.stringify(g)}: too flat for a panel, or past the right edge`);
+    }
+    const overlaps: string[] = [];
+    for (const [i, a] of panels.entries())
+      for (const b of panels.slice(i + 1)) {
+        const [g, h] = [a.gridPos!, b.gridPos!];
+        if (g.x < h.x + h.w && h.x < g.x + g.w && g.y < h.y + h.h && h.y < g.y + g.h) overlaps.push(`"${a.title}" and "${b.title}"`);
+      }
+    assert.deepEqual(overlaps, []);
+  });
+
   test('datasource, job, instance and pipeline variables', () => {
     const vars = new Map(dash.templating.list.map((v) => [v.name, v]));
     const ds = vars.get('datasource');
