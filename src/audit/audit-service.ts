@@ -14,6 +14,7 @@ import { ALL_CHECKS } from './checks/index.js';
 import { sortFindings } from './report.js';
 import { runAudit, type AuditReport } from './runner.js';
 import { sourcesFromConfig } from './sources/index.js';
+import { defineService } from '../service.js';
 
 export class AuditService implements Service {
   readonly name = 'audit';
@@ -99,3 +100,13 @@ export class AuditService implements Service {
     await this.built.close();
   }
 }
+
+export const auditService = defineService({
+  name: 'audit',
+  section: 'audit',
+  enabled: (config) => config.audit.enabled,
+  create: ({ config, ctx, kafka }) => {
+    const service = new AuditService(config, kafka({}, { retries: 1 }), ctx);
+    return { service, routes: [{ path: '/audit', description: 'the last exactly-once configuration audit (JSON)', router: service.router() }] };
+  },
+});

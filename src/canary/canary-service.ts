@@ -23,6 +23,7 @@ import { withTimeout } from '../util/timeout.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
 import { CanaryTracker, type CanaryResult } from './tracker.js';
+import { defineService } from '../service.js';
 
 export interface CanaryOptions {
   id: string;
@@ -336,3 +337,10 @@ export class CanaryService implements Service {
     await this.consumer?.disconnect().catch(() => undefined);
   }
 }
+
+export const canaryService = defineService({
+  name: 'canary',
+  section: 'canary',
+  enabled: (config) => config.canary.enabled,
+  create: ({ config, ctx, kafka }) => ({ service: new CanaryService(kafka({}, { initialRetryTime: 100, maxRetryTime: 2000, retries: 10 }), canaryTopics(config), ctx) }),
+});

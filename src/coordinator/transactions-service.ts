@@ -32,6 +32,9 @@ import { HeldAborts } from './fence-window.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
 import { abortDue, findHanging, isTwoPhaseCommit, WriteActivity, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
+import { defineService } from '../service.js';
+import { watchedTopics } from '../kafka/lso-monitor.js';
+import { periodicRequestTimeout } from '../kafka/client.js';
 
 export interface TransactionsServiceOptions {
   intervalMs: number;
@@ -581,3 +584,26 @@ export class TransactionsService implements Service {
     this.reader = undefined;
   }
 }
+
+export const transactionsService = defineService({
+  name: 'transactions',
+  section: 'transactions',
+  enabled: (config) => config.transactions.enabled,
+  create: ({ config, ctx, kafka }) => {
+    const t = config.transactions;
+    const service = new TransactionsService(
+      kafka({ requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, t.interval) }, { retries: 1 }),
+      {
+        intervalMs: t.interval,
+        idleAfterMs: t.idleAfter,
+        patterns: t.patterns,
+        maxApplications: t.maxApplications,
+        topN: t.topN,
+        eoswatchPrefixes: config.pipeline.enabled ? [config.pipeline.transactionalIdPrefix] : [],
+        watchTopics: watchedTopics(config).sort(),
+      },
+      ctx,
+    );
+    return { service, routes: [{ path: '/transactions', description: 'open and hanging transactions of the cluster, named (JSON)', router: service.router() }] };
+  },
+});

@@ -38,6 +38,9 @@ import type { TxnEvent } from '../coordinator/events.js';
 import { definedOnce } from '../metrics/registry.js';
 import { Periodic } from '../runtime/periodic.js';
 import { measured } from '../runtime/runs.js';
+import { defineService } from '../service.js';
+import { lsoMonitorService } from '../kafka/lso-monitor.js';
+import { transactionsService } from '../coordinator/transactions-service.js';
 
 function define(registry: Registry) {
   const registers = [registry];
@@ -512,3 +515,24 @@ export class FlinkService implements Service {
     this.flink.restarts.remove(w.labels);
   }
 }
+
+export const flinkService = defineService({
+  name: 'flink',
+  section: 'flink',
+  enabled: (config) => config.flink.enabled,
+  // Built after the LSO monitor and the transactions service, it claims from them what is its own.
+  create: ({ config, ctx, peers }) => {
+    const service = new FlinkService(config.flink, ctx);
+    // Its jobs' sink topics: their LSO series carry the job's pipeline, engine and job_id, and every
+    // reading of them feeds the visibility latency.
+    const sinks = new Set(config.flink.sinks.flatMap((s) => s.topics));
+    if (sinks.size) peers.get(lsoMonitorService)?.claim(sinks, { topicLabels: (t) => service.topicLabels(t), onReading: (t, ends, now) => service.lsoReading(t, ends, now) });
+    // Its KafkaSinks' commits per checkpoint come from the coordinator log's events (src/flink/sink-commits.ts).
+    const txns = peers.get(transactionsService);
+    if (service.tracksCommits) {
+      if (txns) txns.onEvents((events, baseline) => service.transactionEvents(events, baseline));
+      else ctx.logger.warn('flink.transactionalIdPrefixes is set but transactions.enabled is false: the Flink jobs\' commit latency (eos_kafka_transaction_commit_latency_seconds{engine="flink"}) comes from the transactions service and is absent');
+    }
+    return { service };
+  },
+});

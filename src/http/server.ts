@@ -11,7 +11,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { ServiceHealth } from '../service.js';
+import type { Readiness, ServiceRoute } from '../service.js';
 import type { HttpConfig } from '../config/types.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import { rendererFor } from '../metrics/render.js';
@@ -22,16 +22,13 @@ import { loadWebConfig, secureContextOptions, type WebConfig } from './web-confi
 import { reloadWebConfig, type ReloadOutcome } from './web-reload.js';
 import type { Logger } from '../log.js';
 
-export interface Readiness {
-  ready: boolean;
-  services: Record<string, ServiceHealth & { failed?: boolean }>;
-}
+export type { Readiness } from '../service.js';
 
 export interface HttpDeps {
   registry: Registry;
   readiness(): Readiness;
   /** Extra routes, each with a line for the landing page. */
-  routes?: { path: string; description: string; router: Router }[];
+  routes?: ServiceRoute[];
   /** TLS and authentication, as it is now (a reload replaces it); none: plain HTTP, open. */
   web?: () => WebConfig;
 }

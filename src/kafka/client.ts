@@ -205,3 +205,8 @@ export function kafkaClientConfig(cfg: KafkaConfig, logger: Logger, overrides: C
 export function createKafka(cfg: KafkaConfig, logger: Logger, overrides: ClientOverrides = {}): Kafka {
   return new Kafka(kafkaClientConfig(cfg, logger, overrides));
 }
+
+/** A periodic reader's request timeout: kafka.requestTimeout, at most two of its intervals, never below 2 s. */
+export function periodicRequestTimeout(requestTimeoutMs: number, intervalMs: number): number {
+  return Math.min(requestTimeoutMs, Math.max(2_000, 2 * intervalMs));
+}

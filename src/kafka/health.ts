@@ -22,6 +22,7 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
+import { defineService } from '../service.js';
 
 /** The Kafka health probe's metrics, defined into `registry` (the service, and docs/metrics.md's generator). */
 export function defineKafkaHealthMetrics(registry: Registry): { up: Gauge; brokers: Gauge; brokerUp: Gauge<'broker'> } {
@@ -230,3 +231,16 @@ export class KafkaHealthService implements Service {
     await within(this.probeTimeoutMs, 'probe connections', Promise.all([...this.closing])).catch(() => undefined);
   }
 }
+
+export const kafkaHealthService = defineService({
+  name: 'kafka-health',
+  section: 'kafka',
+  enabled: () => true,
+  create: ({ config, ctx, kafka }) => ({
+    service: new KafkaHealthService(kafka({}, { retries: 0 }), config.kafka.healthCheckInterval, ctx, {
+      // A broker that has not answered within a request timeout (at most 10 s) counts as down.
+      probeTimeoutMs: Math.min(config.kafka.requestTimeout, DEFAULT_PROBE_TIMEOUT_MS),
+      clientFor: (address) => kafka({ brokers: [address] }, { retries: 0 }),
+    }),
+  }),
+});

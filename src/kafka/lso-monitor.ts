@@ -3,6 +3,7 @@
 // still with records behind it. Stuck longer than `hangingAfter` — longer than any healthy
 // transaction may stay open — is a hanging transaction: every read_committed consumer of that
 // partition is frozen until it is aborted (kafka-transactions.sh find-hanging / abort).
+import type { Config } from '../config/types.js';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
@@ -13,6 +14,8 @@ import { lsoMetrics } from '../metrics/lso.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, type PartitionEnds } from './offsets.js';
 import { LsoTracker, type LsoState } from './lso-tracker.js';
+import { defineService } from '../service.js';
+import { periodicRequestTimeout } from './client.js';
 
 export interface LsoMonitorOptions {
   /** The own pipeline's name: the labels of every topic `topicLabels` does not claim. */
@@ -27,7 +30,7 @@ export interface LsoMonitorOptions {
   topicLabels?: (topic: string) => PipelineLabels | undefined;
   intervalMs: number;
   hangingAfterMs: number;
-  /** Every reading as it is taken (the Flink service's visibility latency, wired in src/create-daemon.ts). */
+  /** Every reading as it is taken (the Flink service's visibility latency: it claims its topics, claim()). */
   onReading?: (topic: string, ends: PartitionEnds[], now: number) => void;
 }
 
@@ -60,7 +63,7 @@ export class LsoMonitorService implements Service {
 
   constructor(
     private readonly kafka: Kafka,
-    private readonly opts: LsoMonitorOptions,
+    private opts: LsoMonitorOptions,
     ctx: ServiceContext,
   ) {
     this.logger = ctx.logger;
@@ -117,6 +120,19 @@ export class LsoMonitorService implements Service {
     this.logger.info({ topics: this.opts.topics, hangingAfterMs: this.opts.hangingAfterMs }, 'LSO monitor started');
     this.stopped = false;
     this.periodic.start();
+  }
+
+  /**
+   * Another engine's service claims some of the watched topics (the Flink service its jobs' sink
+   * topics, src/flink/flink-service.ts): their series carry its labels, and it gets every reading
+   * of them. Before start().
+   */
+  claim(topics: ReadonlySet<string>, hooks: { topicLabels: (topic: string) => PipelineLabels | undefined; onReading: (topic: string, ends: PartitionEnds[], now: number) => void }): void {
+    this.opts = {
+      ...this.opts,
+      topicLabels: (t) => (topics.has(t) ? hooks.topicLabels(t) : undefined),
+      onReading: hooks.onReading,
+    };
   }
 
   /** One reading of every watched topic. */
@@ -205,3 +221,31 @@ export class LsoMonitorService implements Service {
     this.reader = undefined;
   }
 }
+
+/**
+ * The topics whose last stable offset is watched: lsoMonitor.topics, the own pipeline's source and
+ * sink, the watched Flink jobs' sink topics (the LSO monitor's, and where the transactions service
+ * also looks for an open transaction no coordinator knows).
+ */
+export function watchedTopics(config: Config): string[] {
+  const topics = new Set(config.lsoMonitor.topics);
+  if (config.pipeline.enabled) for (const t of [config.pipeline.sourceTopic, config.pipeline.sinkTopic]) topics.add(t);
+  if (config.flink.enabled) for (const s of config.flink.sinks) for (const t of s.topics) topics.add(t);
+  return [...topics];
+}
+
+export const lsoMonitorService = defineService({
+  name: 'lso-monitor',
+  section: 'lsoMonitor',
+  enabled: (config) => config.lsoMonitor.enabled && watchedTopics(config).length > 0,
+  // A leader that stopped answering (paused) holds a reading for its whole request timeout; the
+  // monitor should rather miss one reading and read the partitions' new leaders at the next.
+  // Another engine's topics are claimed by its service, built after this one (the Flink service: claim()).
+  create: ({ config, ctx, kafka }) => ({
+    service: new LsoMonitorService(
+      kafka({ requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, config.lsoMonitor.interval) }, { retries: 1 }),
+      { pipeline: config.pipeline.name, topics: watchedTopics(config), intervalMs: config.lsoMonitor.interval, hangingAfterMs: config.lsoMonitor.hangingAfter },
+      ctx,
+    ),
+  }),
+});

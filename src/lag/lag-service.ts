@@ -16,6 +16,9 @@ import { refusedGroups } from '../kafka/group-access.js';
 import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
 import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { exactNames, nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
+import { defineService } from '../service.js';
+import { flinkService } from '../flink/flink-service.js';
+import { streamsLabels, watchedApplications } from '../streams/streams-service.js';
 
 /** How often a named group missing from ListGroups is asked about again (whether it is refused or absent). */
 const GROUP_ACCESS_RECHECK_MS = 60_000;
@@ -333,4 +336,37 @@ export class LagService implements Service {
     await this.admin?.disconnect().catch(() => undefined);
     this.admin = undefined;
   }
+}
+
+/**
+ * Kafka Streams applications' groups are the lag service's too (src/streams/): with lag.enabled
+ * it also covers them, without it only them, under the application's labels.
+ */
+export const lagService = defineService({
+  name: 'lag',
+  section: 'lag',
+  enabled: (config) => config.lag.enabled || watchedApplications(config).length > 0,
+  create: ({ config, ctx, kafka, peers }) => {
+    const streamsGroups = new Map(watchedApplications(config).map((a) => [a.applicationId, streamsLabels(a)]));
+    const flink = peers.get(flinkService);
+    // A group's lag carries the labels of its pipeline: the own pipeline's group, a Streams application's group, a Flink job's source or sink topic.
+    const labelling = {
+      pipeline: config.pipeline.name,
+      ...(config.pipeline.enabled ? { groupId: config.pipeline.groupId } : {}),
+      ...(flink ? { topicLabels: (t: string) => flink.topicLabels(t) } : {}),
+      ...(streamsGroups.size ? { groupLabels: (g: string) => streamsGroups.get(g) } : {}),
+    };
+    return { service: new LagService(kafka({}, { retries: 1 }), lagCovering(config.lag, [...streamsGroups.keys()], config.streams.interval), ctx, labelling) };
+  },
+});
+
+/**
+ * The lag service's configuration with the watched Streams applications' groups added: lag.groups
+ * plus those groups when lag is enabled; only those groups (every topic they commit to, read every
+ * streams.interval) when it is not.
+ */
+export function lagCovering(lag: LagConfig, streamsGroups: string[], streamsIntervalMs: number): LagConfig {
+  if (!streamsGroups.length) return lag;
+  if (lag.enabled) return { ...lag, groups: [...new Set([...lag.groups, ...streamsGroups])] };
+  return { enabled: true, groups: streamsGroups, topics: [], interval: streamsIntervalMs };
 }

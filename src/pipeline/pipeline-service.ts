@@ -16,6 +16,7 @@ import { CheckpointDriver } from './checkpoint-driver.js';
 import { commitStrategy, type CommitStrategy } from './commit-strategy.js';
 import { PartitionTask } from './partition-task.js';
 import { createTransformer, type Transformer } from './transforms/index.js';
+import { defineService } from '../service.js';
 
 /** The consumer group the instances join to split partitions; offsets are never read from it. */
 export function membershipGroup(groupId: string): string {
@@ -532,4 +533,32 @@ export class PipelineService implements Service {
     this.metrics.up.set(this.labels, 0);
     this.metrics.checkpointsPending.set(this.labels, 0);
   }
+}
+
+export const pipelineService = defineService({
+  name: 'pipeline',
+  section: 'pipeline',
+  enabled: (config) => config.pipeline.enabled,
+  create: ({ config, ctx, kafka }) => ({
+    // Short first retries: after a commit, the next transaction's AddPartitionsToTxn meets
+    // CONCURRENT_TRANSACTIONS until the markers are written (a few ms), and kafkajs retries with this.
+    // Enough of them (about 35 s) to ride out a leader or coordinator failover; a send stuck longer
+    // is cut by the checkpoint timeout, which aborts and re-initialises the producer.
+    service: new PipelineService(
+      config.pipeline,
+      kafka({ requestTimeout: pipelineRequestTimeout(config.kafka.requestTimeout, config.pipeline.checkpoint.timeout) }, { initialRetryTime: 20, maxRetryTime: 1000, retries: 40 }),
+      ctx,
+    ),
+  }),
+});
+
+/**
+ * The pipeline's request timeout: kafka.requestTimeout, at most a third of the checkpoint timeout.
+ * A request to a broker that stopped answering (SIGSTOP, a partition of the network) waits its
+ * whole request timeout before kafkajs sends it to the partition's new leader; with the default
+ * 30 s against a 30 s checkpoint, one paused broker of three would fail every checkpoint it
+ * touches instead of slowing it down. Never below 1 s.
+ */
+export function pipelineRequestTimeout(requestTimeoutMs: number, checkpointTimeoutMs: number): number {
+  return Math.min(requestTimeoutMs, Math.max(1_000, Math.floor(checkpointTimeoutMs / 3)));
 }

@@ -11,7 +11,7 @@ import { jsonReportRouter } from '../http/json-report.js';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
-import type { StreamsConfig } from '../config/types.js';
+import type { Config, StreamsConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import { pipelineUpMetric } from '../metrics/pipeline.js';
 import { streamsMetrics, type StreamsMetrics } from '../metrics/streams.js';
@@ -19,6 +19,8 @@ import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { RebalanceTracker, type RebalanceEvent } from './rebalance.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
+import { defineService } from '../service.js';
+import { periodicRequestTimeout } from '../kafka/client.js';
 
 /** The pipeline labels of a watched application's series. */
 export function streamsLabels(app: { applicationId: string; name?: string }): PipelineLabels {
@@ -177,3 +179,18 @@ export class StreamsService implements Service {
     this.admin = undefined;
   }
 }
+
+/** The watched Kafka Streams applications (streams.applications while streams.enabled). */
+export function watchedApplications(config: Config): Config['streams']['applications'] {
+  return config.streams.enabled ? config.streams.applications : [];
+}
+
+export const streamsService = defineService({
+  name: 'streams',
+  section: 'streams',
+  enabled: (config) => watchedApplications(config).length > 0,
+  create: ({ config, ctx, kafka }) => {
+    const service = new StreamsService(kafka({ requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, config.streams.interval) }, { retries: 1 }), config.streams, ctx);
+    return { service, routes: [{ path: '/streams', description: 'the watched Kafka Streams applications: group state, members, rebalances (JSON)', router: service.router() }] };
+  },
+});

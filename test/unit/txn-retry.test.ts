@@ -189,7 +189,7 @@ test('installed: kafkajs\' producer gets the retrying transaction manager', () =
 });
 
 test("the pipeline's request timeout: kafka.requestTimeout, at most a third of the checkpoint timeout, never below 1 s", async () => {
-  const { pipelineRequestTimeout } = await import('../../src/create-daemon.js');
+  const { pipelineRequestTimeout } = await import('../../src/pipeline/pipeline-service.js');
   assert.equal(pipelineRequestTimeout(30_000, 30_000), 10_000, 'the defaults: a paused broker costs 10 s of a 30 s checkpoint');
   assert.equal(pipelineRequestTimeout(30_000, 600_000), 30_000, 'a long checkpoint keeps the configured timeout');
   assert.equal(pipelineRequestTimeout(5_000, 30_000), 5_000, 'a shorter configured timeout is kept');
@@ -198,7 +198,7 @@ test("the pipeline's request timeout: kafka.requestTimeout, at most a third of t
 });
 
 test("a periodic reader's request timeout (the LSO monitor): at most two intervals, never below 2 s", async () => {
-  const { periodicRequestTimeout } = await import('../../src/create-daemon.js');
+  const { periodicRequestTimeout } = await import('../../src/kafka/client.js');
   assert.equal(periodicRequestTimeout(30_000, 2_000), 4_000);
   assert.equal(periodicRequestTimeout(30_000, 500), 2_000);
   assert.equal(periodicRequestTimeout(30_000, 60_000), 30_000);
