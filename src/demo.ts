@@ -8,6 +8,7 @@ import { runUntilStoppedOutcome, type Outcome } from './lifecycle.js';
 import { validateConfig } from './config/load.js';
 import { createConfiguredTopics, topicsOfConfig } from './kafka/topics.js';
 import { createKafka } from './kafka/client.js';
+import { ensureTopics } from './kafka/admin.js';
 import { createLogger, type Logger } from './log.js';
 import { LocalCluster } from './localcluster/cluster.js';
 import { DEFAULT_KAFKA_VERSION } from './localcluster/kafka-dist.js';
@@ -204,34 +205,17 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     logger.info({ topics: topics.outcomes.map((o) => `${o.topic} ${o.result}`), replicationFactor: topics.plan.replicationFactor }, 'demo topics ready');
     const seed = seedStream(config.kafka, 'demo.orders', opts.rate, logger);
     try {
-      outcome = await runUntilStoppedOutcome(async () => {
-        const { daemon, fatal } = createDaemon(config, logger);
-        await daemon.start();
-        const url = daemon.url!;
-        out.write(
-          [
-            '',
-            `eoswatch demo running (Ctrl-C stops everything)`,
-            `  Kafka ${cluster.version}, ${opts.nodes} node(s): ${cluster.bootstrapServers}  (data and logs in ${cluster.dir})`,
-            `  pipeline: demo.orders -> increment -> demo.orders.enriched (dead letters: demo.orders.dlq), ${opts.rate} seed records/s`,
-            `  status page:   ${url}/`,
-            `  metrics:       ${url}/metrics`,
-            `  readiness:     ${url}/readyz`,
-            `  audit:         ${url}/audit?failing=1&pretty=1`,
-            '',
-            demoInstructions({ dir: opts.dir, nodes: opts.nodes, url }),
-          ].join('\n'),
-        );
-        // The live summary: every 5 s on a terminal, every 30 s in a captured log.
-        const stopSummary = liveSummary(url, panel);
-        return {
-          stop: () => {
-            stopSummary();
-            return daemon.stop();
-          },
-          fatal,
-        };
-      }, logger, { gracePeriodMs: config.shutdown.gracePeriod });
+      outcome = await serveDemo(config, logger, { out, panel }, (url) => [
+        `eoswatch demo running (Ctrl-C stops everything)`,
+        `  Kafka ${cluster.version}, ${opts.nodes} node(s): ${cluster.bootstrapServers}  (data and logs in ${cluster.dir})`,
+        `  pipeline: demo.orders -> increment -> demo.orders.enriched (dead letters: demo.orders.dlq), ${opts.rate} seed records/s`,
+        `  status page:   ${url}/`,
+        `  metrics:       ${url}/metrics`,
+        `  readiness:     ${url}/readyz`,
+        `  audit:         ${url}/audit?failing=1&pretty=1`,
+        '',
+        demoInstructions({ dir: opts.dir, nodes: opts.nodes, url }),
+      ]);
       return outcome.code;
     } finally {
       await seed.stop();
@@ -246,12 +230,44 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   }
 }
 
-function exitCodeOf(outcome: Outcome | undefined, failure: unknown): number {
+/** The topics an engine's demo (Flink, Streams) reads and writes: demo.orders and demo.orders.enriched, RF up to 3. */
+export async function createEngineTopics(config: Config, logger: Logger, partitions: number, nodes: number): Promise<void> {
+  const admin = createKafka(config.kafka, logger).admin();
+  await admin.connect();
+  try {
+    await ensureTopics(admin, ['demo.orders', 'demo.orders.enriched'].map((topic) => ({ topic, numPartitions: partitions, replicationFactor: Math.min(3, nodes) })));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * A demo's daemon until Ctrl-C or a fatal error: started, its banner printed (the URLs, what to
+ * try: `banner` gets the daemon's URL), the live summary every 5 s on a terminal, every 30 s in a
+ * captured log. Resolves with why it ended.
+ */
+export function serveDemo(config: Config, logger: Logger, term: { out: Writable; panel: LivePanel }, banner: (url: string) => string[]): Promise<Outcome> {
+  return runUntilStoppedOutcome(async () => {
+    const { daemon, fatal } = createDaemon(config, logger);
+    await daemon.start();
+    term.out.write(['', ...banner(daemon.url!), ''].join('\n'));
+    const stopSummary = liveSummary(daemon.url!, term.panel);
+    return {
+      stop: () => {
+        stopSummary();
+        return daemon.stop();
+      },
+      fatal,
+    };
+  }, logger, { gracePeriodMs: config.shutdown.gracePeriod });
+}
+
+export function exitCodeOf(outcome: Outcome | undefined, failure: unknown): number {
   return outcome?.code ?? (failure === undefined ? 0 : 1);
 }
 
-/** The demo's last line: why it ended, and that the cluster is stopped. Pure. */
-export function demoExitLine(outcome: Outcome | undefined, failure: unknown): string {
+/** A demo's last line: why it ended, and what it stopped (`demo --flink`: the Kafka and Flink clusters). Pure. */
+export function demoExitLine(outcome: Outcome | undefined, failure: unknown, demo = 'demo', stopped = 'Kafka cluster'): string {
   const why = outcome ? outcome.why : failure !== undefined ? `error: ${failure instanceof Error ? failure.message.split('\n')[0] : String(failure)}` : 'unknown reason';
-  return `demo exiting (${why}, exit code ${exitCodeOf(outcome, failure)}): Kafka cluster stopped, data and logs kept`;
+  return `${demo} exiting (${why}, exit code ${exitCodeOf(outcome, failure)}): ${stopped} stopped, data and logs kept`;
 }

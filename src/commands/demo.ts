@@ -1,9 +1,9 @@
-// eoswatch demo: a local Kafka cluster with eoswatch (or a Flink job and eoswatch as its sidecar) running against it.
+// eoswatch demo: a local Kafka cluster with eoswatch (or a Flink job, or a Kafka Streams app, and eoswatch as its sidecar) running against it.
 import { EosError, ErrorCodes } from '../errors.js';
 import { logFormatOption, parse, printHelp } from './options.js';
 
 export const help = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
-                    [--log-format auto|json|pretty] [--flink [--flink-version V]]
+                    [--log-format auto|json|pretty] [--flink [--flink-version V] | --streams]
 
 Starts a local Kafka cluster (fetched with Maven, run with java), creates the topics
 demo.orders, demo.orders.enriched and demo.orders.dlq, writes seed records at a steady rate,
@@ -21,6 +21,10 @@ Options:
                        the seed's job (demo.orders -> value + 1 -> demo.orders.enriched, KafkaSink
                        EXACTLY_ONCE) and run eoswatch as its sidecar (flink: only; dir .eoswatch/demo-flink)
   --flink-version V    with --flink: 1.20 (default) or 2.2
+  --streams            instead of eoswatch's own pipeline, run two instances of the seed's Kafka
+                       Streams app (demo.orders -> value + 1 -> demo.orders.enriched, exactly_once_v2,
+                       a state store; built with Maven) and eoswatch as their sidecar (streams:,
+                       transactions:; dir .eoswatch/demo-streams)
   -h, --help           show this help
 `;
 
@@ -34,6 +38,7 @@ export async function handler(args: string[]): Promise<number> {
     'log-format': { type: 'string' },
     flink: { type: 'boolean' },
     'flink-version': { type: 'string' },
+    streams: { type: 'boolean' },
   });
   if (values.help) return printHelp(help);
   const port = values.port === undefined ? 7395 : Number(values.port);
@@ -43,6 +48,12 @@ export async function handler(args: string[]): Promise<number> {
   const rate = values.rate === undefined ? 200 : Number(values.rate);
   if (!Number.isFinite(rate) || rate <= 0) throw new EosError(ErrorCodes.USAGE, `--rate: expected a positive number, found "${values.rate}"`);
   const version = values['kafka-version'];
+  if (values.flink && values.streams) throw new EosError(ErrorCodes.USAGE, '--flink and --streams: one engine at a time');
+  if (values['flink-version'] !== undefined && !values.flink) throw new EosError(ErrorCodes.USAGE, '--flink-version: only with --flink');
+  if (values.streams) {
+    const { runStreamsDemo } = await import('../streams/demo.js');
+    return runStreamsDemo({ port, nodes, rate, logFormat: logFormatOption(values['log-format'], 'auto'), version, dir: values.dir ?? '.eoswatch/demo-streams' });
+  }
   if (values.flink) {
     const { runFlinkDemo } = await import('../flink/demo.js');
     return runFlinkDemo({ port, nodes, rate, logFormat: logFormatOption(values['log-format'], 'auto'), version, flinkVersion: values['flink-version'], dir: values.dir ?? '.eoswatch/demo-flink' });

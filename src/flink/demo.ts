@@ -3,24 +3,14 @@
 // submitted to it, a steady stream of seed records, and eoswatch watching the job as a sidecar
 // (flink: only, no own pipeline). On Ctrl-C everything it started is stopped by pid.
 import { join } from 'node:path';
-import { runUntilStoppedOutcome, type Outcome } from '../lifecycle.js';
+import type { Outcome } from '../lifecycle.js';
 import { validateConfig } from '../config/load.js';
-import { demoTerminal, liveSummary, seedStream } from '../demo.js';
-import { ensureTopics } from '../kafka/admin.js';
-import { createKafka } from '../kafka/client.js';
-import type { LogFormat } from '../config/types.js';
+import { createEngineTopics, demoExitLine, demoTerminal, exitCodeOf, seedStream, serveDemo, type DemoOptions } from '../demo.js';
 import { LocalCluster } from '../localcluster/cluster.js';
 import { LocalFlinkCluster } from '../localcluster/flink-cluster.js';
-import { createDaemon } from '../create-daemon.js';
 
-export interface FlinkDemoOptions {
-  port: number;
-  nodes: 1 | 3;
-  version?: string;
+export interface FlinkDemoOptions extends DemoOptions {
   flinkVersion?: string;
-  dir: string;
-  rate: number;
-  logFormat: LogFormat;
 }
 
 const PARTITIONS = 2;
@@ -46,45 +36,23 @@ export async function runFlinkDemo(opts: FlinkDemoOptions): Promise<number> {
         },
         '(demo --flink)',
       );
-      const admin = createKafka(config.kafka, logger).admin();
-      await admin.connect();
-      await ensureTopics(
-        admin,
-        ['demo.orders', 'demo.orders.enriched'].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: Math.min(3, opts.nodes) })),
-      );
-      await admin.disconnect();
+      await createEngineTopics(config, logger, PARTITIONS, opts.nodes);
       const jobId = await flink.submit({ bootstrap: cluster.bootstrapServers, sourceTopic: 'demo.orders', sinkTopic: 'demo.orders.enriched', args: { name: JOB_NAME } });
       logger.info({ jobId, rest: flink.restUrl }, 'Flink job submitted');
       const seed = seedStream(config.kafka, 'demo.orders', opts.rate, logger);
       try {
-        outcome = await runUntilStoppedOutcome(async () => {
-          const { daemon, fatal } = createDaemon(config, logger);
-          await daemon.start();
-          out.write(
-            [
-              '',
-              `eoswatch demo --flink running (Ctrl-C stops everything)`,
-              `  Kafka ${cluster.version}, ${opts.nodes} node(s): ${cluster.bootstrapServers}`,
-              `  Flink ${flink.state.version}: ${flink.restUrl}  job ${JOB_NAME} (${jobId}), data and logs in ${opts.dir}`,
-              `  job: demo.orders -> value + 1 -> demo.orders.enriched (KafkaSink EXACTLY_ONCE), ${opts.rate} seed records/s`,
-              `  status page:   ${daemon.url}/`,
-              `  metrics:       ${daemon.url}/metrics   (pipeline="${JOB_NAME}", engine="flink"; eos_flink_sink_visibility_latency_seconds: checkpoint completion to visible)`,
-              `  audit:         ${daemon.url}/audit`,
-              `  readiness:     ${daemon.url}/readyz`,
-              `  break it:      npm run flink -- kill-tm 1 --dir ${join(opts.dir, 'flink')}   (start-tm 1 to bring it back)`,
-              `  summary:       npx eoswatch status --url ${daemon.url}`,
-              '',
-            ].join('\n'),
-          );
-          const stopSummary = liveSummary(daemon.url!, panel);
-          return {
-            stop: () => {
-              stopSummary();
-              return daemon.stop();
-            },
-            fatal,
-          };
-        }, logger, { gracePeriodMs: config.shutdown.gracePeriod });
+        outcome = await serveDemo(config, logger, { out, panel }, (url) => [
+          `eoswatch demo --flink running (Ctrl-C stops everything)`,
+          `  Kafka ${cluster.version}, ${opts.nodes} node(s): ${cluster.bootstrapServers}`,
+          `  Flink ${flink.state.version}: ${flink.restUrl}  job ${JOB_NAME} (${jobId}), data and logs in ${opts.dir}`,
+          `  job: demo.orders -> value + 1 -> demo.orders.enriched (KafkaSink EXACTLY_ONCE), ${opts.rate} seed records/s`,
+          `  status page:   ${url}/`,
+          `  metrics:       ${url}/metrics   (pipeline="${JOB_NAME}", engine="flink"; eos_flink_sink_visibility_latency_seconds: checkpoint completion to visible)`,
+          `  audit:         ${url}/audit`,
+          `  readiness:     ${url}/readyz`,
+          `  break it:      npm run flink -- kill-tm 1 --dir ${join(opts.dir, 'flink')}   (start-tm 1 to bring it back)`,
+          `  summary:       npx eoswatch status --url ${url}`,
+        ]);
         return outcome.code;
       } finally {
         await seed.stop();
@@ -98,8 +66,6 @@ export async function runFlinkDemo(opts: FlinkDemoOptions): Promise<number> {
   } finally {
     await cluster.down({ keepData: true }).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'stopping the Kafka cluster failed'));
     // The last line says why the demo ended.
-    const code = outcome?.code ?? (failure === undefined ? 0 : 1);
-    const why = outcome ? outcome.why : failure !== undefined ? `error: ${(failure as Error).message?.split('\n')[0] ?? String(failure)}` : 'unknown reason';
-    logger.info({ dir: opts.dir, exitCode: code }, `demo --flink exiting (${why}, exit code ${code}): Kafka and Flink clusters stopped, data and logs kept`);
+    logger.info({ dir: opts.dir, exitCode: exitCodeOf(outcome, failure) }, demoExitLine(outcome, failure, 'demo --flink', 'Kafka and Flink clusters'));
   }
 }

@@ -6,7 +6,7 @@
 // sockets are open at once. TLS, client certificates and basic auth come from the exporter
 // toolkit's web configuration file (src/http/web-config.ts, src/http/auth.ts), read again while
 // running so that a renewed certificate is served without a restart (src/http/web-reload.ts).
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';

@@ -2,7 +2,7 @@
 // every watched Kafka Streams application (streams.applications, by application.id; one
 // DescribeGroups per coordinator), follows its rebalances (rebalance.ts) and sets
 // eos_pipeline_up{engine="streams"} and the eos_streams_* metrics. The group's state, members and
-// lag to the last stable offset are the lag service's (create-daemon.ts has it cover these
+// lag to the last stable offset are the lag service's (its definition, src/lag/lag-service.ts lagService, has it cover these
 // groups), the application's transactions the transactions service's (grouped under the
 // application.id by src/coordinator/applications.ts): neither is read again here. /streams shows
 // each application's group and members (client ids carry Streams' process UUID).
@@ -74,7 +74,6 @@ export class StreamsService implements Service {
   private admin: Admin | undefined;
   /** The readings (src/runtime/runs.ts measures them: eos_service_run_*{service="streams",task="reading"}). */
   private readonly periodic: Periodic;
-  private stopped = false;
   private failure: string | undefined;
   private report: StreamsReport | undefined;
 
@@ -93,7 +92,6 @@ export class StreamsService implements Service {
   }
 
   async start(): Promise<void> {
-    this.stopped = false;
     this.admin = this.kafka.admin();
     this.logger.info({ applications: this.watched.map((w) => w.applicationId), intervalMs: this.config.interval }, 'streams service started');
     this.periodic.start();
@@ -173,7 +171,6 @@ export class StreamsService implements Service {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     await this.periodic.stop();
     await this.admin?.disconnect().catch(() => undefined);
     this.admin = undefined;

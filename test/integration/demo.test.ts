@@ -89,3 +89,46 @@ test('eoswatch demo (3 nodes), broken as its instructions say: survives kill 2 /
   assert.equal(left.trim(), '', 'broker processes left over from the demo');
   assert.match(kafka('status'), /^node 2: stopped pid - /m);
 });
+
+test('eoswatch demo --streams (1 node), broken as its instructions say: the killed instance\'s rebalance seen and timed, the app up again after start --instance 1, its commits counted under the application; Ctrl-C stops the instances and the cluster, nothing left', async () => {
+  const dir = join(await temp.make(), 'demo-streams');
+  const child = spawnTracked('node', [...CLI, 'demo', '--streams', '--port', '0', '--nodes', '1', '--rate', '100', '--dir', dir]);
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d));
+  // The first run builds the app with Maven (cached for the next ones).
+  const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 300_000);
+  let code: number | null | undefined;
+  const exited = new Promise<number | null>((r) => child.once('exit', (c) => r((code = c))));
+  const app = 'demo-orders-increment';
+  const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
+  const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number) =>
+    waitUntil(what, ok, timeoutMs, { intervalMs: 500, giveUp: () => (code !== undefined ? `the demo exited (${code})` : undefined), context: () => output.slice(-3000) });
+  const up = () => value('eos_pipeline_up', { pipeline: app, engine: 'streams' });
+  await until('the app up, its transactions committed and counted under the application', async () => (await up()) === 1 && (await value('eos_coordinator_transactions_total', { application: app, outcome: 'committed' })) > 0, 120_000);
+
+  // The demo's own "break it" line, as printed.
+  const breakIt = /break it:\s+npm run streams -- (kill --instance 1 --dir (\S+))/.exec(output);
+  assert.ok(breakIt, `a break-it line in the output:\n${output.slice(-2000)}`);
+  const streams = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'src/localcluster/streams-cli.ts', ...args], { encoding: 'utf8', timeout: 180_000 });
+  const timedBefore = await value('eos_streams_rebalance_duration_seconds_count', { application: app });
+  streams(...breakIt[1]!.split(' '));
+  streams('start', '--instance', '1', '--dir', breakIt[2]!);
+  await until(
+    'a timed rebalance, the group Stable with 2 members and the app up again',
+    async () => (await value('eos_streams_rebalance_duration_seconds_count', { application: app })) > timedBefore && (await up()) === 1 && (await value('eos_consumer_group_members', { group: app })) === 2,
+    120_000,
+  );
+  assert.equal(code, undefined, 'the demo is still running');
+
+  child.kill('SIGINT');
+  assert.equal(await exited, 0);
+  const lines = output.trim().split('\n');
+  assert.match(lines.at(-1)!, /demo --streams exiting \(SIGINT, exit code 0\): Kafka cluster and Streams instances stopped/, lines.slice(-5).join('\n'));
+  let left = '';
+  try {
+    left = execFileSync('pgrep', ['-f', dir], { encoding: 'utf8' });
+  } catch {
+    /* pgrep exits 1 when nothing matches */
+  }
+  assert.equal(left.trim(), '', 'processes left over from the demo (brokers, Streams instances)');
+});

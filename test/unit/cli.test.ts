@@ -65,6 +65,18 @@ describe('eoswatch CLI', () => {
     assert.match(help.stdout, /--flink-version LIST\s+Flink lines for --engine flink, comma-separated \(1\.20 = 1\.20\.\d+, 2\.2 = 2\.2\.\d+; default 1\.20\)/);
   });
 
+  test('demo: bad options exit 2 naming them (nothing started)', async () => {
+    for (const [args, message] of [
+      [['demo', '--flink', '--streams'], /--flink and --streams: one engine at a time/],
+      [['demo', '--flink-version', '2.2'], /--flink-version: only with --flink/],
+      [['demo', '--nodes', '2'], /--nodes: expected 1 or 3, found "2"/],
+    ] as const) {
+      const r = await eoswatch([...args]);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.stderr, message);
+    }
+  });
+
   test('--version prints the package version', async () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     const r = await eoswatch(['--version']);

@@ -108,7 +108,7 @@ const retryBackoff: Check = {
     '(Kafka >= 3.7 grows the backoff exponentially up to retry.backoff.max.ms, but starts at retry.backoff.ms).',
   remediation: 'Set retry.backoff.ms=1000.',
   // Java clients only: eoswatch's own pipeline producer (kafkajs) backs off exponentially from 20 ms to
-  // 1 s (src/create-daemon.ts), short at first to ride out CONCURRENT_TRANSACTIONS right after each commit;
+  // 1 s (src/pipeline/pipeline-service.ts pipelineService), short at first to ride out CONCURRENT_TRANSACTIONS right after each commit;
   // it has no fixed retry.backoff.ms that a finding could ask to change.
   evaluate: perProducer((c) => {
     const v = setting(c, 'retry.backoff.ms');
