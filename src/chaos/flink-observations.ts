@@ -2,6 +2,7 @@
 // scraped every second and the alerts of a live Prometheus: pure, so the rules that turn scrapes
 // into observations are tested on their own (test/unit/flink-chaos.test.ts).
 import { parsePrometheusText, type Sample } from '../metrics/text-format.js';
+import { LingeringWindows, mergeAlerts, type Lingering } from './observed.js';
 
 /** What eoswatch showed during a round (from its /metrics every second, and the live Prometheus). */
 export interface FlinkObservations {
@@ -9,7 +10,7 @@ export interface FlinkObservations {
   lsoStuckMaxSeconds: number;
   openTransactionAgeMaxSeconds: number;
   /** Per process kill: how long the killed process's open transaction held the sink's LSO, and when it was aborted. */
-  lingering: { fault: string; stuckMaxSeconds: number; clearedAfterSeconds: number | null }[];
+  lingering: Lingering[];
   /** Highest eos_checkpoint_consecutive_failures after the round's first fault (a new job's first triggers fail while its tasks deploy). */
   consecutiveFailuresMax: number;
   /** Failovers counted (eos_pipeline_restarts_total, summed over the round's job ids). */
@@ -40,7 +41,7 @@ export class ObservationTracker {
   private readonly restartsByJob = new Map<string, number>();
   private wasUp = false;
   private restSeenUp = false;
-  private windows: { fault: string; at: number; stuckMax: number; prev: number; cleared: number | null }[] = [];
+  private readonly lingering = new LingeringWindows();
   private firstFaultAt: number | null = null;
 
   constructor(
@@ -73,8 +74,8 @@ export class ObservationTracker {
   /** A process was killed at `at`: from now on, how long the sink's LSO stays held and when it moves again. */
   processKilled(fault: string, at: number): void {
     this.faultInjected(at);
-    this.windows.push({ fault, at, stuckMax: 0, prev: 0, cleared: null });
-    this.syncLingering();
+    this.lingering.killed(fault, at);
+    this.o.lingering = this.lingering.list;
   }
 
   /** One scrape of /metrics at `now`; `jobId` is the job currently running for the round. */
@@ -111,29 +112,15 @@ export class ObservationTracker {
       o.visibility = { ...o.visibility, count, meanSeconds: sum / count, p99AtMostSeconds: p99 === undefined || p99 === Infinity ? null : p99 };
     }
     // The held LSO of a killed process: it grows while its transaction lingers, and drops when Flink aborts it.
-    for (const [i, w] of this.windows.entries()) {
-      const next = this.windows[i + 1];
-      if (now < w.at || (next && now >= next.at)) continue;
-      w.stuckMax = Math.max(w.stuckMax, stuck);
-      if (w.cleared === null && w.stuckMax >= 2 && stuck < w.prev) w.cleared = now - w.at;
-      w.prev = stuck;
-    }
-    this.syncLingering();
+    this.lingering.observe(stuck, now);
+    o.lingering = this.lingering.list;
   }
 
   /** Alerts active now in Prometheus: those of this round's job (or without a pipeline label, firing). */
   alerts(active: { labels: Record<string, string>; state: string }[]): void {
-    const fired = new Set(this.o.alertsFired);
-    const pending = new Set(this.o.alertsPending);
-    for (const a of active) {
-      const name = a.labels.alertname!;
-      if (name === 'EosExporterDown') continue; // the daemon of each round starts and stops under Prometheus
-      const mine = a.labels.pipeline === this.pipeline;
-      if (a.state === 'firing' && (mine || a.labels.pipeline === undefined)) fired.add(name);
-      else if (mine) pending.add(name);
-    }
-    this.o.alertsFired = [...fired].sort();
-    this.o.alertsPending = [...pending].filter((n) => !fired.has(n)).sort();
+    const { fired, pending } = mergeAlerts({ fired: this.o.alertsFired, pending: this.o.alertsPending }, active, (l) => l.pipeline === this.pipeline);
+    this.o.alertsFired = fired;
+    this.o.alertsPending = pending;
   }
 
   /** The expression Prometheus is asked each time alerts are read: EosCheckpointFailing's first clause for this job. */
@@ -150,8 +137,4 @@ export class ObservationTracker {
     return this.firstFaultAt !== null && now >= this.firstFaultAt;
   }
 
-  private syncLingering(): void {
-    // A window ends where the next one begins: a later kill's hold is that kill's.
-    this.o.lingering = this.windows.map((w) => ({ fault: w.fault, stuckMaxSeconds: Math.round(w.stuckMax * 10) / 10, clearedAfterSeconds: w.cleared === null ? null : Math.round(w.cleared / 100) / 10 }));
-  }
 }

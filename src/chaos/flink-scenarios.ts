@@ -5,6 +5,7 @@
 // sidecar, must have shown: a scenario whose faults leave no trace in the metrics fails too.
 import type { FlinkObservations } from './flink-observations.js';
 import { bounceBroker, pickScenarios, type BrokerFaults } from './scenarios.js';
+import { lingeringSeen } from './observed.js';
 
 export interface FlinkScenarioContext extends BrokerFaults {
   /** Node ids of the Kafka brokers. */
@@ -36,17 +37,6 @@ export interface FlinkScenario {
   expect(o: FlinkObservations): string[];
 }
 
-/** The open transaction of a killed process must have held the LSO visibly, and been aborted before the round ended. */
-function lingeringSeen(o: FlinkObservations, kills: number): string[] {
-  const out: string[] = [];
-  if (o.lingering.length !== kills) out.push(`${kills} process kills expected, ${o.lingering.length} recorded`);
-  for (const l of o.lingering) {
-    if (l.stuckMaxSeconds < 3) out.push(`after "${l.fault}" the LSO monitor saw the sink's LSO held for at most ${l.stuckMaxSeconds} s (expected the killed process's open transaction to hold it ≥ 3 s)`);
-    if (l.clearedAfterSeconds === null) out.push(`after "${l.fault}" the held LSO never moved again (the lingering transaction was not aborted)`);
-  }
-  return out;
-}
-
 export const FLINK_SCENARIOS: FlinkScenario[] = [
   {
     name: 'tm-kill',
@@ -60,7 +50,7 @@ export const FLINK_SCENARIOS: FlinkScenario[] = [
       }
     },
     expect(o) {
-      const out = lingeringSeen(o, 3);
+      const out = lingeringSeen(o.lingering, 3);
       if (o.restarts < 3) out.push(`${o.restarts} failovers counted (eos_pipeline_restarts_total), expected at least 3`);
       if (!o.jobDownSeen) out.push('eos_pipeline_up never went to 0 while the TaskManager was gone');
       if (o.prometheus && !o.alertsFired.includes('EosFlinkJobRestarting')) out.push('EosFlinkJobRestarting did not fire after 3 failovers');
@@ -78,7 +68,7 @@ export const FLINK_SCENARIOS: FlinkScenario[] = [
       await ctx.resubmitFromRetainedCheckpoint();
     },
     expect(o) {
-      const out = lingeringSeen(o, 1);
+      const out = lingeringSeen(o.lingering, 1);
       if (!o.restUnreachableSeen) out.push('eos_flink_rest_up never went to 0 while the JobManager was gone');
       if (o.restoredFromId === null || o.restoredFromId <= 0) out.push('the resubmitted job shows no restored checkpoint (eos_checkpoint_restored_id)');
       return out;

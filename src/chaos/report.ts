@@ -4,6 +4,7 @@
 // latency, alerts). Beside the exactly-once verdict of each round, its availability (failed
 // checkpoints, restarts, worker exits, the longest commit stall) in a table of its own.
 import type { FlinkChaosRun, FlinkRoundResult } from './flink-runner.js';
+import type { StreamsChaosRun, StreamsRoundResult } from './streams-runner.js';
 import type { ChaosRun, RoundResult } from './runner.js';
 import { countVerdicts, runVerdict, summaryLine, verdictOf } from './verdict.js';
 import type { FaultWindowResult } from './windows.js';
@@ -201,4 +202,61 @@ export function formatFlinkChaosMarkdown(runs: FlinkChaosRun[]): string {
   const details = results.map((r) => `- **${r.scenario} #${r.round}, Flink ${r.flinkVersion}**: ${r.faults.join('; ') || 'no fault injected'}. eoswatch saw: ${flinkObserved(r)}${r.error ? ` — error: ${r.error.split('\n')[0]}` : ''}`);
   const passed = runs.every((x) => x.passed);
   return `## eoswatch chaos --engine flink\n\n${flinkHeader(runs)}, started ${runs[0]?.startedAt ?? ''}.\n\n${markdownTable(FLINK_COLUMNS, results)}\n\n${FLINK_LEGEND.join(' ')}\n\nFaults injected (with the job's committed progress at that moment) and what eoswatch showed:\n\n${details.join('\n')}\n\nVerdict: **${passed ? 'PASS' : 'FAIL'}**\n`;
+}
+
+const STREAMS_COLUMNS: [string, (r: StreamsRoundResult) => string][] = [
+  ['scenario', (r) => r.scenario],
+  ['#', (r) => String(r.round)],
+  ['received', (r) => String(r.received)],
+  ['dup', (r) => String(r.duplicates)],
+  ['lost', (r) => String(r.lost)],
+  ['order', (r) => String(r.orderViolations)],
+  ['aborted', (r) => String(r.abortedRecords)],
+  ['outage', (r) => secs(r.outageSeconds, 'n/a')],
+  ['recovery', (r) => secs(r.recoverySeconds, 'n/a')],
+  ['LSO held', (r) => (r.observed.lingering.length ? secs(Math.max(...r.observed.lingering.map((l) => l.stuckMaxSeconds)), 'n/a', 0) : secs(r.observed.lsoStuckMaxSeconds, 'n/a', 0))],
+  ['rebal', (r) => String(r.observed.rebalances)],
+  ['timed out', (r) => String(r.observed.transactions.abortedTimeout)],
+  ['fenced', (r) => String(r.observed.transactions.fenced)],
+  ['time', (r) => `${r.durationSeconds.toFixed(0)} s`],
+  ['verdict', (r) => verdictOf(r)],
+];
+
+export const STREAMS_LEGEND = [
+  '#: round; received: distinct records at the output (read_committed); dup, lost, order: duplicates, lost records and',
+  'order violations per input partition (each must be 0, values are checked too); aborted: records of aborted transactions,',
+  'seen only by a read_uncommitted pass; outage: longest time from a fault until the app committed progress again;',
+  'recovery: end of the last fault until it did; from eoswatch watching the app: LSO held: longest',
+  'eos_partition_lso_stuck_seconds of an output partition (after a kill: the killed instance\'s open transaction, until',
+  'it is aborted); rebal: rebalances counted (eos_streams_rebalances_total); timed out, fenced: the app\'s transactions',
+  'the coordinator aborted on its timeout, or fenced (eos_coordinator_transactions_total). ERROR: the harness could not',
+  'run the round (never an exactly-once failure).',
+];
+
+/** What eoswatch showed in a Streams round, one line. */
+function streamsObserved(r: StreamsRoundResult): string {
+  const o = r.observed;
+  const parts = o.lingering.map((l) => `${l.fault}: LSO held ${l.stuckMaxSeconds} s, ${l.clearedAfterSeconds === null ? 'never released' : `released ${l.clearedAfterSeconds} s after the kill`}`);
+  parts.push(`${o.rebalances} rebalances (longest in progress ${o.rebalanceMaxSeconds.toFixed(1)} s), up to ${o.membersMax} members`);
+  const t = o.transactions;
+  parts.push(`transactions: ${t.committed} committed, ${t.aborted} aborted, ${t.abortedTimeout} timed out, ${t.fenced} fenced; ${o.fencings} fencings; oldest open ${o.openTransactionAgeMaxSeconds.toFixed(1)} s`);
+  parts.push(`largest lag ${o.lagMaxRecords} records`);
+  if (o.appDownSeen) parts.push('eos_pipeline_up 0 seen');
+  parts.push(o.prometheus ? `alerts fired: ${o.alertsFired.join(', ') || 'none'}${o.alertsPending.length ? `; pending only: ${o.alertsPending.join(', ')}` : ''}` : 'no live Prometheus');
+  if (r.missed.length) parts.push(`MISSED: ${r.missed.join('; ')}`);
+  return parts.join('; ');
+}
+
+function streamsHeader(run: StreamsChaosRun): string {
+  return `Kafka ${run.kafkaVersion}, Kafka Streams app (exactly_once_v2, a state store), ${run.instances} instances, ${run.records} records per round, ${run.partitions} partitions`;
+}
+
+export function formatStreamsChaosTable(run: StreamsChaosRun): string {
+  const details = run.results.map((r) => `${r.scenario} #${r.round}: ${r.faults.join('; ') || 'no fault injected'}\n  eoswatch saw: ${streamsObserved(r)}${r.error ? `\n  error: ${r.error.split('\n')[0]}` : ''}`);
+  return `${streamsHeader(run)}\n\n${textTable(STREAMS_COLUMNS, run.results).join('\n')}\n\n${STREAMS_LEGEND.join('\n')}\n\nfaults and observations:\n${details.join('\n')}\n\nverdict: ${runVerdict(run.counts)}: ${summaryLine(run.counts)}\n`;
+}
+
+export function formatStreamsChaosMarkdown(run: StreamsChaosRun): string {
+  const details = run.results.map((r) => `- **${r.scenario} #${r.round}**: ${r.faults.join('; ') || 'no fault injected'}. eoswatch saw: ${streamsObserved(r)}${r.error ? ` — error: ${r.error.split('\n')[0]}` : ''}`);
+  return `## eoswatch chaos --engine streams\n\n${streamsHeader(run)}, started ${run.startedAt}.\n\n${markdownTable(STREAMS_COLUMNS, run.results)}\n\n${STREAMS_LEGEND.join(' ')}\n\nFaults injected (with the app's committed progress at that moment) and what eoswatch showed:\n\n${details.join('\n')}\n\nVerdict: **${runVerdict(run.counts)}: ${summaryLine(run.counts)}**\n`;
 }

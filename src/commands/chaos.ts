@@ -1,10 +1,11 @@
 // eoswatch chaos: fault scenarios against a local cluster and pipeline workers, verified end to end.
 import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
 import type { FlinkScenario } from '../chaos/flink-scenarios.js';
+import type { StreamsScenario } from '../chaos/streams-scenarios.js';
 import type { Scenario } from '../chaos/scenarios.js';
 import { REPORT_FORMATS, choiceOption, parse, positiveIntegerOption, printHelp } from './options.js';
 
-const helpWith = (scenarios: string, flinkScenarios: string, kafkaVersion: string, flinkLines: string, flinkDefault: string) => `Usage: eoswatch chaos [--engine eoswatch|flink] [--scenario NAME[,NAME...]|all|process|network] [options]
+const helpWith = (scenarios: string, flinkScenarios: string, streamsScenarios: string, kafkaVersion: string, flinkLines: string, flinkDefault: string) => `Usage: eoswatch chaos [--engine eoswatch|flink|streams] [--scenario NAME[,NAME...]|all|process|network] [options]
 
 Starts a local 3-node Kafka cluster (Java and Maven needed, as for the demo) and, per round, fresh
 topics, N verification records and pipeline workers (eoswatch run, as child processes); injects
@@ -21,17 +22,24 @@ session cluster instead, for each Flink line asked for, with eoswatch watching i
 and a live Prometheus (the prometheus binary, or $PROMETHEUS) evaluating the shipped alert rules;
 a round also fails when eoswatch did not show what its faults must show.
 
+--engine streams runs instances of the seed's Kafka Streams app (streams/app, exactly_once_v2, a
+state store; built with Maven) instead, with eoswatch watching it as its sidecar (streams:, the
+transactions service, the LSO monitor); a round also fails when eoswatch did not show what its
+faults must show. A round the harness could not run is an ERROR (exit 1), never a FAIL.
+
 Scenarios (--engine eoswatch):
 ${scenarios}
 Scenarios (--engine flink):
 ${flinkScenarios}
+Scenarios (--engine streams):
+${streamsScenarios}
 Options:
-  --engine E             eoswatch (its own pipeline, default) or flink
+  --engine E             eoswatch (its own pipeline, default), flink or streams
   --scenario LIST        comma-separated scenario names or groups: all; with --engine eoswatch
                          also process (the process faults) and network (the net-* faults)
                          (default: process with --engine eoswatch, the faults that run on any
                          machine; all and network need root for the net-* faults; --engine
-                         flink: all)
+                         flink and streams: all)
   --network              run every selected scenario on the networked cluster (implied when a
                          network scenario is selected; --engine eoswatch only)
   --records N            verification records per round (default 10000)
@@ -42,6 +50,7 @@ Options:
   --kafka-version V      Kafka version of the local cluster (default ${kafkaVersion})
   --flink-version LIST   Flink lines for --engine flink, comma-separated (${flinkLines}; default ${flinkDefault})
   --parallelism N        the Flink job's parallelism (default 2)
+  --instances N          instances of the Streams app per round, --engine streams (default 2)
   --dir DIR              cluster data and worker logs (default .eoswatch/chaos)
   --format FMT           table | json | markdown (default table)
   --out FILE             also write the report to FILE
@@ -51,10 +60,11 @@ Options:
 export async function help(): Promise<string> {
   const { ALL_SCENARIOS } = await import('../chaos/catalogue.js');
   const { FLINK_SCENARIOS } = await import('../chaos/flink-scenarios.js');
+  const { STREAMS_SCENARIOS } = await import('../chaos/streams-scenarios.js');
   const { DEFAULT_KAFKA_VERSION } = await import('../localcluster/kafka-dist.js');
   const { DEFAULT_FLINK_LINE, FLINK_LINES } = await import('../localcluster/flink-dist.js');
   const list = (l: { name: string; description: string }[]) => l.map((s) => `  ${s.name}\n${wrap(s.description, 76).map((line) => `      ${line}\n`).join('')}`).join('');
-  return helpWith(list(ALL_SCENARIOS), list(FLINK_SCENARIOS), DEFAULT_KAFKA_VERSION, Object.entries(FLINK_LINES).map(([l, x]) => `${l} = ${x.version}`).join(', '), DEFAULT_FLINK_LINE);
+  return helpWith(list(ALL_SCENARIOS), list(FLINK_SCENARIOS), list(STREAMS_SCENARIOS), DEFAULT_KAFKA_VERSION, Object.entries(FLINK_LINES).map(([l, x]) => `${l} = ${x.version}`).join(', '), DEFAULT_FLINK_LINE);
 }
 
 function wrap(text: string, width: number): string[] {
@@ -82,29 +92,33 @@ export async function handler(args: string[]): Promise<number> {
     'kafka-version': { type: 'string' },
     'flink-version': { type: 'string' },
     parallelism: { type: 'string' },
+    instances: { type: 'string' },
     dir: { type: 'string', default: '.eoswatch/chaos' },
     format: { type: 'string', default: 'table' },
     out: { type: 'string' },
   });
   if (values.help) return printHelp(await help());
-  const engine = choiceOption('engine', values.engine, ['eoswatch', 'flink']);
+  const engine = choiceOption('engine', values.engine, ['eoswatch', 'flink', 'streams']);
   const { selectScenarios } = await import('../chaos/catalogue.js');
   const { findFlinkScenarios } = await import('../chaos/flink-scenarios.js');
+  const { findStreamsScenarios } = await import('../chaos/streams-scenarios.js');
   const { DEFAULT_KAFKA_VERSION } = await import('../localcluster/kafka-dist.js');
   let scenarios: Scenario[] = [];
   let flinkScenarios: FlinkScenario[] = [];
-  const scenarioList = values.scenario ?? (engine === 'flink' ? 'all' : 'process');
+  let streamsScenarios: StreamsScenario[] = [];
+  const scenarioList = values.scenario ?? (engine === 'eoswatch' ? 'process' : 'all');
   try {
     if (engine === 'flink') flinkScenarios = findFlinkScenarios(scenarioList);
+    else if (engine === 'streams') streamsScenarios = findStreamsScenarios(scenarioList);
     else scenarios = selectScenarios(scenarioList);
   } catch (err) {
     throw new EosError(ErrorCodes.USAGE, `--scenario: ${errorMessage(err)}`);
   }
-  if (engine === 'eoswatch') {
-    for (const flag of ['flink-version', 'parallelism'] as const) if (values[flag] !== undefined) throw new EosError(ErrorCodes.USAGE, `--${flag}: only with --engine flink`);
-  } else {
-    if (values['full-speed']) throw new EosError(ErrorCodes.USAGE, '--full-speed: only with --engine eoswatch (a Flink round writes its input as a steady stream)');
-    if (values.network) throw new EosError(ErrorCodes.USAGE, '--network: only with --engine eoswatch (the Flink rounds run on the plain local cluster)');
+  if (engine !== 'flink') for (const flag of ['flink-version', 'parallelism'] as const) if (values[flag] !== undefined) throw new EosError(ErrorCodes.USAGE, `--${flag}: only with --engine flink`);
+  if (engine !== 'streams' && values.instances !== undefined) throw new EosError(ErrorCodes.USAGE, '--instances: only with --engine streams');
+  if (engine !== 'eoswatch') {
+    if (values['full-speed']) throw new EosError(ErrorCodes.USAGE, `--full-speed: only with --engine eoswatch (a ${engine === 'flink' ? 'Flink' : 'Streams'} round writes its input as a steady stream)`);
+    if (values.network) throw new EosError(ErrorCodes.USAGE, `--network: only with --engine eoswatch (the ${engine === 'flink' ? 'Flink' : 'Streams'} rounds run on the plain local cluster)`);
   }
   let flinkLines: string[] = [];
   if (engine === 'flink') {
@@ -122,6 +136,7 @@ export async function handler(args: string[]): Promise<number> {
   const rounds = positiveIntegerOption('rounds', values.rounds, 1);
   const partitions = positiveIntegerOption('partitions', values.partitions, 6);
   const parallelism = positiveIntegerOption('parallelism', values.parallelism, 2);
+  const instances = positiveIntegerOption('instances', values.instances, 2);
   const format = choiceOption('format', values.format, REPORT_FORMATS);
   const version = values['kafka-version'] ?? DEFAULT_KAFKA_VERSION;
   const dir = values.dir;
@@ -156,7 +171,7 @@ export async function handler(args: string[]): Promise<number> {
   started = cluster;
 
   const t0 = Date.now();
-  const totalRounds = (scenarios.length + flinkScenarios.length * flinkLines.length) * rounds;
+  const totalRounds = (scenarios.length + flinkScenarios.length * flinkLines.length + streamsScenarios.length) * rounds;
   const finished: number[] = [];
   let current = '';
   let roundStart = t0;
@@ -195,6 +210,13 @@ export async function handler(args: string[]): Promise<number> {
       const { formatFlinkChaosMarkdown, formatFlinkChaosTable } = await import('../chaos/report.js');
       text = format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : format === 'markdown' ? formatFlinkChaosMarkdown(runs) : formatFlinkChaosTable(runs);
       code = runs.every((r) => r.passed) ? ExitCodes.OK : ExitCodes.VIOLATION;
+    } else if (engine === 'streams') {
+      const run = await runStreamsWithPrometheus(cluster, streamsScenarios, { records, rounds, partitions, instances, dir: resolve(dir), workDir, kafkaVersion: version, log, progress: (p) => onProgress(p, 'app') });
+      const { formatStreamsChaosMarkdown, formatStreamsChaosTable } = await import('../chaos/report.js');
+      const { exitCodeOf, summaryLine } = await import('../chaos/verdict.js');
+      text = format === 'json' ? `${JSON.stringify(run, null, 2)}\n` : format === 'markdown' ? formatStreamsChaosMarkdown(run) : formatStreamsChaosTable(run);
+      code = exitCodeOf(run.counts);
+      log(`chaos --engine streams: ${summaryLine(run.counts)}`);
     } else {
       const { runScenarios } = await import('../chaos/runner.js');
       const { formatChaosMarkdown, formatChaosTable, runSummary } = await import('../chaos/report.js');
@@ -230,20 +252,10 @@ async function runFlinkLines(
   opts: Omit<import('../chaos/flink-runner.js').FlinkChaosOptions, 'daemonPort' | 'prometheus'> & { dir: string; kafkaVersion: string },
 ): Promise<import('../chaos/flink-runner.js').FlinkChaosRun[]> {
   const { join } = await import('node:path');
-  const { rm } = await import('node:fs/promises');
-  const { freePort } = await import('../localcluster/cluster.js');
   const { LocalFlinkCluster } = await import('../localcluster/flink-cluster.js');
-  const { LivePrometheus } = await import('../chaos/prometheus.js');
   const { runFlinkScenarios } = await import('../chaos/flink-runner.js');
-  const daemonPort = await freePort();
-  const promDir = join(opts.dir, 'prometheus');
-  await rm(promDir, { recursive: true, force: true });
-  const prometheus = await LivePrometheus.start({ dir: promDir, target: `127.0.0.1:${daemonPort}` }).catch((err: Error) => {
-    opts.log(`no live Prometheus, alerts will not be checked: ${err.message.split('\n')[0]}`);
-    return undefined;
-  });
-  const runs = [];
-  try {
+  return withLivePrometheus(opts, async (daemonPort, prometheus) => {
+    const runs = [];
     for (const line of lines) {
       const flinkDir = join(opts.dir, `flink-${line}`);
       opts.log(`starting a local Flink ${line} session cluster in ${flinkDir} (first run fetches the jars and builds the job with Maven)`);
@@ -254,9 +266,41 @@ async function runFlinkLines(
         await flink.down({ keepData: true });
       }
     }
+    return runs;
+  });
+}
+
+/**
+ * One live Prometheus for a run's engine rounds, scraping the fixed port every round's eoswatch
+ * daemon listens on, stopped and its directory removed after. Without a prometheus binary the
+ * rounds run, and alerts are not checked (the scenarios that need one fire fail on that).
+ */
+async function withLivePrometheus<T>(opts: { dir: string; log(line: string): void }, fn: (daemonPort: number, prometheus: import('../chaos/prometheus.js').LivePrometheus | undefined) => Promise<T>): Promise<T> {
+  const { join } = await import('node:path');
+  const { rm } = await import('node:fs/promises');
+  const { freePort } = await import('../localcluster/cluster.js');
+  const { LivePrometheus } = await import('../chaos/prometheus.js');
+  const daemonPort = await freePort();
+  const promDir = join(opts.dir, 'prometheus');
+  await rm(promDir, { recursive: true, force: true });
+  const prometheus = await LivePrometheus.start({ dir: promDir, target: `127.0.0.1:${daemonPort}` }).catch((err: Error) => {
+    opts.log(`no live Prometheus, alerts will not be checked: ${err.message.split('\n')[0]}`);
+    return undefined;
+  });
+  try {
+    return await fn(daemonPort, prometheus);
   } finally {
     await prometheus?.stop();
     await rm(promDir, { recursive: true, force: true });
   }
-  return runs;
+}
+
+/** The Streams rounds, under one live Prometheus. */
+async function runStreamsWithPrometheus(
+  cluster: import('../localcluster/cluster.js').LocalCluster,
+  scenarios: StreamsScenario[],
+  opts: Omit<import('../chaos/streams-runner.js').StreamsChaosOptions, 'daemonPort' | 'prometheus'> & { dir: string; kafkaVersion: string },
+): Promise<import('../chaos/streams-runner.js').StreamsChaosRun> {
+  const { runStreamsScenarios } = await import('../chaos/streams-runner.js');
+  return withLivePrometheus(opts, (daemonPort, prometheus) => runStreamsScenarios(cluster, scenarios, { ...opts, daemonPort, prometheus }));
 }

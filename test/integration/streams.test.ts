@@ -20,6 +20,13 @@ import { createLogger } from '../../src/log.js';
 import { produceVerifyRecords } from '../../src/verify/verify.js';
 import type { Daemon } from '../../src/daemon.js';
 import type { StreamsReport } from '../../src/streams/streams-service.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findStreamsScenarios } from '../../src/chaos/streams-scenarios.js';
+import { runStreamsRound } from '../../src/chaos/streams-runner.js';
+import { formatStreamsChaosTable } from '../../src/chaos/report.js';
+import { countVerdicts } from '../../src/chaos/verdict.js';
 
 const execFileP = promisify(execFile);
 const PARTITIONS = 3;
@@ -225,5 +232,31 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
     assert.match(status.stdout, /^instance 1: stopped/m);
     assert.match(status.stdout, /^instance 2: running +pid \d+ +streams RUNNING/m);
     assert.match(status.stdout, /^instance 3: running +pid \d+ +streams RUNNING/m);
+  });
+
+  test('chaos --engine streams, instance-kill: instance 1 SIGKILLed three times mid-stream and restarted, every record once and in order, each killed transaction seen holding the output LSO until it was aborted, the rebalances counted', async (t) => {
+    // The instances of the tests above are done: this round runs its own app on the same cluster.
+    await run?.stopAll({ graceMs: 0 });
+    const workDir = await mkdtemp(join(tmpdir(), 'eoswatch-streams-chaos-'));
+    t.after(() => rm(workDir, { recursive: true, force: true }));
+    const lines: string[] = [];
+    const scenario = findStreamsScenarios('instance-kill')[0]!;
+    const records = 2000;
+    const r = await runStreamsRound(h.cluster, scenario, 1, { records, rounds: 1, partitions: 2, instances: 2, workDir, daemonPort: 0, log: (l) => lines.push(l) });
+    const results = [r];
+    const report = formatStreamsChaosTable({ startedAt: '', kafkaVersion: h.cluster.version, records, rounds: 1, partitions: 2, instances: 2, results, counts: countVerdicts(results), passed: r.passed });
+    const context = `${report}\n${lines.join('\n')}\n${r.error ?? ''}`;
+    assert.equal(r.verdict, 'PASS', context);
+    assert.deepEqual(
+      { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations, missed: r.missed },
+      { received: records, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0, missed: [] },
+      context,
+    );
+    assert.deepEqual(r.faults.map((f) => f.replace(/ at \d+ %$/, '')), ['SIGKILL instance 1', 'SIGKILL instance 1', 'SIGKILL instance 1'], context);
+    // missed = []: each kill's open transaction held the output LSO ≥ 2 s and was aborted, ≥ 3
+    // rebalances were counted and the app showed down (src/chaos/streams-scenarios.ts).
+    assert.equal(r.observed.lingering.length, 3, context);
+    assert.ok(r.observed.transactions.committed > 0, `the app's commits counted under its application\n${context}`);
+    process.stderr.write(`${report}\n`);
   });
 });
