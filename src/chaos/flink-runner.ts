@@ -21,7 +21,7 @@ import { produceVerifyRecords, type ProduceManifest } from '../verify/verify.js'
 import { ObservationTracker, type FlinkObservations } from './flink-observations.js';
 import type { FlinkScenario, FlinkScenarioContext } from './flink-scenarios.js';
 import type { LivePrometheus } from './prometheus.js';
-import { committedProgress, restoreBrokers, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
+import { restoreBrokers, RoundProgress, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
 import { transactionCoordinator, type ChaosProgress, type RoundResult } from './runner.js';
 import { WorkerProcess } from './worker.js';
 
@@ -79,12 +79,10 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
   const brokerIds = Object.keys(cluster.pids()).map(Number);
   const kafka = new Kafka({ clientId: `${id}-runner`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 15, initialRetryTime: 200, maxRetryTime: 2000 } });
   const faults: { t: number; text: string }[] = [];
-  const progressLog: { t: number; committed: bigint; settled: boolean }[] = [];
-  const total = BigInt(opts.records);
+  const progress = new RoundProgress(opts.records, 'job');
   const tracker = new ObservationTracker(id, sink, opts.prometheus !== undefined);
   const stopProducer = new AbortController();
   let finished = false;
-  let worstLag = 0n;
   let lastFaultAt = 0;
   let jobId = '';
   let blocked: string | null = null;
@@ -97,15 +95,11 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
   await admin.connect();
   const offsets = new EndOffsetReader(kafka);
   const rate = Math.max(10, Math.ceil(opts.records / scenario.seconds));
-  const pct = () => {
-    const last = progressLog[progressLog.length - 1];
-    return last ? `${Number((last.committed * 100n) / total)} %` : '0 %';
-  };
   const fault = (text: string) => {
     lastFaultAt = Date.now();
     tracker.faultInjected(lastFaultAt);
-    faults.push({ t: lastFaultAt, text: `${text} at ${pct()}` });
-    opts.log(`  ${text} (progress ${pct()})`);
+    faults.push({ t: lastFaultAt, text: `${text} at ${progress.pct}` });
+    opts.log(`  ${text} (progress ${progress.pct})`);
   };
   const submit = async (fromPath?: string) => {
     jobId = await flink.submit({
@@ -127,16 +121,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
 
   const ctx: FlinkScenarioContext = {
     brokers: brokerIds,
-    async waitProgress(fraction) {
-      await pollUntil(
-        `the job to reach ${Math.round(fraction * 100)} % of the input`,
-        () => {
-          const last = progressLog[progressLog.length - 1];
-          return last && Number(last.committed) >= fraction * opts.records ? true : { committed: last?.committed, records: opts.records };
-        },
-        { timeoutMs: 30 * 60_000, intervalMs: 200, done: (v) => v === true },
-      );
-    },
+    waitProgress: (fraction) => progress.waitFraction(fraction),
     fault,
     async killTaskManager() {
       fault('SIGKILL TaskManager');
@@ -211,29 +196,15 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     opts.log(`  job ${jobId} running (parallelism ${opts.parallelism}); writing ${opts.records} records at ${rate} records/s`);
     // A steady stream, held back while more than MAX_AHEAD of the round's records wait for the job:
     // records still flow when the last fault comes, however long the earlier outages lasted.
-    const ahead = Math.ceil(opts.records * MAX_AHEAD);
-    const hold = async (written: number) => {
-      while (!finished && written - Number(progressLog[progressLog.length - 1]?.committed ?? 0n) > ahead) await sleep(200);
-    };
+    const hold = progress.hold(Math.ceil(opts.records * MAX_AHEAD), () => finished);
     producing = produceVerifyRecords(kafka, source, { records: opts.records, run: id, perSecond: rate, signal: stopProducer.signal, hold });
     producing.catch(() => undefined);
 
     // Progress, the sink's LSOs and eoswatch's metrics, for the whole round.
     loops = [
-      (async () => {
-        while (!finished) {
-          try {
-            const p = await committedProgress(admin, groupId, source);
-            const ends = await offsets.read(sink);
-            for (const e of ends) if (e.high - e.lso > worstLag) worstLag = e.high - e.lso;
-            progressLog.push({ t: Date.now(), committed: p.committed, settled: ends.every((e) => e.lso === e.high) });
-            opts.progress?.({ scenario: scenario.name, round, committed: Number(p.committed), total: opts.records, lastFault: faults[faults.length - 1]?.text });
-          } catch {
-            /* a broker fault: the next reading will do */
-          }
-          await sleep(500);
-        }
-      })(),
+      progress.follow({ admin, offsets, group: groupId, source, sink }, () => finished, (committed) =>
+        opts.progress?.({ scenario: scenario.name, round, committed, total: opts.records, lastFault: faults[faults.length - 1]?.text }),
+      ),
       (async () => {
         for (let i = 0; !finished; i++) {
           const now = Date.now();
@@ -254,19 +225,8 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     if (manifest.records !== opts.records) throw new Error(`only ${manifest.records} of ${opts.records} records were written`);
 
     // Done when every record is committed and no transaction is open on the sink.
-    const limit = Date.now() + 300_000;
-    for (;;) {
-      const last = progressLog[progressLog.length - 1];
-      if (last && last.committed >= total && last.settled && last.t > faultEnd) break;
-      if (Date.now() > limit) throw new Error(`the job did not finish: ${pct()} of the input committed`);
-      await sleep(500);
-    }
-    const committedAt = (t: number) => [...progressLog].reverse().find((x) => x.t <= t)?.committed ?? 0n;
-    const resumed = (t: number) => progressLog.find((x) => x.t > t && x.committed > committedAt(t));
-    const recovered = resumed(faultEnd);
-    const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : committedAt(faultEnd) >= total ? 0 : null;
-    const outages = faults.map((f) => resumed(f.t)).map((r, i) => (r ? (r.t - faults[i]!.t) / 1000 : null));
-    const outageSeconds = outages.some((x) => x === null) ? null : outages.length ? Math.max(...(outages as number[])) : 0;
+    await progress.waitSettled(faultEnd);
+    const { recoverySeconds, outageSeconds } = progress.figures(faultEnd, faults.map((f) => f.t));
 
     // A last scrape with the whole round in the histograms; then the job and eoswatch stop.
     tracker.scrape(await daemon.metricsText(), jobId, Date.now());
@@ -285,7 +245,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       ...sinkFigures(report),
       recoverySeconds,
       outageSeconds,
-      worstLsoLagRecords: Number(worstLag),
+      worstLsoLagRecords: Number(progress.worstLag),
       durationSeconds: (Date.now() - t0) / 1000,
       supervisorRestarts: 0,
       faults: faults.map((f) => f.text),
@@ -303,7 +263,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       ...sinkFigures(),
       recoverySeconds: null,
       outageSeconds: null,
-      worstLsoLagRecords: Number(worstLag),
+      worstLsoLagRecords: Number(progress.worstLag),
       durationSeconds: (Date.now() - t0) / 1000,
       supervisorRestarts: 0,
       faults: faults.map((f) => f.text),

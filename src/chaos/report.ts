@@ -5,6 +5,7 @@
 // checkpoints, restarts, worker exits, the longest commit stall) in a table of its own.
 import type { FlinkChaosRun, FlinkRoundResult } from './flink-runner.js';
 import type { StreamsChaosRun, StreamsRoundResult } from './streams-runner.js';
+import type { Lingering } from './observed.js';
 import type { ChaosRun, RoundResult } from './runner.js';
 import { countVerdicts, runVerdict, summaryLine, verdictOf } from './verdict.js';
 import type { FaultWindowResult } from './windows.js';
@@ -135,18 +136,28 @@ export function formatChaosMarkdown(run: ChaosRun): string {
 }
 
 
+/** The columns an engine round (Flink, Streams) shares: the verifier's figures, outage and recovery, the longest hold of the sink's LSO. */
+function engineRoundColumns<R extends RoundResult & { outageSeconds: number | null; observed: { lingering: Lingering[]; lsoStuckMaxSeconds: number } }>(): [string, (r: R) => string][] {
+  return [
+    ['received', (r) => String(r.received)],
+    ['dup', (r) => String(r.duplicates)],
+    ['lost', (r) => String(r.lost)],
+    ['order', (r) => String(r.orderViolations)],
+    ['aborted', (r) => String(r.abortedRecords)],
+    ['outage', (r) => secs(r.outageSeconds, 'n/a')],
+    ['recovery', (r) => secs(r.recoverySeconds, 'n/a')],
+    ['LSO held', (r) => (r.observed.lingering.length ? secs(Math.max(...r.observed.lingering.map((l) => l.stuckMaxSeconds)), 'n/a', 0) : secs(r.observed.lsoStuckMaxSeconds, 'n/a', 0))],
+  ];
+}
+
+/** Per kill, how long the sink's LSO was held and when it was released. */
+const lingeringText = (list: Lingering[]) => list.map((l) => `${l.fault}: LSO held ${l.stuckMaxSeconds} s, ${l.clearedAfterSeconds === null ? 'never released' : `released ${l.clearedAfterSeconds} s after the kill`}`);
+
 const FLINK_COLUMNS: [string, (r: FlinkRoundResult) => string][] = [
   ['scenario', (r) => r.scenario],
   ['#', (r) => String(r.round)],
   ['Flink', (r) => r.flinkVersion],
-  ['received', (r) => String(r.received)],
-  ['dup', (r) => String(r.duplicates)],
-  ['lost', (r) => String(r.lost)],
-  ['order', (r) => String(r.orderViolations)],
-  ['aborted', (r) => String(r.abortedRecords)],
-  ['outage', (r) => secs(r.outageSeconds, 'n/a')],
-  ['recovery', (r) => secs(r.recoverySeconds, 'n/a')],
-  ['LSO held', (r) => (r.observed.lingering.length ? secs(Math.max(...r.observed.lingering.map((l) => l.stuckMaxSeconds)), 'n/a', 0) : secs(r.observed.lsoStuckMaxSeconds, 'n/a', 0))],
+  ...engineRoundColumns<FlinkRoundResult>(),
   ['ckpt fail', (r) => String(r.observed.consecutiveFailuresMax)],
   ['failovers', (r) => String(r.observed.restarts)],
   ['visible', (r) => (r.observed.visibility.meanSeconds === null ? 'n/a' : `${r.observed.visibility.meanSeconds.toFixed(2)} s`)],
@@ -167,7 +178,7 @@ export const FLINK_LEGEND = [
 /** What eoswatch showed in a round, one line: the held LSO of each kill, the visibility latency, alerts, misses. */
 function flinkObserved(r: FlinkRoundResult): string {
   const o = r.observed;
-  const parts = o.lingering.map((l) => `${l.fault}: LSO held ${l.stuckMaxSeconds} s, ${l.clearedAfterSeconds === null ? 'never released' : `released ${l.clearedAfterSeconds} s after the kill`}`);
+  const parts = lingeringText(o.lingering);
   const v = o.visibility;
   parts.push(v.count ? `visibility latency: ${v.count} checkpoints, mean ${v.meanSeconds!.toFixed(2)} s, p99 ≤ ${v.p99AtMostSeconds ?? '> 120'} s, longest pending ${v.pendingMaxSeconds.toFixed(1)} s` : 'visibility latency: no checkpoint observed');
   parts.push(`open transaction age up to ${o.openTransactionAgeMaxSeconds.toFixed(1)} s`);
@@ -207,14 +218,7 @@ export function formatFlinkChaosMarkdown(runs: FlinkChaosRun[]): string {
 const STREAMS_COLUMNS: [string, (r: StreamsRoundResult) => string][] = [
   ['scenario', (r) => r.scenario],
   ['#', (r) => String(r.round)],
-  ['received', (r) => String(r.received)],
-  ['dup', (r) => String(r.duplicates)],
-  ['lost', (r) => String(r.lost)],
-  ['order', (r) => String(r.orderViolations)],
-  ['aborted', (r) => String(r.abortedRecords)],
-  ['outage', (r) => secs(r.outageSeconds, 'n/a')],
-  ['recovery', (r) => secs(r.recoverySeconds, 'n/a')],
-  ['LSO held', (r) => (r.observed.lingering.length ? secs(Math.max(...r.observed.lingering.map((l) => l.stuckMaxSeconds)), 'n/a', 0) : secs(r.observed.lsoStuckMaxSeconds, 'n/a', 0))],
+  ...engineRoundColumns<StreamsRoundResult>(),
   ['rebal', (r) => String(r.observed.rebalances)],
   ['timed out', (r) => String(r.observed.transactions.abortedTimeout)],
   ['fenced', (r) => String(r.observed.transactions.fenced)],
@@ -236,7 +240,7 @@ export const STREAMS_LEGEND = [
 /** What eoswatch showed in a Streams round, one line. */
 function streamsObserved(r: StreamsRoundResult): string {
   const o = r.observed;
-  const parts = o.lingering.map((l) => `${l.fault}: LSO held ${l.stuckMaxSeconds} s, ${l.clearedAfterSeconds === null ? 'never released' : `released ${l.clearedAfterSeconds} s after the kill`}`);
+  const parts = lingeringText(o.lingering);
   parts.push(`${o.rebalances} rebalances (longest in progress ${o.rebalanceMaxSeconds.toFixed(1)} s), up to ${o.membersMax} members`);
   const t = o.transactions;
   parts.push(`transactions: ${t.committed} committed, ${t.aborted} aborted, ${t.abortedTimeout} timed out, ${t.fenced} fenced; ${o.fencings} fencings; oldest open ${o.openTransactionAgeMaxSeconds.toFixed(1)} s`);

@@ -212,3 +212,95 @@ export function verifyRound(kafka: Kafka, sink: string, run: string, records: nu
     timeoutMs: 180_000,
   });
 }
+
+/**
+ * An engine round's progress (src/chaos/flink-runner.ts, src/chaos/streams-runner.ts): the
+ * engine's committed input (its group's offsets on the source) and whether the sink has settled
+ * (no transaction open), read every 500 ms while the round runs; the waits on it (a fraction of
+ * the input committed, every record committed and the sink settled), the writer's back-pressure,
+ * and the outage and recovery figures of the faults.
+ */
+export class RoundProgress {
+  readonly log: { t: number; committed: bigint; settled: boolean }[] = [];
+  /** The largest HW − LSO of a sink partition seen. */
+  worstLag = 0n;
+  private readonly total: bigint;
+
+  constructor(
+    private readonly records: number,
+    /** Who commits: "job", "app". */
+    private readonly who: string,
+  ) {
+    this.total = BigInt(records);
+  }
+
+  private get last(): { t: number; committed: bigint; settled: boolean } | undefined {
+    return this.log[this.log.length - 1];
+  }
+
+  /** "42 %": the input committed so far. */
+  get pct(): string {
+    const last = this.last;
+    return last ? `${Number((last.committed * 100n) / this.total)} %` : '0 %';
+  }
+
+  /** Reads the progress every 500 ms until `finished()`; a reading that fails (a broker fault) is skipped. */
+  async follow(read: { admin: Admin; offsets: { read(topic: string): Promise<{ high: bigint; lso: bigint }[]> }; group: string; source: string; sink: string }, finished: () => boolean, onReading?: (committed: number) => void): Promise<void> {
+    while (!finished()) {
+      try {
+        const p = await committedProgress(read.admin, read.group, read.source);
+        const ends = await read.offsets.read(read.sink);
+        for (const e of ends) if (e.high - e.lso > this.worstLag) this.worstLag = e.high - e.lso;
+        this.log.push({ t: Date.now(), committed: p.committed, settled: ends.every((e) => e.lso === e.high) });
+        onReading?.(Number(p.committed));
+      } catch {
+        /* a broker fault: the next reading will do */
+      }
+      await sleep(500);
+    }
+  }
+
+  /** Resolves once this fraction of the input is committed. */
+  async waitFraction(fraction: number, timeoutMs = 30 * 60_000): Promise<void> {
+    await pollUntil(
+      `the ${this.who} to reach ${Math.round(fraction * 100)} % of the input`,
+      () => {
+        const last = this.last;
+        return last && Number(last.committed) >= fraction * this.records ? true : { committed: last?.committed, records: this.records };
+      },
+      { timeoutMs, intervalMs: 200, done: (v) => v === true },
+    );
+  }
+
+  /** The writer's hold: it waits while more than `ahead` records written are not committed yet (until `finished()`). */
+  hold(ahead: number, finished: () => boolean): (written: number) => Promise<void> {
+    return async (written) => {
+      while (!finished() && written - Number(this.last?.committed ?? 0n) > ahead) await sleep(200);
+    };
+  }
+
+  /** Resolves once every record is committed and the sink settled, in a reading taken after `after`. */
+  async waitSettled(after: number, timeoutMs = 300_000): Promise<void> {
+    await pollUntil(
+      'every input record committed and the sink settled (no open transaction)',
+      () => {
+        const last = this.last;
+        return last && last.committed >= this.total && last.settled && last.t > after ? true : this.pct;
+      },
+      { timeoutMs, intervalMs: 500, done: (v) => v === true },
+    ).catch(() => {
+      throw new Error(`the ${this.who} did not finish: ${this.pct} of the input committed`);
+    });
+  }
+
+  /** recoverySeconds: from the end of the last fault until progress was committed again; outageSeconds: the longest from a fault until it was. */
+  figures(faultEnd: number, faultTimes: number[]): { recoverySeconds: number | null; outageSeconds: number | null } {
+    const committedAt = (t: number) => [...this.log].reverse().find((x) => x.t <= t)?.committed ?? 0n;
+    const resumed = (t: number) => this.log.find((x) => x.t > t && x.committed > committedAt(t));
+    const recovered = resumed(faultEnd);
+    const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : committedAt(faultEnd) >= this.total ? 0 : null;
+    const outages = faultTimes.map((t) => resumed(t)).map((r, i) => (r ? (r.t - faultTimes[i]!) / 1000 : null));
+    const outageSeconds = outages.some((x) => x === null) ? null : outages.length ? Math.max(...(outages as number[])) : 0;
+    return { recoverySeconds, outageSeconds };
+  }
+}

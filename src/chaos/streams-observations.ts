@@ -30,6 +30,25 @@ export interface StreamsObservations {
   prometheus: boolean;
 }
 
+/** A round's observations before its first scrape. */
+export function noStreamsObservations(prometheus: boolean): StreamsObservations {
+  return {
+    lsoStuckMaxSeconds: 0,
+    lingering: [],
+    openTransactionAgeMaxSeconds: 0,
+    rebalances: 0,
+    rebalanceMaxSeconds: 0,
+    appDownSeen: false,
+    membersMax: 0,
+    transactions: { committed: 0, aborted: 0, abortedTimeout: 0, fenced: 0 },
+    fencings: 0,
+    lagMaxRecords: 0,
+    alertsFired: [],
+    alertsPending: [],
+    prometheus,
+  };
+}
+
 const OUTCOMES = { committed: 'committed', aborted: 'aborted', abortedTimeout: 'aborted_timeout', fenced: 'fenced' } as const;
 
 /** What one scrape of the round's daemon adds to the observations. */
@@ -48,21 +67,7 @@ export class StreamsObservationTracker {
     prometheus: boolean,
     private readonly pipeline = application,
   ) {
-    this.o = {
-      lsoStuckMaxSeconds: 0,
-      lingering: [],
-      openTransactionAgeMaxSeconds: 0,
-      rebalances: 0,
-      rebalanceMaxSeconds: 0,
-      appDownSeen: false,
-      membersMax: 0,
-      transactions: { committed: 0, aborted: 0, abortedTimeout: 0, fenced: 0 },
-      fencings: 0,
-      lagMaxRecords: 0,
-      alertsFired: [],
-      alertsPending: [],
-      prometheus,
-    };
+    this.o = noStreamsObservations(prometheus);
   }
 
   /**

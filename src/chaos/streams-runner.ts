@@ -20,9 +20,9 @@ import { StreamsRun } from '../localcluster/streams-app.js';
 import { pollUntil } from '../runtime/poll-until.js';
 import { produceVerifyRecords, type ProduceManifest } from '../verify/verify.js';
 import type { LivePrometheus } from './prometheus.js';
-import { committedProgress, restoreBrokers, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
+import { restoreBrokers, RoundProgress, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
 import { transactionCoordinator, type ChaosProgress, type RoundResult } from './runner.js';
-import { STREAMS_SESSION_TIMEOUT_MS, type StreamsScenario, type StreamsScenarioContext } from './streams-scenarios.js';
+import { STREAMS_COMMIT_INTERVAL_MS, STREAMS_SESSION_TIMEOUT_MS, type StreamsScenario, type StreamsScenarioContext } from './streams-scenarios.js';
 import { StreamsObservationTracker, type StreamsObservations } from './streams-observations.js';
 import { countVerdicts, harnessStep, HarnessError, roundVerdict, type VerdictCounts } from './verdict.js';
 import { WorkerProcess } from './worker.js';
@@ -76,12 +76,10 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
   const brokerIds = Object.keys(cluster.pids()).map(Number);
   const kafka = new Kafka({ clientId: `${id}-runner`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 15, initialRetryTime: 200, maxRetryTime: 2000 } });
   const faults: { t: number; text: string }[] = [];
-  const progressLog: { t: number; committed: bigint; settled: boolean }[] = [];
-  const total = BigInt(opts.records);
+  const progress = new RoundProgress(opts.records, 'app');
   const tracker = new StreamsObservationTracker(id, sink, opts.prometheus !== undefined);
   const stopProducer = new AbortController();
   let finished = false;
-  let worstLag = 0n;
   let lastFaultAt = 0;
   let app: StreamsRun | undefined;
   let daemon: WorkerProcess | undefined;
@@ -98,27 +96,14 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
   const admin = kafka.admin();
   const offsets = new EndOffsetReader(kafka);
   const rate = Math.max(10, Math.ceil(opts.records / scenario.seconds));
-  const pct = () => {
-    const last = progressLog[progressLog.length - 1];
-    return last ? `${Number((last.committed * 100n) / total)} %` : '0 %';
-  };
   const fault = (text: string) => {
     lastFaultAt = Date.now();
-    faults.push({ t: lastFaultAt, text: `${text} at ${pct()}` });
-    opts.log(`  ${text} (progress ${pct()})`);
+    faults.push({ t: lastFaultAt, text: `${text} at ${progress.pct}` });
+    opts.log(`  ${text} (progress ${progress.pct})`);
   };
   const ctx: StreamsScenarioContext = {
     brokers: brokerIds,
-    async waitProgress(fraction) {
-      await pollUntil(
-        `the app to reach ${Math.round(fraction * 100)} % of the input`,
-        () => {
-          const last = progressLog[progressLog.length - 1];
-          return last && Number(last.committed) >= fraction * opts.records ? true : { committed: last?.committed, records: opts.records };
-        },
-        { timeoutMs: 15 * 60_000, intervalMs: 200, done: (v) => v === true },
-      );
-    },
+    waitProgress: (fraction) => progress.waitFraction(fraction, 15 * 60_000),
     fault,
     async killInstance(n) {
       fault(`SIGKILL instance ${n}`);
@@ -186,10 +171,15 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
           input: source,
           output: sink,
           stateful: true,
+          // Transactions open for a second, each record sent as it comes: a kill or a pause almost
+          // always leaves a transaction with records open (with 200 ms commits and the producer's
+          // linger, often none: the fault would leave nothing for eoswatch to show).
+          commitIntervalMs: STREAMS_COMMIT_INTERVAL_MS,
           properties: {
             'replication.factor': String(rf),
             ...(rf === 3 ? { 'topic.min.insync.replicas': '2' } : {}),
             'session.timeout.ms': String(STREAMS_SESSION_TIMEOUT_MS),
+            'producer.linger.ms': '0',
           },
         },
         { dir: join(opts.workDir, id), killOnExit: true },
@@ -199,27 +189,13 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
       for (let i = 0; i < opts.instances; i++) await app.start(undefined, { timeoutMs: 300_000 });
     });
     opts.log(`  ${opts.instances} instances of ${id} RUNNING; writing ${opts.records} records at ${rate} records/s`);
-    const ahead = Math.ceil(opts.records * MAX_AHEAD);
-    const hold = async (written: number) => {
-      while (!finished && written - Number(progressLog[progressLog.length - 1]?.committed ?? 0n) > ahead) await sleep(200);
-    };
+    const hold = progress.hold(Math.ceil(opts.records * MAX_AHEAD), () => finished);
     producing = produceVerifyRecords(kafka, source, { records: opts.records, run: id, perSecond: rate, signal: stopProducer.signal, hold });
     producing.catch(() => undefined);
     loops = [
-      (async () => {
-        while (!finished) {
-          try {
-            const p = await committedProgress(admin, id, source);
-            const ends = await offsets.read(sink);
-            for (const e of ends) if (e.high - e.lso > worstLag) worstLag = e.high - e.lso;
-            progressLog.push({ t: Date.now(), committed: p.committed, settled: ends.every((e) => e.lso === e.high) });
-            opts.progress?.({ scenario: scenario.name, round, committed: Number(p.committed), total: opts.records, lastFault: faults[faults.length - 1]?.text });
-          } catch {
-            /* a broker fault: the next reading will do */
-          }
-          await sleep(500);
-        }
-      })(),
+      progress.follow({ admin, offsets, group: id, source, sink }, () => finished, (committed) =>
+        opts.progress?.({ scenario: scenario.name, round, committed, total: opts.records, lastFault: faults[faults.length - 1]?.text }),
+      ),
       (async () => {
         for (let i = 0; !finished; i++) {
           await daemon!.metricsText().then((text) => tracker.scrape(text, Date.now()), () => undefined);
@@ -238,22 +214,8 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
     const manifest = await producing;
     if (manifest.records !== opts.records) throw new HarnessError(`only ${manifest.records} of ${opts.records} records were written`);
     // Done when every record is committed and no transaction is open on the output.
-    await pollUntil(
-      'every input record committed and the output settled (no open transaction)',
-      () => {
-        const last = progressLog[progressLog.length - 1];
-        return last && last.committed >= total && last.settled && last.t > faultEnd ? true : pct();
-      },
-      { timeoutMs: 300_000, intervalMs: 500, done: (v) => v === true },
-    ).catch((err: Error) => {
-      throw new Error(`the app did not finish: ${pct()} of the input committed (${err.message})`);
-    });
-    const committedAt = (t: number) => [...progressLog].reverse().find((x) => x.t <= t)?.committed ?? 0n;
-    const resumed = (t: number) => progressLog.find((x) => x.t > t && x.committed > committedAt(t));
-    const recovered = resumed(faultEnd);
-    recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : committedAt(faultEnd) >= total ? 0 : null;
-    const outages = faults.map((f) => resumed(f.t)).map((r, i) => (r ? (r.t - faults[i]!.t) / 1000 : null));
-    outageSeconds = outages.some((x) => x === null) ? null : outages.length ? Math.max(...(outages as number[])) : 0;
+    await progress.waitSettled(faultEnd);
+    ({ recoverySeconds, outageSeconds } = progress.figures(faultEnd, faults.map((f) => f.t)));
     // A last scrape with the whole round in the counters; then the app and eoswatch stop.
     tracker.scrape(await daemon!.metricsText(), Date.now());
     if (opts.prometheus) tracker.alerts(await opts.prometheus.alerts());
@@ -286,7 +248,7 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
     ...figures,
     recoverySeconds,
     outageSeconds,
-    worstLsoLagRecords: Number(worstLag),
+    worstLsoLagRecords: Number(progress.worstLag),
     durationSeconds: (Date.now() - t0) / 1000,
     supervisorRestarts: 0,
     faults: faults.map((f) => f.text),

@@ -3,7 +3,7 @@
 // (src/chaos/streams-scenarios.ts), and its report, on scrapes written the way eoswatch renders them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { StreamsObservationTracker, type StreamsObservations } from '../../src/chaos/streams-observations.js';
+import { noStreamsObservations, StreamsObservationTracker, type StreamsObservations } from '../../src/chaos/streams-observations.js';
 import { STREAMS_SCENARIOS, findStreamsScenarios } from '../../src/chaos/streams-scenarios.js';
 import { formatStreamsChaosMarkdown, formatStreamsChaosTable } from '../../src/chaos/report.js';
 import type { StreamsChaosRun, StreamsRoundResult } from '../../src/chaos/streams-runner.js';
@@ -109,33 +109,25 @@ test('alerts: the application\'s (by pipeline or application label), firing ones
 });
 
 function observed(over: Partial<StreamsObservations> = {}): StreamsObservations {
-  return {
-    lsoStuckMaxSeconds: 0,
-    lingering: [],
-    openTransactionAgeMaxSeconds: 0,
-    rebalances: 0,
-    rebalanceMaxSeconds: 0,
-    appDownSeen: false,
-    membersMax: 2,
-    transactions: { committed: 100, aborted: 0, abortedTimeout: 0, fenced: 0 },
-    fencings: 0,
-    lagMaxRecords: 0,
-    alertsFired: [],
-    alertsPending: [],
-    prometheus: false,
-    ...over,
-  };
+  return { ...noStreamsObservations(false), membersMax: 2, transactions: { committed: 100, aborted: 0, abortedTimeout: 0, fenced: 0 }, ...over };
 }
 
 test('each Streams scenario fails a round whose faults left no trace in eoswatch, and passes one that shows them', () => {
   const scenario = (name: string) => STREAMS_SCENARIOS.find((s) => s.name === name)!;
   const held = (n: number, s = 4) => Array.from({ length: n }, () => ({ fault: 'SIGKILL instance 1', stuckMaxSeconds: s, clearedAfterSeconds: 5 }));
   const kill = scenario('instance-kill');
-  assert.deepEqual(kill.expect(observed({ lingering: held(3), rebalances: 3, appDownSeen: true })), []);
-  assert.equal(kill.expect(observed({ lingering: held(3), rebalances: 2, appDownSeen: true })).length, 1, 'too few rebalances');
-  assert.equal(kill.expect(observed({ lingering: held(2), rebalances: 3, appDownSeen: true })).length, 1, 'a kill not recorded');
-  assert.equal(kill.expect(observed({ lingering: held(3, 1.5), rebalances: 3, appDownSeen: true })).length, 3, 'each hold under 2 s');
-  assert.match(kill.expect(observed({ lingering: held(3), rebalances: 3 }))[0]!, /eos_pipeline_up\{engine="streams"\} never went to 0/);
+  const ended = { committed: 300, aborted: 0, abortedTimeout: 0, fenced: 1 };
+  const shown = { lingering: held(3), rebalances: 3, appDownSeen: true, transactions: ended };
+  assert.deepEqual(kill.expect(observed(shown)), []);
+  assert.deepEqual(kill.expect(observed({ ...shown, transactions: { ...ended, fenced: 0, abortedTimeout: 1 } })), [], 'timed out instead of fenced');
+  const oneHeld = [{ fault: 'SIGKILL instance 1', stuckMaxSeconds: 0.4, clearedAfterSeconds: null }, ...held(1), { fault: 'SIGKILL instance 1', stuckMaxSeconds: 0, clearedAfterSeconds: null }];
+  assert.deepEqual(kill.expect(observed({ ...shown, lingering: oneHeld })), [], 'one kill of three that caught a transaction is enough');
+  assert.match(kill.expect(observed({ ...shown, rebalances: 2 })).join(), /^2 rebalances counted/, 'too few rebalances');
+  assert.match(kill.expect(observed({ ...shown, lingering: held(2) })).join(), /^3 instance kills expected, 2 recorded$/);
+  assert.match(kill.expect(observed({ ...shown, lingering: held(3, 1.5) })).join(), /^after no kill did the LSO monitor see the output's LSO held ≥ 2 s and then released \(1\.5 s, 1\.5 s, 1\.5 s\)$/);
+  assert.match(kill.expect(observed({ ...shown, lingering: held(3).map((l) => ({ ...l, clearedAfterSeconds: null })) })).join(), /^after no kill did the LSO monitor see/, 'held but never released');
+  assert.match(kill.expect(observed({ ...shown, transactions: { ...ended, fenced: 0 } })).join(), /^no transaction of the app counted fenced or aborted_timeout/);
+  assert.match(kill.expect(observed({ ...shown, appDownSeen: false })).join(), /^eos_pipeline_up\{engine="streams"\} never went to 0/);
   assert.deepEqual(scenario('instance-term').expect(observed({ rebalances: 1 })), []);
   assert.equal(scenario('instance-term').expect(observed()).length, 1);
   const scale = scenario('scale-out-in');
