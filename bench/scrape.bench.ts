@@ -24,7 +24,7 @@
 // inside the notes block that bench/pipeline.bench.ts keeps); the hand-written SCRAPE NOTES block in
 // it is kept. Every process started here is stopped by pid, also on failure.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';

@@ -68,7 +68,7 @@ function quotedEnd(text: string, start: number): number {
 // property names (`ssl.key.password secret`, as .properties allows), not words of prose.
 // Each pattern starts only where a run of its characters starts and is bounded in length, so that
 // a long token (a base64 blob in a log line) costs linear time, not quadratic.
-const KEY_THEN_SEP = /(?<![A-Za-z0-9_.\-])(\\?["']?)([A-Za-z_][A-Za-z0-9_.\-]{0,127})\1(\s*[=:]\s*|[ \t\f]+)/g;
+const KEY_THEN_SEP = /(?<![A-Za-z0-9_.-])(\\?["']?)([A-Za-z_][A-Za-z0-9_.-]{0,127})\1(\s*[=:]\s*|[ \t\f]+)/g;
 const BEARER = /(?<!Delegation )\b(Bearer|Basic|Token)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)/g;
 /**
  * kafkajs names a request by its API key and version, `Produce(key: 0, version: 7)`: an API key
@@ -81,7 +81,7 @@ function isApiKeyInfo(text: string, keyStart: number): boolean {
   API_KEY_AT.lastIndex = keyStart - 1;
   return keyStart > 0 && API_KEY_AT.test(text);
 }
-const URL_USERINFO = /(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]{0,31}:\/\/)([^\s/?#]{0,512})@/g;
+const URL_USERINFO = /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/)([^\s/?#]{0,512})@/g;
 /** A JWT (a JWS or JWE, signed or not): a base64url JSON header (`{"` is `eyJ`), a payload, the rest. */
 const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_.-]*/g;
 const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g;

@@ -94,7 +94,7 @@ const CONNECTION_TEXTS: [RegExp, string][] = [
   [/\bNot connected\b/, 'not connected'],
 ];
 /** host:port after the errno (`connect ECONNREFUSED 127.0.0.1:9092`), IPv4, IPv6 or a name. */
-const ADDRESS = /\b(?:ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EHOSTDOWN)\s+(\[?[0-9A-Za-z.:\-]+?\]?:\d{1,5})\b/;
+const ADDRESS = /\b(?:ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EHOSTDOWN)\s+(\[?[0-9A-Za-z.:-]+?\]?:\d{1,5})\b/;
 
 /** The connection error a kafkajs entry (its message, or its `error` field) reports, if any. */
 export function classifyConnectionError(message: string, error: unknown): ConnectionErrorKind | undefined {

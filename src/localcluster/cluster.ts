@@ -398,7 +398,7 @@ export class LocalCluster {
     mergeRecordedNodes(this.state.nodes, recorded.nodes);
   }
 
-  private javaArgs(n: NodeState): string[] {
+  private javaArgs(): string[] {
     const log = loggingConfig(this.state.version);
     return [
       `-Xms256m`,
@@ -414,7 +414,7 @@ export class LocalCluster {
   private async format(n: NodeState): Promise<void> {
     try {
       await execFileP('java', [
-        ...this.javaArgs(n),
+        ...this.javaArgs(),
         'kafka.tools.StorageTool',
         'format',
         '-t',
@@ -432,7 +432,7 @@ export class LocalCluster {
 
   private spawnNode(n: NodeState): void {
     const fd = openSync(n.logFile, 'a');
-    const args = [...this.javaArgs(n), 'kafka.Kafka', n.propsFile];
+    const args = [...this.javaArgs(), 'kafka.Kafka', n.propsFile];
     const [cmd, argv] = this.network ? this.network.wrap(`n${n.id}`, 'java', args) : ['java', args];
     const child = spawn(cmd, argv, {
       detached: true,

@@ -4,7 +4,7 @@ import { after } from 'node:test';
 import { WorkerProcess } from '../../src/chaos/worker.js';
 import { createTopic, kafkaFor, uniqueName } from './index.js';
 import { until } from './wait.js';
-import { produceSeed, type SentRecord } from './seed.js';
+import { produceSeed } from './seed.js';
 import { parsePrometheusText, sampleValue } from './promtext.js';
 
 export interface PipelineSetup {

@@ -197,7 +197,7 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
     const brokers = kafka.cluster.brokers;
     const prefix = uniqueName('cl-sink');
     const intervalMs = 1000;
-    const { source, sink, name, jobId } = await runningJob(t, 'flink-cl-src', 'flink-cl-sink', 'eos-cl', { args: { 'checkpoint-interval-ms': intervalMs, 'transactional-id-prefix': prefix }, parallelism: 2 });
+    const { source, name, jobId } = await runningJob(t, 'flink-cl-src', 'flink-cl-sink', 'eos-cl', { args: { 'checkpoint-interval-ms': intervalMs, 'transactional-id-prefix': prefix }, parallelism: 2 });
 
     const registry = createRegistry();
     const ctx = { logger: silent, registry, fatal: () => undefined };

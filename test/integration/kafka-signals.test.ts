@@ -159,7 +159,7 @@ describe('Kafka signals (3-node cluster)', () => {
     const counts = countLevels(logFile, from, to);
     t.diagnostic(`broker ${victim} SIGKILLed for 15 s: lines by level ${JSON.stringify(counts.levels)} (kafkajs ${JSON.stringify(counts.kafkajs)}), stack traces below error ${counts.stacks}, collapsed connection warnings by broker ${JSON.stringify(counts.connectionWarnings)}`);
     for (const [m, n] of counts.top) t.diagnostic(`  ${n}x ${m}`);
-    process.env.EOSWATCH_SIGNALS_REPORT && (await import('node:fs')).writeFileSync(process.env.EOSWATCH_SIGNALS_REPORT, JSON.stringify(counts, null, 2));
+    if (process.env.EOSWATCH_SIGNALS_REPORT) (await import('node:fs')).writeFileSync(process.env.EOSWATCH_SIGNALS_REPORT, JSON.stringify(counts, null, 2));
     const done = (await metric(p, 'eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
     await until('checkpoints again after the broker is back', () => metric(p, 'eos_checkpoints_total', { outcome: 'completed' }), 120_000, { done: (v) => (v ?? 0) >= done + 2, intervalMs: 200 });
     streaming = false;

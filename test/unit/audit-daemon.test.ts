@@ -46,7 +46,7 @@ describe('audit service in the daemon', () => {
     assert.equal(report.sources.find((s) => s.name.endsWith('missing.properties'))?.ok, false);
     assert.ok(report.findings.some((f) => f.check === 'producer.acks' && f.target.endsWith('producer.properties') && !f.passed));
     const failing = await (await fetch(`${url}/audit?failing=1&pretty=1`)).text();
-    assert.match(failing, /^{\n  "/, '?pretty=1 indents');
+    assert.match(failing, /^{\n {2}"/, '?pretty=1 indents');
     const failingReport = JSON.parse(failing) as NonNullable<typeof report>;
     assert.ok(failingReport.findings.length > 0 && failingReport.findings.every((f) => !f.passed), '?failing=1 keeps only failed findings');
     assert.ok(report.findings.some((f) => f.passed), 'the default keeps passing checks (backward compatible)');

@@ -102,8 +102,7 @@ function setup(opts: { config?: Partial<DriverConfig>; strategy?: CommitStrategy
     },
   });
   const failures: string[] = [];
-  let driver!: CheckpointDriver<Fake>;
-  driver = new CheckpointDriver<Fake>(
+  const driver = new CheckpointDriver<Fake>(
     { ...baseConfig, ...opts.config },
     {
       clock,

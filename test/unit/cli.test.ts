@@ -60,8 +60,8 @@ describe('eoswatch CLI', () => {
       assert.match(r.stderr, message);
     }
     const help = await eoswatch(['chaos', '--help']);
-    assert.match(help.stdout, /Scenarios \(--engine flink\):\n  tm-kill\n      .*\n(      .*\n)*  jm-kill\n/);
-    assert.match(help.stdout, /Scenarios \(--engine eoswatch\):\n  worker-kill\n[^]*  net-worker-flap\n[^]*Scenarios \(--engine flink\)/);
+    assert.match(help.stdout, /Scenarios \(--engine flink\):\n {2}tm-kill\n {6}.*\n( {6}.*\n)* {2}jm-kill\n/);
+    assert.match(help.stdout, /Scenarios \(--engine eoswatch\):\n {2}worker-kill\n[^]* {2}net-worker-flap\n[^]*Scenarios \(--engine flink\)/);
     assert.match(help.stdout, /--flink-version LIST\s+Flink lines for --engine flink, comma-separated \(1\.20 = 1\.20\.\d+, 2\.2 = 2\.2\.\d+; default 1\.20\)/);
   });
 

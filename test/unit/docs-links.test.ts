@@ -27,8 +27,6 @@ function proseLines(text: string): { n: number; line: string }[] {
   return out;
 }
 
-const withoutCode = (line: string): string => line.replace(/`[^`]*`/g, (m) => 'x'.repeat(m.length));
-
 /** GitHub's anchors of a Markdown file's headings (a repeated heading gets -1, -2, ...). */
 function anchors(file: string): Set<string> {
   const seen = new Map<string, number>();

@@ -71,5 +71,5 @@ test('an unsafe job fails each check it breaks', () => {
 
 test('checkpointing disabled (REST 404, or an interval of Long.MAX_VALUE) fails checkpoint.mode only', () => {
   assert.deepEqual(verdicts(null), { 'checkpoint.mode': false });
-  assert.deepEqual(verdicts({ ...recorded, interval: 9223372036854775807 }), { 'checkpoint.mode': false });
+  assert.deepEqual(verdicts({ ...recorded, interval: Number('9223372036854775807') }), { 'checkpoint.mode': false });
 });

@@ -16,6 +16,14 @@ function capture(level?: Parameters<typeof createLogger>[0]) {
   return { log: createLogger(level, sink), lines };
 }
 
+/** A captured line's `err` as the assertions read it: the serialized error and its cause chain. */
+interface LoggedError {
+  message: string;
+  stack?: string;
+  cause?: LoggedError;
+}
+type ErrLine = Record<string, unknown> & { err: LoggedError };
+
 const SECRET_KEYS = ['password', 'passphrase', 'key', 'cert', 'ca', 'token', 'secret', 'authorization'];
 
 /** { a: { b: { [key]: value } } } with `depth` levels above the key. */
@@ -106,14 +114,14 @@ test('no stack trace below error: Errors at warn and below by type and message, 
   log.info(err);
   log.debug({ err }, 'debugged');
   log.error({ err }, 'failed');
-  const [w, i, d, e] = lines as Record<string, any>[];
+  const [w, i, d, e] = lines as ErrLine[];
   assert.deepEqual(w!.err, { type: 'Error', message: 'outer failure', code: 'E_X', cause: { type: 'Error', message: 'inner password=[REDACTED]' } });
   assert.equal(w!.stack, undefined);
   assert.equal(w!.keep, 1);
   assert.equal(i!.msg, 'outer failure', 'an Error alone keeps its message as the line message');
   assert.equal(i!.err.stack, undefined);
   assert.equal(d!.err.stack, undefined);
-  assert.match(e!.err.stack, /^Error: outer failure\n\s+at /);
+  assert.match(e!.err.stack!, /^Error: outer failure\n\s+at /);
   for (const l of [w, i, d]) assert.doesNotMatch(JSON.stringify(l), /\\n\s+at /);
 });
 
@@ -122,7 +130,7 @@ test('below error: a cause chain is shown 8 deep without stacks and cut there; n
   let e: Error = new Error('c10');
   for (let i = 9; i >= 0; i--) e = new Error(`c${i}`, { cause: e });
   log.warn({ err: e }, 'deep');
-  let c = (lines[0] as Record<string, any>).err;
+  let c: LoggedError | undefined = (lines[0] as ErrLine).err;
   const messages: string[] = [];
   while (c) {
     assert.equal(c.stack, undefined);
@@ -144,5 +152,5 @@ test('below error: a cause chain is shown 8 deep without stacks and cut there; n
   log.warn(new Error('with'), 'own message');
   log.warn(new Error('fmt'), 'n=%d', 3);
   assert.deepEqual(lines.map((l) => l.msg), ['alone token=[REDACTED]', 'own message', 'n=3']);
-  for (const l of lines) assert.equal((l as Record<string, any>).err.stack, undefined);
+  for (const l of lines) assert.equal((l as ErrLine).err.stack, undefined);
 });

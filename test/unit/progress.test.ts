@@ -16,6 +16,7 @@ test('not a terminal: plain lines, at most one per interval, and the last state 
   p.log('a log line');
   p.done();
   const text = out.text();
+  // eslint-disable-next-line no-control-regex -- ESC (\x1b) is what the assertion looks for: no ANSI escape is written
   assert.doesNotMatch(text, /\r|\x1b/);
   assert.deepEqual(text.trim().split('\n'), ['step 1', 'step 101', 'step 201', 'a log line', 'step 300']);
 });

@@ -81,7 +81,10 @@ function decodedJson(text: string): string {
   const strings: string[] = [];
   const walk = (v: unknown): void => {
     if (typeof v === 'string') strings.push(v);
-    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (strings.push(k), walk(x));
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) {
+      strings.push(k);
+      walk(x);
+    }
   };
   for (const line of text.split('\n')) {
     try {

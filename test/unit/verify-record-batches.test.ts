@@ -205,7 +205,7 @@ describe('verifier record batches', () => {
     const deltas = [0, -1, 1, 63, -64, 64, 8191, -8192, 1_000_000, -1_000_000, 2 ** 35];
     const set = batch({ base: 0, baseTs: 2_000_000_000_000, records: deltas.map((d, k) => ({ offsetDelta: k, timestampDelta: d, value: v('y'.repeat(k * 40)) })) });
     const got: [number, number][] = [];
-    scanRecordSet(set, 0, 100, [], (value, t, o) => got.push([t - 2_000_000_000_000, value!.length]));
+    scanRecordSet(set, 0, 100, [], (value, t) => got.push([t - 2_000_000_000_000, value!.length]));
     assert.deepEqual(
       got,
       deltas.map((d, k) => [d, k * 40]),
