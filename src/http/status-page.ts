@@ -25,6 +25,7 @@ const HTML = `<!doctype html>
   <div class="card"><h2>Pipeline</h2><dl id="pipeline"></dl></div>
   <div class="card"><h2>Canary</h2><dl id="canary"></dl></div>
   <div class="card"><h2>Transactions (cluster)</h2><dl id="transactions"></dl></div>
+  <div class="card" id="streams-card" hidden><h2>Kafka Streams</h2><dl id="streams"></dl></div>
   <div class="card"><h2>Records (records/s)</h2><svg id="chart-records" viewBox="0 0 320 120" role="img" aria-label="records in and out per second"></svg><p class="legend"><span class="ok">in</span> <span class="blue">out</span></p></div>
   <div class="card"><h2>Checkpoints (checkpoints/min)</h2><svg id="chart-checkpoints" viewBox="0 0 320 120" role="img" aria-label="checkpoints completed and failed per minute"></svg><p class="legend"><span class="ok">completed</span> <span id="legend-failed" class="neutral">failed</span></p></div>
   <div class="card"><h2>Commit latency (ms)</h2><svg id="chart-latency" viewBox="0 0 320 120" role="img" aria-label="commit latency p50 and p99 in milliseconds"></svg><p class="legend"><span class="ok">p50</span> <span class="warn">p99</span></p></div>
@@ -170,6 +171,19 @@ export const PAGE_SCRIPT = `'use strict';
       if (t.hangingTotal > t.hanging.length) tx.push(['more hanging', (t.hangingTotal - t.hanging.length) + ': /transactions']);
     }
     list('transactions', tx);
+    var apps = s.streams || [];
+    el('streams-card').hidden = apps.length === 0;
+    if (apps.length) {
+      var rows = [];
+      apps.forEach(function (a) {
+        var name = a.pipeline === a.applicationId ? a.applicationId : a.pipeline + ' (' + a.applicationId + ')';
+        var health = a.rebalancingSeconds !== null ? 'REBALANCING for ' + Math.round(a.rebalancingSeconds) + ' s' : a.up ? 'up' : 'DOWN';
+        rows.push([name, health + ' (' + a.state + ', ' + a.members + ' member' + (a.members === 1 ? '' : 's') + ')']);
+        rows.push(['  rebalances', num(a.rebalances) + (a.lastRebalanceSeconds === null ? '' : ' (last ' + a.lastRebalanceSeconds.toFixed(1) + ' s)')]);
+        rows.push(['  lag (to LSO)', a.lagRecords === null ? 'n/a' : num(a.lagRecords) + ' records']);
+      });
+      list('streams', rows);
+    }
     var anyFailed = points.some(function (h) { return h.failedPerMinute > 0; });
     el('legend-failed').className = anyFailed ? 'bad' : 'neutral';
     chart('chart-records', [{ color: '#15803d', value: function (h) { return h.inPerSecond; } }, { color: '#1d4ed8', value: function (h) { return h.outPerSecond; } }]);

@@ -16,7 +16,7 @@ import { Periodic } from '../runtime/periodic.js';
 import { measured } from '../runtime/runs.js';
 import { AlertTimers } from './alert-timers.js';
 import { baseline, chartPoint, pointOf, Ring, type ChartPoint, type Point } from './history.js';
-import { RATE_WINDOW_MS, summarize, type StatusSummary, type TransactionsView } from './summary.js';
+import { RATE_WINDOW_MS, summarize, type StatusSummary, type StreamsInputView, type TransactionsView } from './summary.js';
 
 export interface SamplerDeps {
   registry: Registry;
@@ -24,6 +24,8 @@ export interface SamplerDeps {
   audit?(): AuditReport | undefined;
   /** The transactions service's last report, when it runs. */
   transactions?(): TransactionsView | undefined;
+  /** The Streams service's last report, when it runs. */
+  streams?(): StreamsInputView | undefined;
   logger?: Logger;
   now?: () => number;
   stepMs?: number;
@@ -102,6 +104,7 @@ export class StatusSampler implements Service {
           ready: { ok: ready.ready, services: ready.services },
           audit: report ? { summary: report.summary, findings: sortFindings(report.findings).filter((f) => !f.passed) } : undefined,
           transactions: this.deps.transactions?.(),
+          streams: this.deps.streams?.(),
         },
         this.timers,
       );

@@ -39,6 +39,38 @@ export interface StatusInput {
   audit?: { summary?: { critical: number; warning: number }; findings?: FailingFinding[] };
   /** The transactions service's last report (src/coordinator/transactions-service.ts), when it runs. */
   transactions?: TransactionsView;
+  /** The Streams service's last report (src/streams/streams-service.ts), when it runs. */
+  streams?: StreamsInputView;
+}
+
+/** The watched Kafka Streams applications as the Streams service reports them (the fields read here). */
+export interface StreamsInputView {
+  applications: {
+    applicationId: string;
+    pipeline: string;
+    state: string;
+    up: boolean;
+    members: readonly unknown[];
+    rebalancingSince: string | null;
+    rebalances: number;
+    lastRebalance: ({ kind: 'completed'; durationMs: number } | { kind: 'unobserved' }) | null;
+  }[];
+}
+
+/** One watched Kafka Streams application as the status shows it. */
+export interface StreamsAppStatus {
+  applicationId: string;
+  pipeline: string;
+  state: string;
+  up: boolean;
+  members: number;
+  /** How long the rebalance in progress has lasted; null when none is. */
+  rebalancingSeconds: number | null;
+  rebalances: number;
+  /** The last completed rebalance's duration (null: none timed yet). */
+  lastRebalanceSeconds: number | null;
+  /** Its group's lag to the LSO, summed over partitions (null: not read yet). */
+  lagRecords: number | null;
 }
 
 /** Open and hanging transactions of the cluster as the status shows them: the oldest few, named. */
@@ -86,6 +118,8 @@ export interface StatusSummary {
   /** Conditions that hold now, pending until they have held for their rule's `for:`, then firing. */
   /** null: the transactions service does not run here. */
   transactions: (TransactionsView & { hangingTotal: number }) | null;
+  /** null: no Kafka Streams application is watched here. */
+  streams: StreamsAppStatus[] | null;
   alerts: AlertStatus[];
   /** How many of `alerts` are firing. */
   firing: number;
@@ -220,10 +254,34 @@ export function summarize(input: StatusInput, timers: AlertTimers = new AlertTim
           hangingTotal: input.transactions.hanging.length,
         }
       : null,
+    streams: input.streams ? input.streams.applications.map((a) => streamsAppStatus(a, m, input.current.atMs)) : null,
     audit: input.audit?.summary ? { critical: input.audit.summary.critical, warning: input.audit.summary.warning, failing } : null,
     alerts,
     firing: alerts.filter((a) => a.state === 'firing').length,
   };
+}
+
+function streamsAppStatus(a: StreamsInputView['applications'][number], m: Parsed, nowMs: number): StreamsAppStatus {
+  const lag = of(m, 'eos_consumer_lag_records', { group: a.applicationId });
+  return {
+    applicationId: a.applicationId,
+    pipeline: a.pipeline,
+    state: a.state,
+    up: a.up,
+    members: a.members.length,
+    rebalancingSeconds: a.rebalancingSince === null ? null : Math.max(0, (nowMs - Date.parse(a.rebalancingSince)) / 1000),
+    rebalances: a.rebalances,
+    lastRebalanceSeconds: a.lastRebalance?.kind === 'completed' ? a.lastRebalance.durationMs / 1000 : null,
+    lagRecords: lag.length ? lag.reduce((x, s) => x + s.value, 0) : null,
+  };
+}
+
+/** An application's status in one line: "orders-app up (Stable, 2 members), 3 rebalances (last 8.0 s), lag 12 records". */
+export function streamsAppLine(a: StreamsAppStatus): string {
+  const name = a.pipeline === a.applicationId ? a.applicationId : `${a.pipeline} (${a.applicationId})`;
+  const health = a.rebalancingSeconds !== null ? `REBALANCING for ${a.rebalancingSeconds.toFixed(0)} s` : a.up ? 'up' : 'DOWN';
+  const last = a.lastRebalanceSeconds === null ? '' : ` (last ${a.lastRebalanceSeconds.toFixed(1)} s)`;
+  return `${name} ${health} (${a.state}, ${a.members} member${a.members === 1 ? '' : 's'}), ${a.rebalances} rebalance${a.rebalances === 1 ? '' : 's'}${last}, lag ${a.lagRecords === null ? 'n/a' : `${Math.round(a.lagRecords).toLocaleString('en-US')} records`}`;
 }
 
 export function fmtMs(ms: number): string {
@@ -268,6 +326,7 @@ export function formatSummary(s: StatusSummary): string {
     const more = s.audit.failing.length - 1;
     lines.push(['audit', `${s.audit.critical} critical, ${s.audit.warning} warning${f ? `: ${f.check} (${f.observed})${more > 0 ? ` and ${more} more: /audit?failing=1` : ''}` : ''}`]);
   }
+  for (const a of s.streams ?? []) lines.push(['streams', streamsAppLine(a)]);
   if (s.transactions) {
     const t = s.transactions;
     const age = (ms: number) => fmtMs(ms);

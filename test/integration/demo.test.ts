@@ -119,6 +119,18 @@ test('eoswatch demo --streams (1 node), broken as its instructions say: the kill
     120_000,
   );
   assert.equal(code, undefined, 'the demo is still running');
+  // The status page's Streams card (its data: /status.json, sampled every 5 s).
+  const card = await waitUntil(
+    'the Streams card up with 2 members and the rebalances counted',
+    async () => {
+      const s = (await (await fetch(`${url}/status.json`)).json()) as { streams: { applicationId: string; up: boolean; members: number; rebalances: number; lagRecords: number | null }[] | null };
+      const a = s.streams?.find((x) => x.applicationId === app);
+      return a && a.up && a.members === 2 && a.rebalances >= 1 ? a : undefined;
+    },
+    30_000,
+    { intervalMs: 1000 },
+  );
+  assert.notEqual(card.lagRecords, null, 'the group\'s lag on the card');
 
   child.kill('SIGINT');
   assert.equal(await exited, 0);

@@ -272,3 +272,23 @@ test('the transactions service\'s report: the oldest open and hanging transactio
   assert.doesNotMatch(polled, /HANGING/);
   assert.equal(summarize({ url: 'http://x', current: { atMs: t0, metrics: parsePrometheusText(text) } }).transactions, null);
 });
+
+test('the watched Kafka Streams applications: health, members, the rebalance in progress or the last one timed, the group\'s lag, one line each', () => {
+  const t0 = 3_000_000_000_000;
+  const text = `${metrics({ in: 1, out: 1, completed: 1, lastCompleted: t0 / 1000, commit: [['+Inf', 0]] })}eos_consumer_lag_records{group="orders-app",topic="in",partition="0"} 1200\neos_consumer_lag_records{group="orders-app",topic="in",partition="1"} 34\neos_consumer_lag_records{group="other",topic="in",partition="0"} 999\n`;
+  const streams = {
+    applications: [
+      { applicationId: 'orders-app', pipeline: 'orders-app', state: 'PreparingRebalance', up: false, members: [1, 2, 3], rebalancingSince: new Date(t0 - 12_400).toISOString(), rebalances: 3, lastRebalance: { kind: 'completed' as const, durationMs: 8040 } },
+      { applicationId: 'billing', pipeline: 'Billing', state: 'Stable', up: true, members: [1], rebalancingSince: null, rebalances: 1, lastRebalance: { kind: 'unobserved' as const } },
+    ],
+  };
+  const s = summarize({ url: 'http://x', current: { atMs: t0, metrics: parsePrometheusText(text) }, streams });
+  assert.deepEqual(s.streams, [
+    { applicationId: 'orders-app', pipeline: 'orders-app', state: 'PreparingRebalance', up: false, members: 3, rebalancingSeconds: 12.4, rebalances: 3, lastRebalanceSeconds: 8.04, lagRecords: 1234 },
+    { applicationId: 'billing', pipeline: 'Billing', state: 'Stable', up: true, members: 1, rebalancingSeconds: null, rebalances: 1, lastRebalanceSeconds: null, lagRecords: null },
+  ]);
+  const out = formatSummary(s);
+  assert.match(out, /^streams\s+orders-app REBALANCING for 12 s \(PreparingRebalance, 3 members\), 3 rebalances \(last 8\.0 s\), lag 1,234 records$/m);
+  assert.match(out, /^streams\s+Billing \(billing\) up \(Stable, 1 member\), 1 rebalance, lag n\/a$/m);
+  assert.equal(summarize({ url: 'http://x', current: { atMs: t0, metrics: parsePrometheusText(text) } }).streams, null);
+});
