@@ -319,8 +319,8 @@ export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
   if (c.flink.enabled && c.flink.sinks.length && !c.lsoMonitor.enabled) {
     out.push({ path: ['flink', 'sinks'], text: 'set, expected lsoMonitor.enabled true: the visibility latency of a Flink sink comes from the LSO monitor\'s readings' });
   }
-  if (c.streams.enabled && !c.streams.applications.length) {
-    out.push({ path: ['streams', 'applications'], text: 'empty, expected at least one application (applicationId) when streams.enabled is true: there is nothing to watch otherwise' });
+  if (c.streams.enabled && !c.streams.applications.length && !c.streams.discover) {
+    out.push({ path: ['streams', 'applications'], text: 'empty, expected at least one application (applicationId), or streams.discover: true, when streams.enabled is true: there is nothing to watch otherwise' });
   }
   const seenApps = new Map<string, number>();
   c.streams.applications.forEach((a, i) => {

@@ -121,6 +121,8 @@ export interface StreamsConfig {
   enabled: boolean;
   /** ms */
   interval: number;
+  /** Also watch the Streams applications found on the cluster (groups with protocol "stream"). */
+  discover: boolean;
   applications: StreamsApplicationConfig[];
 }
 

@@ -6,7 +6,7 @@
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
-import type { LagConfig } from '../config/types.js';
+import type { Config, LagConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
@@ -18,7 +18,7 @@ import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { exactNames, nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
 import { defineService } from '../service.js';
 import { flinkService } from '../flink/flink-service.js';
-import { streamsLabels, watchedApplications } from '../streams/streams-service.js';
+import { streamsService, watchedApplications } from '../streams/streams-service.js';
 
 /** How often a named group missing from ListGroups is asked about again (whether it is refused or absent). */
 const GROUP_ACCESS_RECHECK_MS = 60_000;
@@ -38,6 +38,8 @@ export interface LagLabelling {
   topicLabels?: (topic: string) => PipelineLabels | undefined;
   /** The labels of a group another engine is (a watched Kafka Streams application's group); undefined: none. */
   groupLabels?: (group: string) => PipelineLabels | undefined;
+  /** Groups read besides lag.groups (the Streams applications the Streams service discovered). */
+  alsoGroups?: (group: string) => boolean;
 }
 
 /**
@@ -130,7 +132,8 @@ export class LagService implements Service {
     const admin = this.admin!;
     await admin.connect();
     const listed = (await admin.listGroups()).groups.filter((g) => g.protocolType === 'consumer' || g.protocolType === '').map((g) => g.groupId);
-    const groups = selectGroups(listed, this.groupMatch);
+    const also = this.labelling.alsoGroups;
+    const groups = selectGroups(listed, also ? (g) => this.groupMatch(g) || also(g) : this.groupMatch);
     const [descriptions, existingTopics] = await Promise.all([groups.length ? admin.describeGroups(groups) : { groups: [] }, admin.listTopics()]);
     const existing = new Set(existingTopics);
     // Kafka's listings leave out what the principal may not describe, without an error: a named
@@ -345,28 +348,32 @@ export class LagService implements Service {
 export const lagService = defineService({
   name: 'lag',
   section: 'lag',
-  enabled: (config) => config.lag.enabled || watchedApplications(config).length > 0,
+  enabled: (config) => config.lag.enabled || watchedApplications(config).length > 0 || discovering(config),
   create: ({ config, ctx, kafka, peers }) => {
-    const streamsGroups = new Map(watchedApplications(config).map((a) => [a.applicationId, streamsLabels(a)]));
     const flink = peers.get(flinkService);
+    // Built after the Streams service: its applications, named or discovered, are its groups.
+    const streams = peers.get(streamsService);
     // A group's lag carries the labels of its pipeline: the own pipeline's group, a Streams application's group, a Flink job's source or sink topic.
     const labelling = {
       pipeline: config.pipeline.name,
       ...(config.pipeline.enabled ? { groupId: config.pipeline.groupId } : {}),
       ...(flink ? { topicLabels: (t: string) => flink.topicLabels(t) } : {}),
-      ...(streamsGroups.size ? { groupLabels: (g: string) => streamsGroups.get(g) } : {}),
+      ...(streams ? { groupLabels: (g: string) => streams.labelsOf(g), alsoGroups: (g: string) => streams.watches(g) } : {}),
     };
-    return { service: new LagService(kafka({}, { retries: 1 }), lagCovering(config.lag, [...streamsGroups.keys()], config.streams.interval), ctx, labelling) };
+    const named = watchedApplications(config).map((a) => a.applicationId);
+    return { service: new LagService(kafka({}, { retries: 1 }), lagCovering(config.lag, named, config.streams.interval, discovering(config)), ctx, labelling) };
   },
 });
+
+const discovering = (config: Config) => config.streams.enabled && config.streams.discover;
 
 /**
  * The lag service's configuration with the watched Streams applications' groups added: lag.groups
  * plus those groups when lag is enabled; only those groups (every topic they commit to, read every
- * streams.interval) when it is not.
+ * streams.interval) when it is not, the discovered ones added as they are found (alsoGroups).
  */
-export function lagCovering(lag: LagConfig, streamsGroups: string[], streamsIntervalMs: number): LagConfig {
-  if (!streamsGroups.length) return lag;
+export function lagCovering(lag: LagConfig, streamsGroups: string[], streamsIntervalMs: number, discover = false): LagConfig {
+  if (!streamsGroups.length && !discover) return lag;
   if (lag.enabled) return { ...lag, groups: [...new Set([...lag.groups, ...streamsGroups])] };
   return { enabled: true, groups: streamsGroups, topics: [], interval: streamsIntervalMs };
 }

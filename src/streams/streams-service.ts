@@ -62,6 +62,8 @@ interface Watched {
 export interface DescribedGroup {
   groupId: string;
   state: string;
+  /** The chosen assignor of a classic consumer group: "stream" for Kafka Streams. */
+  protocol?: string;
   members: { memberId: string; clientId: string; clientHost: string }[];
 }
 
@@ -71,6 +73,10 @@ export class StreamsService implements Service {
   private readonly metrics: StreamsMetrics;
   private readonly up: ReturnType<typeof pipelineUpMetric>;
   private readonly watched: Watched[];
+  /** Groups described for discovery that are not Streams applications, and those seen without members (asked again later). */
+  private readonly notStreams = new Set<string>();
+  private readonly emptyGroups = new Set<string>();
+  private readingsSinceEmptyAsked = 0;
   private admin: Admin | undefined;
   /** The readings (src/runtime/runs.ts measures them: eos_service_run_*{service="streams",task="reading"}). */
   private readonly periodic: Periodic;
@@ -87,7 +93,7 @@ export class StreamsService implements Service {
     this.metrics = streamsMetrics(ctx.registry);
     // eos_pipeline_up alone: the other pipeline families (checkpoints, commit latency) do not describe a Streams app.
     this.up = pipelineUpMetric(ctx.registry);
-    this.watched = config.applications.map((a) => ({ applicationId: a.applicationId, labels: streamsLabels(a), tracker: new RebalanceTracker(), rebalances: 0, lastRebalance: null }));
+    this.watched = config.applications.map((a) => watchedOf(a));
     this.periodic = every(() => this.poll().then(() => undefined), { registry: ctx.registry, service: this.name, task: 'reading', name: 'streams.interval', intervalMs: config.interval });
   }
 
@@ -103,7 +109,8 @@ export class StreamsService implements Service {
     try {
       const admin = this.admin!;
       await admin.connect();
-      const { groups } = await admin.describeGroups(this.watched.map((w) => w.applicationId));
+      if (this.config.discover) await this.discover(admin);
+      const { groups } = this.watched.length ? await admin.describeGroups(this.watched.map((w) => w.applicationId)) : { groups: [] };
       const report = this.apply(groups, this.now());
       this.metrics.pollDuration.set((performance.now() - t0) / 1000);
       if (this.failure !== undefined) this.logger.info('reading the Streams applications\' groups works again');
@@ -122,6 +129,51 @@ export class StreamsService implements Service {
       }
       throw err;
     }
+  }
+
+  /**
+   * Streams applications of the cluster not watched yet: the consumer groups listed, those not
+   * classified yet described (in one DescribeGroups per coordinator), and each whose members use
+   * Streams' assignor watched from now on. A group without members (Empty, protocol unknown) is
+   * asked again every DISCOVER_EMPTY_EVERY readings; other groups are classified once.
+   */
+  private async discover(admin: Admin): Promise<void> {
+    const askEmpty = ++this.readingsSinceEmptyAsked >= DISCOVER_EMPTY_EVERY;
+    if (askEmpty) this.readingsSinceEmptyAsked = 0;
+    const listed = new Set((await admin.listGroups()).groups.filter((g) => g.protocolType === 'consumer').map((g) => g.groupId));
+    // Groups gone from the cluster are forgotten (a group of that name later is classified anew).
+    for (const set of [this.notStreams, this.emptyGroups]) for (const g of set) if (!listed.has(g)) set.delete(g);
+    const known = new Set(this.watched.map((w) => w.applicationId));
+    const unknown = [...listed].filter((g) => !known.has(g) && !this.notStreams.has(g) && (askEmpty || !this.emptyGroups.has(g))).sort();
+    if (!unknown.length) return;
+    const { groups } = await admin.describeGroups(unknown.slice(0, DISCOVER_BATCH));
+    const found = discoveredApplications(groups);
+    for (const g of groups) {
+      if (found.includes(g.groupId)) this.emptyGroups.delete(g.groupId);
+      else if (g.members.length > 0) {
+        this.notStreams.add(g.groupId);
+        this.emptyGroups.delete(g.groupId);
+      } else this.emptyGroups.add(g.groupId);
+    }
+    for (const applicationId of found) {
+      if (this.watched.length >= MAX_DISCOVERED + this.config.applications.length) {
+        this.logger.warn({ applicationId, watched: this.watched.length }, `Streams application found but not watched: at most ${MAX_DISCOVERED} are discovered (name it under streams.applications)`);
+        this.notStreams.add(applicationId);
+        continue;
+      }
+      this.watched.push(watchedOf({ applicationId }));
+      this.logger.info({ applicationId }, 'Streams application discovered: watched from now on');
+    }
+  }
+
+  /** Whether a group is a watched application's (named or discovered). */
+  watches(groupId: string): boolean {
+    return this.watched.some((w) => w.applicationId === groupId);
+  }
+
+  /** A watched application group's series labels (its pipeline, engine="streams"); undefined for any other group. */
+  labelsOf(groupId: string): PipelineLabels | undefined {
+    return this.watched.find((w) => w.applicationId === groupId)?.labels;
   }
 
   /** One reading applied to the trackers and metrics (tests feed it recorded readings). A group DescribeGroups did not return is Dead. */
@@ -177,6 +229,24 @@ export class StreamsService implements Service {
   }
 }
 
+/** Groups described per reading to find Streams applications; at most this many applications are discovered. */
+const DISCOVER_BATCH = 100;
+const MAX_DISCOVERED = 50;
+/** A group seen Empty (its protocol unknown) is described again every this many readings. */
+const DISCOVER_EMPTY_EVERY = 12;
+
+function watchedOf(a: { applicationId: string; name?: string }): Watched {
+  return { applicationId: a.applicationId, labels: streamsLabels(a), tracker: new RebalanceTracker(), rebalances: 0, lastRebalance: null };
+}
+
+/**
+ * The Streams applications among described consumer groups: those whose members use Kafka
+ * Streams' assignor (the classic protocol's chosen assignor, "stream"). Pure.
+ */
+export function discoveredApplications(groups: readonly { groupId: string; protocol?: string; members: readonly unknown[] }[]): string[] {
+  return groups.filter((g) => g.protocol === 'stream' && g.members.length > 0).map((g) => g.groupId).sort();
+}
+
 /** The watched Kafka Streams applications (streams.applications while streams.enabled). */
 export function watchedApplications(config: Config): Config['streams']['applications'] {
   return config.streams.enabled ? config.streams.applications : [];
@@ -185,7 +255,7 @@ export function watchedApplications(config: Config): Config['streams']['applicat
 export const streamsService = defineService({
   name: 'streams',
   section: 'streams',
-  enabled: (config) => watchedApplications(config).length > 0,
+  enabled: (config) => watchedApplications(config).length > 0 || (config.streams.enabled && config.streams.discover),
   create: ({ config, ctx, kafka }) => {
     const service = new StreamsService(kafka({ requestTimeout: periodicRequestTimeout(config.kafka.requestTimeout, config.streams.interval) }, { retries: 1 }), config.streams, ctx);
     return { service, routes: [{ path: '/streams', description: 'the watched Kafka Streams applications: group state, members, rebalances (JSON)', router: service.router() }] };

@@ -128,6 +128,36 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
     for (const m of a.members) assert.match(m.clientId, new RegExp(`^${app}-[0-9a-f-]{36}-StreamThread-1-consumer$`));
   });
 
+  test('streams.discover: a daemon given no application finds the running app by its group\'s assignor and watches it, its lag included, under its application.id', async () => {
+    const port = await freePort();
+    const config = validateConfig(
+      {
+        kafka: { brokers: h.cluster.brokers },
+        http: { host: '127.0.0.1', port },
+        pipeline: { enabled: false },
+        lsoMonitor: { enabled: false },
+        audit: { enabled: false },
+        streams: { enabled: true, interval: '1s', discover: true },
+      },
+      '(streams discovery test)',
+    );
+    const other = createDaemon(config, createLogger('silent')).daemon;
+    await other.start();
+    try {
+      const seen = await until('the app discovered, up, with its lag', async () => {
+        const p = parsePrometheusText(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+        return samples(p, 'eos_pipeline_up', labels)[0]?.value === 1 && samples(p, 'eos_consumer_lag_records', { ...labels, group: app, topic: input }).length === PARTITIONS ? p : undefined;
+      }, 60_000);
+      const report = (await (await fetch(`http://127.0.0.1:${port}/streams`)).json()) as StreamsReport;
+      assert.deepEqual(report.applications.map((a) => [a.applicationId, a.state, a.members.length]), [[app, 'Stable', 2]], 'only the Streams app of the cluster (the other groups are not Streams groups)');
+      assert.equal(samples(seen, 'eos_consumer_group_members', { group: app })[0]?.value, 2);
+      // Lag is read for the discovered application's group only: lag.enabled is false.
+      assert.deepEqual([...new Set(samples(seen, 'eos_consumer_lag_records').map((x) => x.labels.group))], [app]);
+    } finally {
+      await other.stop();
+    }
+  });
+
   test('an instance SIGKILLed and a new one started: the rebalance is seen and timed, up drops and returns, the lag drains, the transactions service counts commits under the application', async () => {
     const before = await scrape();
     const rebalancesBefore = sum(samples(before, 'eos_streams_rebalances_total', { application: app }));

@@ -23,13 +23,15 @@ describe('the service registry', () => {
   test('each definition is named once, after the service it builds', () => {
     const names = SERVICES.map((d) => d.name);
     assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), []);
-    assert.deepEqual(names, ['kafka-health', 'pipeline', 'lso-monitor', 'transactions', 'flink', 'lag', 'streams', 'canary', 'audit', 'status']);
+    assert.deepEqual(names, ['kafka-health', 'pipeline', 'lso-monitor', 'transactions', 'flink', 'streams', 'lag', 'canary', 'audit', 'status']);
   });
 
   test('the configuration switches services on: the defaults, then everything, in the registry order', () => {
     assert.deepEqual(services({ pipeline: { enabled: false }, lsoMonitor: { enabled: false } }), ['kafka-health', 'audit', 'status'], 'the audit is on by default');
     assert.deepEqual(services({ pipeline: { enabled: false }, lsoMonitor: { enabled: true, topics: [] } }), ['kafka-health', 'audit', 'status'], 'an LSO monitor with no topic to watch is not built');
-    assert.deepEqual(services({ pipeline: { enabled: false }, streams: { enabled: true, applications: [{ applicationId: 'orders' }] } }), ['kafka-health', 'lag', 'streams', 'audit', 'status'], 'a Streams application brings the lag service along');
+    assert.deepEqual(services({ pipeline: { enabled: false }, streams: { enabled: true, applications: [{ applicationId: 'orders' }] } }), ['kafka-health', 'streams', 'lag', 'audit', 'status'], 'a Streams application brings the lag service along');
+    assert.deepEqual(services({ pipeline: { enabled: false }, streams: { enabled: true, discover: true } }), ['kafka-health', 'streams', 'lag', 'audit', 'status'], 'discovering Streams applications too');
+    assert.deepEqual(services({ pipeline: { enabled: false }, streams: { enabled: false, discover: true } }), ['kafka-health', 'audit', 'status'], 'discover without enabled does nothing');
     assert.deepEqual(
       services({
         pipeline: { enabled: true, sourceTopic: 'in', sinkTopic: 'out', groupId: 'g', transactionalIdPrefix: 'p' },
@@ -40,7 +42,7 @@ describe('the service registry', () => {
         audit: { enabled: true },
         transactions: { enabled: true },
       }),
-      ['kafka-health', 'pipeline', 'lso-monitor', 'transactions', 'flink', 'lag', 'streams', 'canary', 'audit', 'status'],
+      ['kafka-health', 'pipeline', 'lso-monitor', 'transactions', 'flink', 'streams', 'lag', 'canary', 'audit', 'status'],
     );
   });
 

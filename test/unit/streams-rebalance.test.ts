@@ -7,6 +7,7 @@ import { RebalanceTracker, isRebalancing } from '../../src/streams/rebalance.js'
 import { StreamsService, streamsLabels } from '../../src/streams/streams-service.js';
 import { createDaemon } from '../../src/create-daemon.js';
 import { lagCovering } from '../../src/lag/lag-service.js';
+import { discoveredApplications } from '../../src/streams/streams-service.js';
 import { lagLabels } from '../../src/lag/lag-service.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createLogger } from '../../src/log.js';
@@ -63,7 +64,7 @@ describe('rebalance tracker', () => {
 });
 
 describe('streams service metrics from recorded readings', () => {
-  const config = { enabled: true, interval: 5000, applications: [{ applicationId: 'orders-app', name: 'orders' }, { applicationId: 'other-app' }] };
+  const config = { enabled: true, interval: 5000, discover: false, applications: [{ applicationId: 'orders-app', name: 'orders' }, { applicationId: 'other-app' }] };
   const member = (id: string) => ({ memberId: id, clientId: `orders-app-11111111-2222-3333-4444-555555555555-StreamThread-1-consumer`, clientHost: '/127.0.0.1' });
 
   test('up, the rebalance in progress, its count and duration, per application', async () => {
@@ -105,6 +106,8 @@ describe('the lag service covering Streams applications', () => {
     assert.deepEqual(lagCovering(lag, ['x', 'orders-app'], 5000), { enabled: true, groups: ['/^billing-/', 'x', 'orders-app'], topics: ['t'], interval: 15_000 });
     assert.deepEqual(lagCovering({ ...lag, enabled: false }, ['orders-app'], 5000), { enabled: true, groups: ['orders-app'], topics: [], interval: 5000 });
     assert.equal(lagCovering(lag, [], 5000), lag);
+    assert.deepEqual(lagCovering(lag, [], 5000, true).groups, lag.groups, 'discovering with lag on: lag.groups, the discovered ones added as found');
+    assert.deepEqual(lagCovering({ ...lag, enabled: false }, [], 5000, true), { enabled: true, groups: [], topics: [], interval: 5000 }, 'discovering with lag off: no group but those found');
   });
 
   test("a Streams application's group lag carries the application's labels, before a Flink topic's", () => {
@@ -126,7 +129,7 @@ describe('streams config', () => {
 
   test('defaults, and an application named twice is refused naming both places', () => {
     const c = validateConfig({ kafka: { brokers: ['b:9092'] }, streams: { enabled: true, applications: [{ applicationId: 'a' }] } }, 't.yaml');
-    assert.deepEqual(c.streams, { enabled: true, interval: 5000, applications: [{ applicationId: 'a' }] });
+    assert.deepEqual(c.streams, { enabled: true, interval: 5000, discover: false, applications: [{ applicationId: 'a' }] });
     assert.throws(
       () => validateConfig({ kafka: { brokers: ['b:9092'] }, streams: { applications: [{ applicationId: 'a' }, { applicationId: 'a' }] } }, 't.yaml'),
       (err: EosError) => {
@@ -144,10 +147,17 @@ describe('streams config', () => {
     assert.throws(
       () => validateConfig({ kafka: { brokers: ['b:9092'] }, streams: { enabled: true } }, 't.yaml'),
       (err: EosError) => {
-        assert.deepEqual(err.details, ['t.yaml: /streams/applications: empty, expected at least one application (applicationId) when streams.enabled is true: there is nothing to watch otherwise']);
+        assert.deepEqual(err.details, ['t.yaml: /streams/applications: empty, expected at least one application (applicationId), or streams.discover: true, when streams.enabled is true: there is nothing to watch otherwise']);
         return true;
       },
     );
     assert.equal(validateConfig({ kafka: { brokers: ['b:9092'] }, streams: { enabled: false } }, 't.yaml').streams.applications.length, 0, 'disabled, none is fine');
+    assert.equal(validateConfig({ kafka: { brokers: ['b:9092'] }, streams: { enabled: true, discover: true } }, 't.yaml').streams.discover, true, 'discovering, none named is fine');
   });
+});
+
+test('discovery: a consumer group is a Streams application when its members use Kafka Streams\' assignor', () => {
+  const g = (groupId: string, protocol: string, members: number) => ({ groupId, protocol, members: Array.from({ length: members }, (_, i) => ({ memberId: `m${i}` })) });
+  assert.deepEqual(discoveredApplications([g('orders-app', 'stream', 2), g('billing', 'range', 1), g('idle-app', '', 0), g('zz-app', 'stream', 1), g('left-app', 'stream', 0)]), ['orders-app', 'zz-app']);
+  assert.deepEqual(discoveredApplications([]), []);
 });
