@@ -86,6 +86,16 @@ export const FLINK_SCENARIOS: FlinkScenario[] = [
     expect: () => [],
   },
   {
+    name: 'broker-rolling-restart',
+    description: 'a clean rolling restart under the job at 20 %: every broker in turn stopped with SIGTERM and started, each after the previous one is back in sync',
+    seconds: 120,
+    async inject(ctx) {
+      await ctx.waitProgress(0.2);
+      for (const id of ctx.brokers) await bounceBroker(ctx, id, 'SIGTERM', 0);
+    },
+    expect: () => [],
+  },
+  {
     name: 'coordinator-kill',
     description: "SIGKILL at 30 % of the broker coordinating the sink's open transaction (subtask 0), restarted after 5 s",
     seconds: 90,

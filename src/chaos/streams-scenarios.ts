@@ -131,6 +131,17 @@ export const STREAMS_SCENARIOS: StreamsScenario[] = [
     expect: () => [],
   },
   {
+    name: 'broker-rolling-restart',
+    description: 'a clean rolling restart under the app at 20 %: every broker in turn stopped with SIGTERM and started, each after the previous one is back in sync',
+    seconds: 120,
+    needsBrokers: true,
+    async inject(ctx) {
+      await ctx.waitProgress(0.2);
+      for (const id of ctx.brokers) await bounceBroker(ctx, id, 'SIGTERM', 0);
+    },
+    expect: () => [],
+  },
+  {
     name: 'coordinator-kill',
     description: 'SIGKILL at 30 % of the broker coordinating an open transaction of the app, restarted after 5 s',
     seconds: 90,

@@ -43,10 +43,15 @@ describe('eoswatch CLI', () => {
     assert.match(b.stderr, /--records: expected a positive integer, found "0"/);
   });
 
-  test('chaos --engine flink: its own scenarios, its Flink lines, and options of one engine refused with the other', async () => {
+  test('chaos --engine flink|streams: their own scenarios, the Flink lines, and options of one engine refused with the other', async () => {
     const bad = [
-      [['chaos', '--engine', 'spark'], /--engine: expected eoswatch or flink, found "spark"/],
-      [['chaos', '--engine', 'flink', '--scenario', 'worker-kill'], /--scenario: unknown scenario "worker-kill"; expected one of: tm-kill, jm-kill, broker-kill, coordinator-kill, checkpoint-failure, all/],
+      [['chaos', '--engine', 'spark'], /--engine: expected eoswatch, flink or streams, found "spark"/],
+      [['chaos', '--engine', 'flink', '--scenario', 'worker-kill'], /--scenario: unknown scenario "worker-kill"; expected one of: tm-kill, jm-kill, broker-kill, broker-rolling-restart, coordinator-kill, checkpoint-failure, all/],
+      [['chaos', '--engine', 'streams', '--scenario', 'tm-kill'], /--scenario: unknown scenario "tm-kill"; expected one of: instance-kill, instance-term, scale-out-in, zombie, broker-kill, broker-rolling-restart, coordinator-kill, all/],
+      [['chaos', '--engine', 'streams', '--instances', '0'], /--instances: expected a positive integer, found "0"/],
+      [['chaos', '--instances', '3'], /--instances: only with --engine streams/],
+      [['chaos', '--engine', 'streams', '--parallelism', '2'], /--parallelism: only with --engine flink/],
+      [['chaos', '--engine', 'streams', '--full-speed'], /--full-speed: only with --engine eoswatch \(a Streams round writes its input as a steady stream\)/],
       [['chaos', '--engine', 'flink', '--flink-version', '1.20,1.17'], /--flink-version: Flink version "1\.17" is not supported: expected one of 1\.20 \(1\.20\.\d+\), 2\.2 \(2\.2\.\d+\)/],
       [['chaos', '--engine', 'flink', '--parallelism', '0'], /--parallelism: expected a positive integer, found "0"/],
       [['chaos', '--engine', 'flink', '--full-speed'], /--full-speed: only with --engine eoswatch/],
@@ -62,6 +67,7 @@ describe('eoswatch CLI', () => {
     const help = await eoswatch(['chaos', '--help']);
     assert.match(help.stdout, /Scenarios \(--engine flink\):\n {2}tm-kill\n {6}.*\n( {6}.*\n)* {2}jm-kill\n/);
     assert.match(help.stdout, /Scenarios \(--engine eoswatch\):\n {2}worker-kill\n[^]* {2}net-worker-flap\n[^]*Scenarios \(--engine flink\)/);
+    assert.match(help.stdout, /Scenarios \(--engine streams\):\n {2}instance-kill\n[^]* {2}zombie\n/);
     assert.match(help.stdout, /--flink-version LIST\s+Flink lines for --engine flink, comma-separated \(1\.20 = 1\.20\.\d+, 2\.2 = 2\.2\.\d+; default 1\.20\)/);
   });
 

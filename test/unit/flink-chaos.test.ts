@@ -142,8 +142,8 @@ test('each Flink scenario fails a round whose faults left no trace in eoswatch',
   assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 2, alertsFired: [] })).join('\n'), /reached 2, expected at least 3[\s\S]*EosCheckpointFailing did not fire[\s\S]*never saw eos_checkpoint_consecutive_failures > 0/);
   assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'] })), ['Prometheus never saw eos_checkpoint_consecutive_failures > 0 (the first clause of EosCheckpointFailing)'], 'fired only by the trigger failures of the start');
   assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 9, prometheus: false })).join('\n'), /no live Prometheus/);
-  assert.deepEqual(FLINK_SCENARIOS.map((s) => s.name), ['tm-kill', 'jm-kill', 'broker-kill', 'coordinator-kill', 'checkpoint-failure']);
-  assert.throws(() => findFlinkScenarios('tm-kill,nope'), /unknown scenario "nope"; expected one of: tm-kill, jm-kill, broker-kill, coordinator-kill, checkpoint-failure, all/);
+  assert.deepEqual(FLINK_SCENARIOS.map((s) => s.name), ['tm-kill', 'jm-kill', 'broker-kill', 'broker-rolling-restart', 'coordinator-kill', 'checkpoint-failure']);
+  assert.throws(() => findFlinkScenarios('tm-kill,nope'), /unknown scenario "nope"; expected one of: tm-kill, jm-kill, broker-kill, broker-rolling-restart, coordinator-kill, checkpoint-failure, all/);
 });
 
 test('the Flink report: per round the verdict figures and what eoswatch saw, misses spelled out', () => {

@@ -136,7 +136,7 @@ test('each Streams scenario fails a round whose faults left no trace in eoswatch
   const zombie = scenario('zombie');
   assert.deepEqual(zombie.expect(observed({ rebalances: 1, transactions: { committed: 9, aborted: 0, abortedTimeout: 1, fenced: 0 } })), []);
   assert.match(zombie.expect(observed({ rebalances: 1 }))[0]!, /aborted_timeout/);
-  for (const name of ['broker-kill', 'coordinator-kill']) {
+  for (const name of ['broker-kill', 'broker-rolling-restart', 'coordinator-kill']) {
     assert.deepEqual(scenario(name).expect(observed()), []);
     assert.equal(scenario(name).needsBrokers, true);
   }
