@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createTopic, kafkaFor, runEoswatch, uniqueName, useCluster } from '../harness/index.js';
+import { until as waitUntil } from '../harness/wait.js';
 import { parsePrometheusText, type Parsed as ParsedMetrics } from '../harness/promtext.js';
 import { StreamsRun } from '../../src/localcluster/streams-app.js';
 import { freePort } from '../../src/localcluster/cluster.js';
@@ -32,15 +33,8 @@ const execFileP = promisify(execFile);
 const PARTITIONS = 3;
 const SESSION_TIMEOUT_MS = 10_000;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000, everyMs = 250): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+/** The harness's until() with this file's defaults. */
+const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000, everyMs = 250): Promise<T> => waitUntil(what, fn, timeoutMs, { intervalMs: everyMs });
 
 /** The samples of a family whose labels include `labels`. */
 function samples(p: ParsedMetrics, name: string, labels: Record<string, string> = {}): { labels: Record<string, string>; value: number }[] {

@@ -29,6 +29,7 @@ import { EndOffsetReader } from '../../src/kafka/offsets.js';
 import { readTransactionLog } from '../../src/kafka/txn-log-reader.js';
 import { TransactionsService, type TransactionsReport } from '../../src/coordinator/transactions-service.js';
 import { kafkaFor, runEoswatch, uniqueName, useCluster } from '../harness/index.js';
+import { until as waitUntil } from '../harness/wait.js';
 
 const execFileP = promisify(execFile);
 const VERSION = process.env.EOSWATCH_KAFKA_VERSION ?? '4.4.0';
@@ -36,22 +37,11 @@ const TV2 = Number(VERSION.split('.')[0]) >= 4;
 const INTERVAL_MS = 1000;
 const IDLE_AFTER_MS = 3000;
 
+/** The harness's until(), with an explanation read asynchronously (the coordinator's states of an id) when it times out. */
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, explain?: () => Promise<string>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) {
-      const more = explain ? `\n${await explain().catch((e: Error) => e.message)}` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}${more}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return waitUntil(what, probe, timeoutMs).catch(async (err: Error) => {
+    throw new Error(`${err.message}${explain ? `\n${await explain().catch((e: Error) => e.message)}` : ''}`, { cause: err });
+  });
 }
 
 /** A Java transactional producer (test/fixtures/txn-messages/TxnShell.java) driven over stdin. */
