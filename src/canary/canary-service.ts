@@ -126,7 +126,7 @@ export class CanaryService implements Service {
     for (const r of ['sent', ...RESULTS]) this.metrics.records.inc({ ...this.labels, result: r }, 0);
     const onError = (err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'canary tick failed');
     // A tick whose send failed failed (counted in eos_canary_send_errors_total; the records are the tracker's).
-    this.ticker = every(() => this.tick().then(() => this.lastSendError === undefined), { registry: ctx.registry, service: this.name, task: 'send', name: 'the canary sender', intervalMs: TICK_MS, firstDelayMs: TICK_MS, onError });
+    this.ticker = every(() => this.tick(), { registry: ctx.registry, service: this.name, task: 'send', name: 'the canary sender', intervalMs: TICK_MS, firstDelayMs: TICK_MS, onError });
     this.sweeper = every(
       () => {
         this.tracker.sweep(Date.now());
@@ -259,14 +259,16 @@ export class CanaryService implements Service {
     this.publish();
   }
 
-  private async tick(): Promise<void> {
+  /** One tick: false when its send failed (a tick that sends nothing has not failed). */
+  private async tick(): Promise<boolean> {
     const now = Date.now();
     this.budget = Math.min(this.budget + ((now - this.lastTick) / 1000) * this.opts.rate, Math.max(1, this.opts.rate));
     this.lastTick = now;
-    if (this.budget < 1 || this.state !== 'running') return;
+    if (this.budget < 1 || this.state !== 'running') return true;
     const n = Math.floor(this.budget);
     this.budget -= n;
     await this.send(n);
+    return this.lastSendError === undefined;
   }
 
   private async send(n: number): Promise<void> {

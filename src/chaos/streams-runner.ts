@@ -137,11 +137,12 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
       await harnessStep('the partitions back in sync', () => waitReplicated(admin, [source, sink, '__transaction_state', '__consumer_offsets']));
       lastFaultAt = Date.now();
     },
-    async leaderOf(topic, partition) {
-      const meta = await admin.fetchTopicMetadata({ topics: [topic === 'source' ? source : sink] });
-      return meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!.leader;
-    },
-    async openTransactionCoordinator() {
+    leaderOf: (topic, partition) =>
+      harnessStep(`the leader of ${topic} partition ${partition}`, async () => {
+        const meta = await admin.fetchTopicMetadata({ topics: [topic === 'source' ? source : sink] });
+        return meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!.leader;
+      }),
+    openTransactionCoordinator: () => harnessStep('an open transaction of the app and its coordinator', async () => {
       // eoswatch's own transactions service names the app's open transactions (ids <application.id>-<process UUID>-<thread>).
       const transactionalId: string = await pollUntil<string | undefined>(
         `an open transaction of ${id} on eoswatch's /transactions`,
@@ -152,11 +153,12 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
         { timeoutMs: 60_000, intervalMs: 500 },
       ).then((x) => x!);
       return { transactionalId, broker: await transactionCoordinator(admin, transactionalId) };
-    },
+    }),
     sleep,
   };
 
   try {
+    if (scenario.needsBrokers && brokerIds.length < 3) throw new HarnessError(`${scenario.name} takes brokers away: it needs a 3-node cluster, this one has ${brokerIds.length}`);
     await harnessStep('the round set up (topics, the app, eoswatch)', async () => {
       await admin.connect();
       // The previous round may have restarted a broker: leaders of the internal topics elected again first.
@@ -211,14 +213,14 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
 
     await scenario.inject(ctx);
     const faultEnd = lastFaultAt;
-    const manifest = await producing;
+    const manifest = await harnessStep('writing the input', () => producing!);
     if (manifest.records !== opts.records) throw new HarnessError(`only ${manifest.records} of ${opts.records} records were written`);
     // Done when every record is committed and no transaction is open on the output.
     await progress.waitSettled(faultEnd);
     ({ recoverySeconds, outageSeconds } = progress.figures(faultEnd, faults.map((f) => f.t)));
     // A last scrape with the whole round in the counters; then the app and eoswatch stop.
-    tracker.scrape(await daemon!.metricsText(), Date.now());
-    if (opts.prometheus) tracker.alerts(await opts.prometheus.alerts());
+    tracker.scrape(await harnessStep("eoswatch's last scrape", () => daemon!.metricsText()), Date.now());
+    if (opts.prometheus) tracker.alerts(await harnessStep("Prometheus' alerts", () => opts.prometheus!.alerts()));
     finished = true;
     opts.log('  every input record committed and the output settled; stopping the app and reading the output (read_committed, then read_uncommitted)');
     await harnessStep('stopping the instances', () => app!.stopAll({ graceMs: 30_000 }));

@@ -104,7 +104,7 @@ export const STREAMS_SCENARIOS: StreamsScenario[] = [
   },
   {
     name: 'zombie',
-    description: `instance 1 paused with SIGSTOP at 30 % past its session and transaction timeouts (${(STREAMS_SESSION_TIMEOUT_MS + STREAMS_TRANSACTION_TIMEOUT_MS) / 1000 + 5} s) while another takes over its tasks, then resumed: its transaction aborted by the coordinator, its writes fenced`,
+    description: `instance 1 paused with SIGSTOP at 30 % past its session and transaction timeouts (${(STREAMS_SESSION_TIMEOUT_MS + STREAMS_TRANSACTION_TIMEOUT_MS) / 1000 + 5} s) while another takes over its tasks, then resumed: its transaction aborted by the coordinator, its late writes kept from read_committed readers`,
     seconds: 90,
     async inject(ctx) {
       await ctx.waitProgress(0.3);

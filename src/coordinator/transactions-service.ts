@@ -358,6 +358,9 @@ export class TransactionsService implements Service {
           for (const [t, parts] of await this.reader!.readMany(watchOnly)) ends.set(t, parts);
         } catch (err) {
           this.logger.debug({ err: redactText(errorMessage(err)), topics: watchOnly }, 'cannot read the ends of the watched topics');
+          // kafkajs keeps the topic it failed on among its metadata targets: the next pass on a fresh reader.
+          await this.reader?.close();
+          if (!this.stopped) this.reader = new EndOffsetReader(this.kafka);
         }
       }
       const views: PartitionView[] = [];
@@ -406,7 +409,9 @@ export class TransactionsService implements Service {
     try {
       return await this.reader!.readMany(topics);
     } catch (err) {
-      if (topics.length === 1) throw err;
+      // Topic by topic only for an error of a topic (a broker that does not answer would cost a
+      // request timeout per topic: the pass fails as a whole instead).
+      if (topics.length === 1 || !topicSpecific(err)) throw err;
     }
     // kafkajs keeps a topic it failed on among its metadata targets: a fresh reader after each failure.
     const renew = async () => {
@@ -421,6 +426,7 @@ export class TransactionsService implements Service {
       try {
         for (const [t, parts] of await reader.readMany([topic])) out.set(t, parts);
       } catch (err) {
+        if (!topicSpecific(err)) throw err;
         this.metrics.errors.inc({ what: 'offsets', kind: 'error' });
         this.logger.warn({ err: redactText(errorMessage(err)), topic }, 'cannot read the ends of a topic of open transactions: its partitions are not judged this pass');
         unjudged.add(topic);
@@ -607,3 +613,16 @@ export const transactionsService = defineService({
     return { service, routes: [{ path: '/transactions', description: 'open and hanging transactions of the cluster, named (JSON)', router: service.router() }] };
   },
 });
+
+/** An error of one topic (unknown, deleted, not authorized), as kafkajs reports it (its type, or a cause's): the other topics can still be read. */
+export function topicSpecific(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const x = e as { type?: string; message?: string; originalError?: unknown; cause?: unknown };
+    if (x.type && TOPIC_ERRORS.has(x.type)) return true;
+    if (/does not host this topic-partition|not authorized to access topics|unknown topic/i.test(x.message ?? '')) return true;
+    e = x.originalError ?? x.cause;
+  }
+  return false;
+}
+
+const TOPIC_ERRORS = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED', 'UNKNOWN_TOPIC_ID', 'INVALID_TOPIC_EXCEPTION']);

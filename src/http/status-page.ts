@@ -172,16 +172,18 @@ export const PAGE_SCRIPT = `'use strict';
     }
     list('transactions', tx);
     var apps = s.streams || [];
-    el('streams-card').hidden = apps.length === 0;
-    if (apps.length) {
+    el('streams-card').hidden = s.streams === null || s.streams === undefined;
+    if (s.streams) {
       var rows = [];
+      if (s.streamsFailure) rows.push(['last reading', 'FAILED: ' + s.streamsFailure + ' (below: the reading before)']);
       apps.forEach(function (a) {
         var name = a.pipeline === a.applicationId ? a.applicationId : a.pipeline + ' (' + a.applicationId + ')';
         var health = a.rebalancingSeconds !== null ? 'REBALANCING for ' + Math.round(a.rebalancingSeconds) + ' s' : a.up ? 'up' : 'DOWN';
         rows.push([name, health + ' (' + a.state + ', ' + a.members + ' member' + (a.members === 1 ? '' : 's') + ')']);
-        rows.push(['  rebalances', num(a.rebalances) + (a.lastRebalanceSeconds === null ? '' : ' (last ' + a.lastRebalanceSeconds.toFixed(1) + ' s)')]);
-        rows.push(['  lag (to LSO)', a.lagRecords === null ? 'n/a' : num(a.lagRecords) + ' records']);
+        rows.push([name + ': rebalances', num(a.rebalances) + (a.lastRebalanceSeconds === null ? '' : ' (last ' + a.lastRebalanceSeconds.toFixed(1) + ' s)')]);
+        rows.push([name + ': lag (to LSO)', a.lagRecords === null ? 'n/a' : num(a.lagRecords) + ' records']);
       });
+      if (!apps.length) rows.push(['applications', 'none found yet']);
       list('streams', rows);
     }
     var anyFailed = points.some(function (h) { return h.failedPerMinute > 0; });

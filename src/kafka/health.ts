@@ -193,7 +193,8 @@ export class KafkaHealthService implements Service {
       for (const r of results.values()) if (r.ok && perBroker) added.push(...this.learn(r.brokers).filter((id) => !added.includes(id)));
       const late = await Promise.all(added.map((id) => this.probeBroker(id, this.known.get(id)!)));
       added.forEach((id, i) => results.set(id, late[i]!));
-      if (this.stopped) return false;
+      // Stopped meanwhile: no reading, and no failure either.
+      if (this.stopped) return true;
       for (const [id, r] of results) this.record(id, r);
       if (metadata) this.brokers.set(metadata.length);
       const anyUp = cluster.ok || [...results.values()].some((r) => r.ok);

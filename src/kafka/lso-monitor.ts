@@ -133,6 +133,8 @@ export class LsoMonitorService implements Service {
       topicLabels: (t) => (topics.has(t) ? hooks.topicLabels(t) : undefined),
       onReading: hooks.onReading,
     };
+    // The series the constructor labelled as the own pipeline's move to the claimant's labels now.
+    for (const t of this.opts.topics) if (topics.has(t)) this.labelsOf(t);
   }
 
   /** One reading of every watched topic. */

@@ -55,6 +55,8 @@ export interface StreamsInputView {
     rebalances: number;
     lastRebalance: ({ kind: 'completed'; durationMs: number } | { kind: 'unobserved' }) | null;
   }[];
+  /** The last reading failed: the applications are as the one before saw them. */
+  failure?: string;
 }
 
 /** One watched Kafka Streams application as the status shows it. */
@@ -120,6 +122,8 @@ export interface StatusSummary {
   transactions: (TransactionsView & { hangingTotal: number }) | null;
   /** null: no Kafka Streams application is watched here. */
   streams: StreamsAppStatus[] | null;
+  /** The Streams service's last reading failed (why): the applications shown are older. */
+  streamsFailure: string | null;
   alerts: AlertStatus[];
   /** How many of `alerts` are firing. */
   firing: number;
@@ -255,6 +259,7 @@ export function summarize(input: StatusInput, timers: AlertTimers = new AlertTim
         }
       : null,
     streams: input.streams ? input.streams.applications.map((a) => streamsAppStatus(a, m, input.current.atMs)) : null,
+    streamsFailure: input.streams?.failure ?? null,
     audit: input.audit?.summary ? { critical: input.audit.summary.critical, warning: input.audit.summary.warning, failing } : null,
     alerts,
     firing: alerts.filter((a) => a.state === 'firing').length,
@@ -326,6 +331,7 @@ export function formatSummary(s: StatusSummary): string {
     const more = s.audit.failing.length - 1;
     lines.push(['audit', `${s.audit.critical} critical, ${s.audit.warning} warning${f ? `: ${f.check} (${f.observed})${more > 0 ? ` and ${more} more: /audit?failing=1` : ''}` : ''}`]);
   }
+  if (s.streamsFailure !== null) lines.push(['streams', `last reading failed: ${s.streamsFailure} (below: the reading before)`]);
   for (const a of s.streams ?? []) lines.push(['streams', streamsAppLine(a)]);
   if (s.transactions) {
     const t = s.transactions;

@@ -48,6 +48,8 @@ export interface StreamsApplicationView {
 export interface StreamsReport {
   at: string;
   applications: StreamsApplicationView[];
+  /** The last reading failed (why): the applications are as the reading before saw them. */
+  failure?: string;
 }
 
 interface Watched {
@@ -77,6 +79,7 @@ export class StreamsService implements Service {
   private readonly notStreams = new Set<string>();
   private readonly emptyGroups = new Set<string>();
   private readingsSinceEmptyAsked = 0;
+  private discoveryFailure: string | undefined;
   private admin: Admin | undefined;
   /** The readings (src/runtime/runs.ts measures them: eos_service_run_*{service="streams",task="reading"}). */
   private readonly periodic: Periodic;
@@ -109,7 +112,20 @@ export class StreamsService implements Service {
     try {
       const admin = this.admin!;
       await admin.connect();
-      if (this.config.discover) await this.discover(admin);
+      // A failed discovery (a broker that did not answer ListGroups) costs the new applications only.
+      if (this.config.discover) {
+        await this.discover(admin).then(
+          () => {
+            if (this.discoveryFailure !== undefined) this.logger.info('discovering Streams applications works again');
+            this.discoveryFailure = undefined;
+          },
+          (err: unknown) => {
+            const msg = errorMessage(err);
+            if (this.discoveryFailure !== msg) this.logger.warn({ err: msg }, 'cannot discover Streams applications this reading: the watched ones are read as before');
+            this.discoveryFailure = msg;
+          },
+        );
+      }
       const { groups } = this.watched.length ? await admin.describeGroups(this.watched.map((w) => w.applicationId)) : { groups: [] };
       const report = this.apply(groups, this.now());
       this.metrics.pollDuration.set((performance.now() - t0) / 1000);
@@ -122,6 +138,7 @@ export class StreamsService implements Service {
       const msg = errorMessage(err);
       if (this.failure !== msg) this.logger.warn({ err: msg }, 'cannot describe the Streams applications\' groups');
       this.failure = msg;
+      if (this.report) this.report = { ...this.report, at: new Date(this.now()).toISOString(), failure: msg };
       // A health that is not known is not exported as the last one seen.
       for (const w of this.watched) {
         this.up.remove(w.labels);
@@ -141,20 +158,29 @@ export class StreamsService implements Service {
     const askEmpty = ++this.readingsSinceEmptyAsked >= DISCOVER_EMPTY_EVERY;
     if (askEmpty) this.readingsSinceEmptyAsked = 0;
     const listed = new Set((await admin.listGroups()).groups.filter((g) => g.protocolType === 'consumer').map((g) => g.groupId));
-    // Groups gone from the cluster are forgotten (a group of that name later is classified anew).
+    // Groups gone from the cluster are forgotten (a group of that name later is classified anew);
+    // so is a discovered application whose group is gone (deleted, its offsets expired): its series
+    // go with it. One whose instances all stopped keeps its group, and is down, as a named one.
     for (const set of [this.notStreams, this.emptyGroups]) for (const g of set) if (!listed.has(g)) set.delete(g);
+    const named = new Set(this.config.applications.map((a) => a.applicationId));
+    for (const w of [...this.watched]) {
+      if (named.has(w.applicationId) || listed.has(w.applicationId)) continue;
+      this.watched.splice(this.watched.indexOf(w), 1);
+      this.up.remove(w.labels);
+      this.metrics.rebalancing.remove({ application: w.applicationId });
+      this.logger.info({ applicationId: w.applicationId }, 'discovered Streams application forgotten: its group is gone from the cluster');
+    }
     const known = new Set(this.watched.map((w) => w.applicationId));
     const unknown = [...listed].filter((g) => !known.has(g) && !this.notStreams.has(g) && (askEmpty || !this.emptyGroups.has(g))).sort();
     if (!unknown.length) return;
     const { groups } = await admin.describeGroups(unknown.slice(0, DISCOVER_BATCH));
-    const found = discoveredApplications(groups);
-    for (const g of groups) {
-      if (found.includes(g.groupId)) this.emptyGroups.delete(g.groupId);
-      else if (g.members.length > 0) {
-        this.notStreams.add(g.groupId);
-        this.emptyGroups.delete(g.groupId);
-      } else this.emptyGroups.add(g.groupId);
+    const { found, notStreams, later } = classifyGroups(groups);
+    for (const g of found) this.emptyGroups.delete(g);
+    for (const g of notStreams) {
+      this.notStreams.add(g);
+      this.emptyGroups.delete(g);
     }
+    for (const g of later) this.emptyGroups.add(g);
     for (const applicationId of found) {
       if (this.watched.length >= MAX_DISCOVERED + this.config.applications.length) {
         this.logger.warn({ applicationId, watched: this.watched.length }, `Streams application found but not watched: at most ${MAX_DISCOVERED} are discovered (name it under streams.applications)`);
@@ -240,11 +266,22 @@ function watchedOf(a: { applicationId: string; name?: string }): Watched {
 }
 
 /**
- * The Streams applications among described consumer groups: those whose members use Kafka
- * Streams' assignor (the classic protocol's chosen assignor, "stream"). Pure.
+ * Described consumer groups sorted for discovery. Pure. `found`: Streams applications (members
+ * using Kafka Streams' assignor, the classic protocol's chosen assignor "stream"); `notStreams`:
+ * Stable groups with members and another assignor; `later`: the rest, asked again later
+ * (DescribeGroups names the assignor only while a group is Stable: Empty, Dead and rebalancing
+ * groups say nothing of it).
  */
-export function discoveredApplications(groups: readonly { groupId: string; protocol?: string; members: readonly unknown[] }[]): string[] {
-  return groups.filter((g) => g.protocol === 'stream' && g.members.length > 0).map((g) => g.groupId).sort();
+export function classifyGroups(groups: readonly { groupId: string; state: string; protocol?: string; members: readonly unknown[] }[]): { found: string[]; notStreams: string[]; later: string[] } {
+  const found: string[] = [];
+  const notStreams: string[] = [];
+  const later: string[] = [];
+  for (const g of groups) {
+    if (g.protocol === 'stream' && g.members.length > 0) found.push(g.groupId);
+    else if (g.state === 'Stable' && g.members.length > 0) notStreams.push(g.groupId);
+    else later.push(g.groupId);
+  }
+  return { found: found.sort(), notStreams: notStreams.sort(), later: later.sort() };
 }
 
 /** The watched Kafka Streams applications (streams.applications while streams.enabled). */

@@ -97,13 +97,16 @@ test('every series of a pipeline-scoped family carries pipeline, engine and job_
     { enabled: true, restUrls: [url], jobs: { names: [], ids: [] }, pollInterval: 5000, requestTimeout: 2000, tls: { rejectUnauthorized: true }, sinks: [{ job: 'cap-.*', topics: ['cap.sink'] }] },
     ctx('flink'),
   );
-  // As src/create-daemon.ts wires them: the monitor's Flink sink topics labelled by the Flink service.
+  // As the Flink service's definition wires them (src/flink/flink-service.ts): it claims its sink topics from the monitor.
   const sinks = new Set(['cap.sink']);
   const lso = new LsoMonitorService(
     new Kafka({ brokers: ['127.0.0.1:1'], logLevel: logLevel.NOTHING }),
-    { pipeline: 'orders', topics: ['orders', 'orders.enriched', 'cap.sink'], intervalMs: 1000, hangingAfterMs: 60_000, topicLabels: (t) => (sinks.has(t) ? flink.topicLabels(t) : undefined) },
+    { pipeline: 'orders', topics: ['orders', 'orders.enriched', 'cap.sink'], intervalMs: 1000, hangingAfterMs: 60_000 },
     ctx('lso-monitor'),
   );
+  lso.claim(sinks, { topicLabels: (t) => flink.topicLabels(t), onReading: (t, e, now) => flink.lsoReading(t, e, now) });
+  // Claimed before any reading: the sink topic's pipeline-level series are the Flink entry's at once.
+  assert.equal(sampleValue(parsePrometheusText(await registry.metrics()), 'eos_lso_monitor_hanging_after_seconds', { pipeline: 'cap-.*', engine: 'flink', job_id: '' }), 60);
   const lag = new LagService(
     new Kafka({ brokers: ['127.0.0.1:1'], logLevel: logLevel.NOTHING }),
     { enabled: true, groups: ['all'], topics: [], interval: 1000 },

@@ -291,4 +291,7 @@ test('the watched Kafka Streams applications: health, members, the rebalance in 
   assert.match(out, /^streams\s+orders-app REBALANCING for 12 s \(PreparingRebalance, 3 members\), 3 rebalances \(last 8\.0 s\), lag 1,234 records$/m);
   assert.match(out, /^streams\s+Billing \(billing\) up \(Stable, 1 member\), 1 rebalance, lag n\/a$/m);
   assert.equal(summarize({ url: 'http://x', current: { atMs: t0, metrics: parsePrometheusText(text) } }).streams, null);
+  assert.equal(s.streamsFailure, null);
+  const failed = formatSummary(summarize({ url: 'http://x', current: { atMs: t0, metrics: parsePrometheusText(text) }, streams: { ...streams, failure: 'The group coordinator is not available' } }));
+  assert.match(failed, /^streams\s+last reading failed: The group coordinator is not available \(below: the reading before\)\nstreams\s+orders-app/m);
 });

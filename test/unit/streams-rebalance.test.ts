@@ -7,7 +7,7 @@ import { RebalanceTracker, isRebalancing } from '../../src/streams/rebalance.js'
 import { StreamsService, streamsLabels } from '../../src/streams/streams-service.js';
 import { createDaemon } from '../../src/create-daemon.js';
 import { lagCovering } from '../../src/lag/lag-service.js';
-import { discoveredApplications } from '../../src/streams/streams-service.js';
+import { classifyGroups } from '../../src/streams/streams-service.js';
 import { lagLabels } from '../../src/lag/lag-service.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createLogger } from '../../src/log.js';
@@ -156,8 +156,11 @@ describe('streams config', () => {
   });
 });
 
-test('discovery: a consumer group is a Streams application when its members use Kafka Streams\' assignor', () => {
-  const g = (groupId: string, protocol: string, members: number) => ({ groupId, protocol, members: Array.from({ length: members }, (_, i) => ({ memberId: `m${i}` })) });
-  assert.deepEqual(discoveredApplications([g('orders-app', 'stream', 2), g('billing', 'range', 1), g('idle-app', '', 0), g('zz-app', 'stream', 1), g('left-app', 'stream', 0)]), ['orders-app', 'zz-app']);
-  assert.deepEqual(discoveredApplications([]), []);
+test('discovery: a group is a Streams application when its members use Kafka Streams\' assignor; a Stable group with another is not; the rest are asked again (the assignor is named only while Stable)', () => {
+  const g = (groupId: string, state: string, protocol: string, members: number) => ({ groupId, state, protocol, members: Array.from({ length: members }, (_, i) => ({ memberId: `m${i}` })) });
+  assert.deepEqual(
+    classifyGroups([g('orders-app', 'Stable', 'stream', 2), g('billing', 'Stable', 'range', 1), g('idle-app', 'Empty', '', 0), g('zz-app', 'Stable', 'stream', 1), g('moving-app', 'PreparingRebalance', '', 2), g('gone', 'Dead', '', 0)]),
+    { found: ['orders-app', 'zz-app'], notStreams: ['billing'], later: ['gone', 'idle-app', 'moving-app'] },
+  );
+  assert.deepEqual(classifyGroups([]), { found: [], notStreams: [], later: [] });
 });
