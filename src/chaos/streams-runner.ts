@@ -186,9 +186,10 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
         },
         { dir: join(opts.workDir, id), killOnExit: true },
       );
+      for (let i = 0; i < opts.instances; i++) await app.start(undefined, { timeoutMs: 300_000 });
+      // eoswatch after the instances: an app not started yet is down (EosPipelineDown pending), which is no fault of the round.
       daemon = new WorkerProcess(streamsDaemonConfig(brokers, id, sink, opts.daemonPort), 'eoswatch', { logFile: join(opts.workDir, `${id}-eoswatch.log`) });
       await daemon.url;
-      for (let i = 0; i < opts.instances; i++) await app.start(undefined, { timeoutMs: 300_000 });
     });
     opts.log(`  ${opts.instances} instances of ${id} RUNNING; writing ${opts.records} records at ${rate} records/s`);
     const hold = progress.hold(Math.ceil(opts.records * MAX_AHEAD), () => finished);
