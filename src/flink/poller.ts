@@ -106,7 +106,9 @@ function entriesOf(s: CheckpointingStatistics): CheckpointEntry[] {
  */
 export function consecutiveFailures(s: CheckpointingStatistics): number {
   const last = s.latest.completed;
-  if (!last) return s.counts.failed;
+  // None completed yet: the failures of checkpoints that got an id. Flink counts the checkpoints
+  // it refused to trigger while the job's tasks deploy as failed too, with no id and no entry.
+  if (!last) return s.history.filter((e) => e.status === 'FAILED').length;
   const listed = s.history.filter((e) => e.id > last.id);
   if (!listed.length) return 0;
   const oldest = Math.min(...listed.map((e) => e.id));
@@ -126,7 +128,7 @@ export function reduceCheckpoints(prev: CheckpointTrack | undefined, s: Checkpoi
   const maxId = Math.max(prev?.maxId ?? 0, ...entries.map((e) => e.id));
   const base = { completed: prev?.completed ?? 0, failed: prev?.failed ?? 0 };
   const went_back = s.counts.completed < base.completed || s.counts.failed < base.failed;
-  const none = { completed: 0, failed: 0, timeout: 0 };
+  const none = { completed: 0, failed: 0, timeout: 0, declined: 0 };
   if (went_back && prev && maxId <= prev.maxId) {
     return { track: prev, stale: true, increments: none, observations: [], pending: s.counts.in_progress, consecutiveFailures: 0, lastCompletedSeconds: null, sizeBytes: null, restored: null };
   }
@@ -145,7 +147,11 @@ export function reduceCheckpoints(prev: CheckpointTrack | undefined, s: Checkpoi
   }));
   const failedDelta = Math.max(0, s.counts.failed - base.failed);
   const timeouts = Math.min(failedDelta, observations.filter((o) => o.outcome === 'timeout').length);
-  const increments = { completed: Math.max(0, s.counts.completed - base.completed), failed: failedDelta - timeouts, timeout: timeouts };
+  // Before the job's first completed checkpoint, the failures Flink counts without a checkpoint
+  // (no entry, no id) are triggers it declined while the tasks deploy: declined, not failed.
+  const withId = observations.filter((o) => o.outcome === 'failed').length;
+  const declined = s.latest.completed ? 0 : Math.max(0, failedDelta - timeouts - withId);
+  const increments = { completed: Math.max(0, s.counts.completed - base.completed), failed: failedDelta - timeouts - declined, timeout: timeouts, declined };
 
   const minKept = Math.min(...entries.map((e) => e.id));
   const observed = [...seen, ...fresh.map((e) => e.id)].filter((id) => id >= minKept).sort((a, b) => a - b);

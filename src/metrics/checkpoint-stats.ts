@@ -17,8 +17,13 @@ export interface PipelineLabels {
   engine: Engine;
   job_id: string;
 }
-export type CheckpointOutcome = 'completed' | 'failed' | 'timeout';
-export const CHECKPOINT_OUTCOMES: readonly CheckpointOutcome[] = ['completed', 'failed', 'timeout'];
+/**
+ * declined: a Flink checkpoint refused before it was triggered while the job has not completed one
+ * yet (Flink counts these as failed: "Not all required tasks are currently running" while a new
+ * or restored job's tasks deploy); not a failure of a running job, so no alert counts it.
+ */
+export type CheckpointOutcome = 'completed' | 'failed' | 'timeout' | 'declined';
+export const CHECKPOINT_OUTCOMES: readonly CheckpointOutcome[] = ['completed', 'failed', 'timeout', 'declined'];
 
 function define(registry: Registry) {
   const registers = [registry];
@@ -39,7 +44,7 @@ function define(registry: Registry) {
     }),
     checkpoints: new Counter({
       name: 'eos_checkpoints_total',
-      help: 'Checkpoints by outcome: completed, failed, timeout.',
+      help: 'Checkpoints by outcome: completed, failed, timeout; declined (Flink): refused before triggering while a new or restored job has not completed a checkpoint yet (its tasks deploying).',
       labelNames: [...labelNames, 'outcome'],
       registers,
     }),

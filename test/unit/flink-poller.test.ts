@@ -64,7 +64,7 @@ test('the first answer counts everything Flink has counted and observes each ter
   assert.deepEqual(first.counts, { restored: 0, total: 35, in_progress: 0, completed: 28, failed: 7 });
   const u = reduceCheckpoints(undefined, first);
   assert.equal(u.stale, false);
-  assert.deepEqual(u.increments, { completed: 28, failed: 7, timeout: 0 });
+  assert.deepEqual(u.increments, { completed: 28, failed: 7, timeout: 0, declined: 0 });
   assert.deepEqual(
     u.observations.map((o) => o.id),
     [19, 20, 21, 22, 23, 24, 25, 26, 27, 28],
@@ -84,14 +84,14 @@ test('the first answer counts everything Flink has counted and observes each ter
   assert.equal(u.restored, null, 'never restored');
 
   const again = reduceCheckpoints(u.track, first);
-  assert.deepEqual(again.increments, { completed: 0, failed: 0, timeout: 0 }, 'the same answer twice adds nothing');
+  assert.deepEqual(again.increments, { completed: 0, failed: 0, timeout: 0, declined: 0 }, 'the same answer twice adds nothing');
   assert.deepEqual(again.observations, []);
 });
 
 test('after a TaskManager loss: the failed trigger attempts are counted, each new checkpoint observed once, the restore reported', () => {
   const u1 = reduceCheckpoints(undefined, first);
   const u2 = reduceCheckpoints(u1.track, afterRestore);
-  assert.deepEqual(u2.increments, { completed: 48 - 28, failed: 53 - 7, timeout: 0 });
+  assert.deepEqual(u2.increments, { completed: 48 - 28, failed: 53 - 7, timeout: 0, declined: 0 });
   const ids = u2.observations.map((o) => o.id);
   assert.deepEqual(ids, [41, 42, 43, 44, 45, 46, 47, 48, 49, 50]);
   assert.deepEqual(
@@ -108,11 +108,11 @@ test('a stale cached answer (lower counts, no newer id) is ignored: counters nev
   const u2 = reduceCheckpoints(reduceCheckpoints(undefined, first).track, afterRestore);
   const stale = reduceCheckpoints(u2.track, first);
   assert.equal(stale.stale, true);
-  assert.deepEqual(stale.increments, { completed: 0, failed: 0, timeout: 0 });
+  assert.deepEqual(stale.increments, { completed: 0, failed: 0, timeout: 0, declined: 0 });
   assert.deepEqual(stale.observations, []);
   assert.deepEqual(stale.track, u2.track, 'nothing remembered from it');
   const next = reduceCheckpoints(stale.track, afterRestore);
-  assert.deepEqual(next.increments, { completed: 0, failed: 0, timeout: 0 }, 'the fresh answer again adds nothing new');
+  assert.deepEqual(next.increments, { completed: 0, failed: 0, timeout: 0, declined: 0 }, 'the fresh answer again adds nothing new');
 });
 
 /** The answer of a JobManager that restarted (HA): counts from zero, ids going on, restored from the last one. */
@@ -138,7 +138,7 @@ test('after a JobManager restart counts start from zero: the new ones are added,
   const s = afterJobManagerRestart();
   const u3 = reduceCheckpoints(u2.track, s);
   assert.equal(u3.stale, false);
-  assert.deepEqual(u3.increments, { completed: 1, failed: 1, timeout: 1 });
+  assert.deepEqual(u3.increments, { completed: 1, failed: 1, timeout: 1, declined: 0 });
   assert.deepEqual(
     u3.observations.map((o) => [o.id, o.outcome, o.seconds]),
     [
@@ -151,7 +151,7 @@ test('after a JobManager restart counts start from zero: the new ones are added,
   assert.equal(u3.consecutiveFailures, 2);
   assert.equal(u3.restored?.id, 50);
   const u4 = reduceCheckpoints(u3.track, s);
-  assert.deepEqual(u4.increments, { completed: 0, failed: 0, timeout: 0 });
+  assert.deepEqual(u4.increments, { completed: 0, failed: 0, timeout: 0, declined: 0 });
   assert.deepEqual(u4.observations, [], 'the in-progress checkpoint is not observed until it ends');
   const done = clone(s);
   done.history[0]!.status = 'COMPLETED';
@@ -159,7 +159,7 @@ test('after a JobManager restart counts start from zero: the new ones are added,
   done.latest.completed = done.history[0]!;
   const u5 = reduceCheckpoints(u4.track, done);
   assert.deepEqual(u5.observations.map((o) => o.id), [54]);
-  assert.deepEqual(u5.increments, { completed: 1, failed: 0, timeout: 0 });
+  assert.deepEqual(u5.increments, { completed: 1, failed: 0, timeout: 0, declined: 0 });
   assert.equal(u5.consecutiveFailures, 0);
 });
 
@@ -169,17 +169,30 @@ test('a savepoint is counted and observed like a checkpoint; a job that never co
   s.latest.savepoint = s.history[0]!;
   s.counts = { ...s.counts, total: 36, completed: 29 };
   const u = reduceCheckpoints(reduceCheckpoints(undefined, first).track, s);
-  assert.deepEqual(u.increments, { completed: 1, failed: 0, timeout: 0 });
+  assert.deepEqual(u.increments, { completed: 1, failed: 0, timeout: 0, declined: 0 });
   assert.deepEqual(u.observations.map((o) => o.id), [29]);
 
+  // A new job whose tasks are still deploying: Flink declined 5 triggers ("Not all required tasks
+  // are currently running") and counted them failed, with no checkpoint (no id, no entry).
   const never = clone(first);
   never.history = [];
   never.latest = { completed: null, savepoint: null, failed: null, restored: null };
   never.counts = { restored: 0, total: 5, in_progress: 0, completed: 0, failed: 5 };
   const n = reduceCheckpoints(undefined, never);
-  assert.equal(n.consecutiveFailures, 5);
+  assert.equal(n.consecutiveFailures, 0, 'declined triggers are no failed checkpoints');
+  assert.deepEqual(n.increments, { completed: 0, failed: 0, timeout: 0, declined: 5 });
   assert.equal(n.lastCompletedSeconds, null);
   assert.equal(n.sizeBytes, null);
+  // Two of them got a checkpoint and failed (an entry with an id): those are failures, consecutive.
+  const tried = clone(never);
+  tried.history = [4, 5].map((id) => ({ ...first.history[0]!, id, status: 'FAILED' as const, failure_message: 'Asynchronous task checkpoint failed.' }));
+  tried.counts = { ...never.counts, total: 7, failed: 7 };
+  const t = reduceCheckpoints(undefined, tried);
+  assert.equal(t.consecutiveFailures, 2);
+  assert.deepEqual(t.increments, { completed: 0, failed: 2, timeout: 0, declined: 5 });
+  // Once one completed, every failure Flink counts is a failure again.
+  const later = reduceCheckpoints(undefined, { ...clone(first), counts: { ...first.counts, failed: first.counts.failed + 3 } });
+  assert.equal(later.increments.declined, 0);
 });
 
 test('consecutive failures go on counting past the history window: ids between the last completed checkpoint and the oldest listed entry failed too', () => {
@@ -195,7 +208,7 @@ test('consecutive failures go on counting past the history window: ids between t
   assert.equal(failing.counts.failed, 13, 'Flink counted the same 13 failures');
   const u = reduceCheckpoints(undefined, failing);
   assert.equal(u.consecutiveFailures, 13);
-  assert.deepEqual(u.increments, { completed: 11, failed: 13, timeout: 0 });
+  assert.deepEqual(u.increments, { completed: 11, failed: 13, timeout: 0, declined: 0 });
 
   // A completed savepoint among the unlisted ids is not a failure.
   const sp = clone(failing);
@@ -234,10 +247,10 @@ test('Flink 2.2 answers (recorded the same way) read the same: job down while sc
   const before = f22<CheckpointingStatistics>('checkpoints.json');
   const after = f22<CheckpointingStatistics>('checkpoints-after-restart.json');
   const u1 = reduceCheckpoints(undefined, before);
-  assert.deepEqual(u1.increments, { completed: 16, failed: 11, timeout: 0 });
+  assert.deepEqual(u1.increments, { completed: 16, failed: 11, timeout: 0, declined: 0 });
   assert.deepEqual(u1.observations.map((o) => o.id), [7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
   const u2 = reduceCheckpoints(u1.track, after);
-  assert.deepEqual(u2.increments, { completed: 42 - 16, failed: 81 - 11, timeout: 0 });
+  assert.deepEqual(u2.increments, { completed: 42 - 16, failed: 81 - 11, timeout: 0, declined: 0 });
   assert.deepEqual(u2.observations.map((o) => [o.id, o.outcome]), [
     [36, 'completed'],
     [37, 'failed'],
