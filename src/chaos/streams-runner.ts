@@ -33,6 +33,8 @@ export interface StreamsChaosOptions {
   partitions: number;
   /** Instances of the app each round starts. */
   instances: number;
+  /** How long each round's input is written, instead of the scenario's own length (a shorter round for CI). */
+  seconds?: number;
   /** Instance logs, state directories and the daemons' logs. */
   workDir: string;
   /** HTTP port of each round's eoswatch daemon: one fixed port, so one Prometheus scrapes every round (0: any). */
@@ -95,7 +97,7 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
 
   const admin = kafka.admin();
   const offsets = new EndOffsetReader(kafka);
-  const rate = Math.max(10, Math.ceil(opts.records / scenario.seconds));
+  const rate = Math.max(10, Math.ceil(opts.records / (opts.seconds ?? scenario.seconds)));
   const fault = (text: string) => {
     lastFaultAt = Date.now();
     faults.push({ t: lastFaultAt, text: `${text} at ${progress.pct}` });

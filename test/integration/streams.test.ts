@@ -266,7 +266,8 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
     const lines: string[] = [];
     const scenario = findStreamsScenarios('instance-kill')[0]!;
     const records = 2000;
-    const r = await runStreamsRound(h.cluster, scenario, 1, { records, rounds: 1, partitions: 2, instances: 2, workDir, daemonPort: 0, log: (l) => lines.push(l) });
+    // The input written over 50 s instead of the scenario's 90: the three kills still land mid-stream (asserted below).
+    const r = await runStreamsRound(h.cluster, scenario, 1, { records, rounds: 1, partitions: 2, instances: 2, workDir, daemonPort: 0, seconds: 50, log: (l) => lines.push(l) });
     const results = [r];
     const report = formatStreamsChaosTable({ startedAt: '', kafkaVersion: h.cluster.version, records, rounds: 1, partitions: 2, instances: 2, results, counts: countVerdicts(results), passed: r.passed });
     const context = `${report}\n${lines.join('\n')}\n${r.error ?? ''}`;
@@ -277,6 +278,7 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
       context,
     );
     assert.deepEqual(r.faults.map((f) => f.replace(/ at \d+ %$/, '')), ['SIGKILL instance 1', 'SIGKILL instance 1', 'SIGKILL instance 1'], context);
+    assert.ok(!r.faults[2]!.endsWith('at 100 %'), `the last kill came while records were still flowing\n${context}`);
     // missed = []: each kill's open transaction held the output LSO ≥ 2 s and was aborted, ≥ 3
     // rebalances were counted and the app showed down (src/chaos/streams-scenarios.ts).
     assert.equal(r.observed.lingering.length, 3, context);
