@@ -7,21 +7,18 @@
 // the job's committed progress (its source offsets, committed on checkpoints), then, once every
 // record is committed and no transaction is open on the sink, the sink read read_committed and
 // judged by the verifier, and what eoswatch showed held to the scenario's expectations.
-import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
 import { pollUntil } from '../runtime/poll-until.js';
-import { EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import type { LocalFlinkCluster } from '../localcluster/flink-cluster.js';
 import { produceVerifyRecords, type ProduceManifest } from '../verify/verify.js';
 import { ObservationTracker, type FlinkObservations } from './flink-observations.js';
 import type { FlinkScenario, FlinkScenarioContext } from './flink-scenarios.js';
 import type { LivePrometheus } from './prometheus.js';
-import { restoreBrokers, RoundProgress, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
+import { restoreBrokers, roundClients, RoundProgress, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
 import { transactionCoordinator, type ChaosProgress, type RoundResult } from './runner.js';
 import { WorkerProcess } from './worker.js';
 
@@ -71,14 +68,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkCluster, scenario: FlinkScenario, round: number, opts: FlinkChaosOptions): Promise<FlinkRoundResult> {
   const t0 = Date.now();
-  const id = `flink-${scenario.name}-${round}-${randomUUID().slice(0, 6)}`;
-  const source = `${id}-in`;
-  const sink = `${id}-out`;
+  const { id, source, sink, brokers, brokerIds, kafka, admin, offsets } = roundClients(cluster, 'flink', scenario.name, round);
   const groupId = `${id}-group`;
-  const brokers = cluster.brokers;
-  const brokerIds = Object.keys(cluster.pids()).map(Number);
-  const kafka = new Kafka({ clientId: `${id}-runner`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 15, initialRetryTime: 200, maxRetryTime: 2000 } });
-  const faults: { t: number; text: string }[] = [];
   const progress = new RoundProgress(opts.records, 'job');
   const tracker = new ObservationTracker(id, sink, opts.prometheus !== undefined);
   const stopProducer = new AbortController();
@@ -91,15 +82,11 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
   let loops: Promise<void>[] = [];
   mkdirSync(opts.workDir, { recursive: true });
 
-  const admin = kafka.admin();
   await admin.connect();
-  const offsets = new EndOffsetReader(kafka);
   const rate = Math.max(10, Math.ceil(opts.records / scenario.seconds));
   const fault = (text: string) => {
-    lastFaultAt = Date.now();
+    lastFaultAt = progress.fault(text, opts.log);
     tracker.faultInjected(lastFaultAt);
-    faults.push({ t: lastFaultAt, text: `${text} at ${progress.pct}` });
-    opts.log(`  ${text} (progress ${progress.pct})`);
   };
   const submit = async (fromPath?: string) => {
     jobId = await flink.submit({
@@ -203,7 +190,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     // Progress, the sink's LSOs and eoswatch's metrics, for the whole round.
     loops = [
       progress.follow({ admin, offsets, group: groupId, source, sink }, () => finished, (committed) =>
-        opts.progress?.({ scenario: scenario.name, round, committed, total: opts.records, lastFault: faults[faults.length - 1]?.text }),
+        opts.progress?.({ scenario: scenario.name, round, committed, total: opts.records, lastFault: progress.lastFault }),
       ),
       (async () => {
         for (let i = 0; !finished; i++) {
@@ -226,7 +213,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
 
     // Done when every record is committed and no transaction is open on the sink.
     await progress.waitSettled(faultEnd);
-    const { recoverySeconds, outageSeconds } = progress.figures(faultEnd, faults.map((f) => f.t));
+    const { recoverySeconds, outageSeconds } = progress.figures(faultEnd);
 
     // A last scrape with the whole round in the histograms; then the job and eoswatch stop.
     tracker.scrape(await daemon.metricsText(), jobId, Date.now());
@@ -248,7 +235,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       worstLsoLagRecords: Number(progress.worstLag),
       durationSeconds: (Date.now() - t0) / 1000,
       supervisorRestarts: 0,
-      faults: faults.map((f) => f.text),
+      faults: progress.faults.map((f) => f.text),
       observed: tracker.o,
       missed,
       passed: problems.length === 0,
@@ -266,7 +253,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       worstLsoLagRecords: Number(progress.worstLag),
       durationSeconds: (Date.now() - t0) / 1000,
       supervisorRestarts: 0,
-      faults: faults.map((f) => f.text),
+      faults: progress.faults.map((f) => f.text),
       observed: tracker.o,
       missed: [],
       passed: false,

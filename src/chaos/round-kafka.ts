@@ -3,7 +3,8 @@
 // on its source topic, waiting for every replica to be back in sync after a broker fault, the
 // cluster made whole again after a round, and the verifier's figures of a round.
 import { Kafka as KafkaClient, logLevel, type Admin, type Kafka } from 'kafkajs';
-import { createCluster } from '../kafka/offsets.js';
+import { randomUUID } from 'node:crypto';
+import { createCluster, EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { checkSinkTopic, type VerifyReport } from '../verify/verify.js';
 import { pollUntil, PollTimeoutError } from '../runtime/poll-until.js';
@@ -222,6 +223,8 @@ export function verifyRound(kafka: Kafka, sink: string, run: string, records: nu
  */
 export class RoundProgress {
   readonly log: { t: number; committed: bigint; settled: boolean }[] = [];
+  /** The faults injected, each with the input committed at that moment ("SIGKILL instance 1 at 45 %"). */
+  readonly faults: { t: number; text: string }[] = [];
   /** The largest HW − LSO of a sink partition seen. */
   worstLag = 0n;
   private readonly total: bigint;
@@ -242,6 +245,19 @@ export class RoundProgress {
   get pct(): string {
     const last = this.last;
     return last ? `${Number((last.committed * 100n) / this.total)} %` : '0 %';
+  }
+
+  /** A fault injected now: recorded with the progress at this moment and logged; returns its time. */
+  fault(text: string, log: (line: string) => void): number {
+    const t = Date.now();
+    this.faults.push({ t, text: `${text} at ${this.pct}` });
+    log(`  ${text} (progress ${this.pct})`);
+    return t;
+  }
+
+  /** The last fault's text, for the progress line. */
+  get lastFault(): string | undefined {
+    return this.faults[this.faults.length - 1]?.text;
   }
 
   /** Reads the progress every 500 ms until `finished()`; a reading that fails (a broker fault) is skipped. */
@@ -294,7 +310,7 @@ export class RoundProgress {
   }
 
   /** recoverySeconds: from the end of the last fault until progress was committed again; outageSeconds: the longest from a fault until it was. */
-  figures(faultEnd: number, faultTimes: number[]): { recoverySeconds: number | null; outageSeconds: number | null } {
+  figures(faultEnd: number, faultTimes: number[] = this.faults.map((f) => f.t)): { recoverySeconds: number | null; outageSeconds: number | null } {
     const committedAt = (t: number) => [...this.log].reverse().find((x) => x.t <= t)?.committed ?? 0n;
     const resumed = (t: number) => this.log.find((x) => x.t > t && x.committed > committedAt(t));
     const recovered = resumed(faultEnd);
@@ -303,4 +319,12 @@ export class RoundProgress {
     const outageSeconds = outages.some((x) => x === null) ? null : outages.length ? Math.max(...(outages as number[])) : 0;
     return { recoverySeconds, outageSeconds };
   }
+}
+
+/** An engine round's names and clients: `<engine>-<scenario>-<round>-<random>`, its topics, the runner's kafkajs client (patient retries: brokers come and go), an admin and an end-offset reader. */
+export function roundClients(cluster: LocalCluster, engine: string, scenario: string, round: number): { id: string; source: string; sink: string; brokers: string[]; brokerIds: number[]; kafka: Kafka; admin: Admin; offsets: EndOffsetReader } {
+  const id = `${engine}-${scenario}-${round}-${randomUUID().slice(0, 6)}`;
+  const brokers = cluster.brokers;
+  const kafka = new KafkaClient({ clientId: `${id}-runner`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 15, initialRetryTime: 200, maxRetryTime: 2000 } });
+  return { id, source: `${id}-in`, sink: `${id}-out`, brokers, brokerIds: Object.keys(cluster.pids()).map(Number), kafka, admin: kafka.admin(), offsets: new EndOffsetReader(kafka) };
 }

@@ -9,18 +9,15 @@
 // the output read read_committed and judged by the verifier, and what eoswatch showed held to the
 // scenario's expectations. A failure of the harness (a broker or an instance that would not start)
 // is an ERROR, never an exactly-once FAIL.
-import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
-import { EndOffsetReader } from '../kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { StreamsRun } from '../localcluster/streams-app.js';
 import { pollUntil } from '../runtime/poll-until.js';
 import { produceVerifyRecords, type ProduceManifest } from '../verify/verify.js';
 import type { LivePrometheus } from './prometheus.js';
-import { restoreBrokers, RoundProgress, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
+import { restoreBrokers, roundClients, RoundProgress, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
 import { transactionCoordinator, type ChaosProgress, type RoundResult } from './runner.js';
 import { STREAMS_COMMIT_INTERVAL_MS, STREAMS_SESSION_TIMEOUT_MS, type StreamsScenario, type StreamsScenarioContext } from './streams-scenarios.js';
 import { StreamsObservationTracker, type StreamsObservations } from './streams-observations.js';
@@ -71,13 +68,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsScenario, round: number, opts: StreamsChaosOptions): Promise<StreamsRoundResult> {
   const t0 = Date.now();
-  const id = `streams-${scenario.name}-${round}-${randomUUID().slice(0, 6)}`;
-  const source = `${id}-in`;
-  const sink = `${id}-out`;
-  const brokers = cluster.brokers;
-  const brokerIds = Object.keys(cluster.pids()).map(Number);
-  const kafka = new Kafka({ clientId: `${id}-runner`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 15, initialRetryTime: 200, maxRetryTime: 2000 } });
-  const faults: { t: number; text: string }[] = [];
+  const { id, source, sink, brokers, brokerIds, kafka, admin, offsets } = roundClients(cluster, 'streams', scenario.name, round);
   const progress = new RoundProgress(opts.records, 'app');
   const tracker = new StreamsObservationTracker(id, sink, opts.prometheus !== undefined);
   const stopProducer = new AbortController();
@@ -95,14 +86,8 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
   let error: unknown;
   mkdirSync(opts.workDir, { recursive: true });
 
-  const admin = kafka.admin();
-  const offsets = new EndOffsetReader(kafka);
   const rate = Math.max(10, Math.ceil(opts.records / (opts.seconds ?? scenario.seconds)));
-  const fault = (text: string) => {
-    lastFaultAt = Date.now();
-    faults.push({ t: lastFaultAt, text: `${text} at ${progress.pct}` });
-    opts.log(`  ${text} (progress ${progress.pct})`);
-  };
+  const fault = (text: string) => void (lastFaultAt = progress.fault(text, opts.log));
   const ctx: StreamsScenarioContext = {
     brokers: brokerIds,
     waitProgress: (fraction) => progress.waitFraction(fraction, 15 * 60_000),
@@ -199,7 +184,7 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
     producing.catch(() => undefined);
     loops = [
       progress.follow({ admin, offsets, group: id, source, sink }, () => finished, (committed) =>
-        opts.progress?.({ scenario: scenario.name, round, committed, total: opts.records, lastFault: faults[faults.length - 1]?.text }),
+        opts.progress?.({ scenario: scenario.name, round, committed, total: opts.records, lastFault: progress.lastFault }),
       ),
       (async () => {
         for (let i = 0; !finished; i++) {
@@ -220,7 +205,7 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
     if (manifest.records !== opts.records) throw new HarnessError(`only ${manifest.records} of ${opts.records} records were written`);
     // Done when every record is committed and no transaction is open on the output.
     await progress.waitSettled(faultEnd);
-    ({ recoverySeconds, outageSeconds } = progress.figures(faultEnd, faults.map((f) => f.t)));
+    ({ recoverySeconds, outageSeconds } = progress.figures(faultEnd));
     // A last scrape with the whole round in the counters; then the app and eoswatch stop.
     tracker.scrape(await harnessStep("eoswatch's last scrape", () => daemon!.metricsText()), Date.now());
     if (opts.prometheus) tracker.alerts(await harnessStep("Prometheus' alerts", () => opts.prometheus!.alerts()));
@@ -256,7 +241,7 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
     worstLsoLagRecords: Number(progress.worstLag),
     durationSeconds: (Date.now() - t0) / 1000,
     supervisorRestarts: 0,
-    faults: faults.map((f) => f.text),
+    faults: progress.faults.map((f) => f.text),
     observed: tracker.o,
     missed,
     verdict,
