@@ -10,6 +10,7 @@ import { defineSupervisorMetrics } from '../src/daemon.js';
 import { flinkMetrics } from '../src/flink/flink-service.js';
 import { defineWebReloadMetrics } from '../src/http/web-reload.js';
 import { defineKafkaHealthMetrics } from '../src/kafka/health.js';
+import { permissionMetrics } from '../src/kafka/permissions.js';
 import { auditMetrics } from '../src/metrics/audit.js';
 import { checkpointMetrics } from '../src/metrics/checkpoint-stats.js';
 import { lagMetrics, pipelineTransactionAgeMetrics } from '../src/metrics/lag.js';
@@ -37,6 +38,7 @@ export const DEFINITIONS: { module: string; covers: string; define: (r: Registry
   { module: 'src/metrics/audit.ts', covers: 'the audit', define: (r) => void auditMetrics(r) },
   { module: 'src/flink/flink-service.ts', covers: 'Flink jobs', define: (r) => void flinkMetrics(r) },
   { module: 'src/kafka/health.ts', covers: 'the Kafka cluster', define: (r) => void defineKafkaHealthMetrics(r) },
+  { module: 'src/kafka/permissions.ts', covers: "every service's missing ACLs", define: (r) => void permissionMetrics(r) },
   { module: 'src/http/web-reload.ts', covers: 'the web configuration file', define: (r) => void defineWebReloadMetrics(r) },
 ];
 

@@ -15,6 +15,8 @@ import { sortFindings } from './report.js';
 import { runAudit, type AuditReport } from './runner.js';
 import { sourcesFromConfig } from './sources/index.js';
 import { defineService } from '../service.js';
+import { neededPermissions } from '../kafka/needed-acls.js';
+import { PermissionWatch } from '../kafka/permissions.js';
 
 export class AuditService implements Service {
   readonly name = 'audit';
@@ -25,6 +27,8 @@ export class AuditService implements Service {
   private readonly logger: Logger;
   private readonly built;
   private readonly measuredRun: () => Promise<AuditReport | undefined>;
+  /** Names the ACLs the brokers refuse after a run whose cluster source failed. */
+  private readonly permissions: PermissionWatch;
 
   constructor(
     private readonly config: Config,
@@ -36,6 +40,9 @@ export class AuditService implements Service {
     this.measuredRun = measured({ registry: ctx.registry, service: this.name, task: 'run' }, () => this.audit(), (report) => report !== undefined);
     this.metrics = auditMetrics(ctx.registry);
     this.built = sourcesFromConfig(config, kafka);
+    const p = config.pipeline;
+    const names = { source: p.sourceTopic, sink: p.sinkTopic, dlq: p.deadLetterTopic ?? `${p.sinkTopic}.dlq`, group: p.groupId, prefix: p.transactionalIdPrefix };
+    this.permissions = new PermissionWatch({ service: this.name, kafka, needed: () => neededPermissions(names, ['audit']), registry: ctx.registry, logger: ctx.logger });
   }
 
   get lastReport(): AuditReport | undefined {
@@ -59,6 +66,9 @@ export class AuditService implements Service {
       const report = await runAudit(this.built.sources, ALL_CHECKS, { sourceTimeoutMs: this.config.audit.sourceTimeout });
       this.last = report;
       this.metrics.record(report);
+      const refused = report.sources.filter((x) => !x.ok && x.name === 'cluster').map((x) => x.error ?? '');
+      if (refused.length) await this.permissions.failed(refused.join('; '));
+      else this.permissions.succeeded();
       const s = report.summary;
       const log = s.critical ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
       log({ critical: s.critical, warning: s.warning, passed: s.passed, checks: s.checks, ms: report.durationMs, failedSources: report.sources.filter((x) => !x.ok).map((x) => x.name) }, 'audit finished');
@@ -74,7 +84,8 @@ export class AuditService implements Service {
   ready(): ServiceHealth {
     if (!this.last) return { ready: false, detail: 'first audit has not finished' };
     const s = this.last.summary;
-    return { ready: true, detail: `last run ${this.last.startedAt}: ${s.critical} critical, ${s.warning} warning` };
+    const missing = this.permissions.text();
+    return { ready: true, detail: `last run ${this.last.startedAt}: ${s.critical} critical, ${s.warning} warning${missing ? `; ${missing}` : ''}` };
   }
 
   router(): Router {

@@ -19,6 +19,8 @@ import { PIPELINE_LABELS, type PipelineLabels } from '../metrics/checkpoint-stat
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { makeRecord, parseVerifyRecord } from '../verify/record.js';
 import { sendPerPartition } from '../kafka/send.js';
+import { neededPermissions } from '../kafka/needed-acls.js';
+import { PermissionWatch } from '../kafka/permissions.js';
 import { withTimeout } from '../util/timeout.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
@@ -111,6 +113,12 @@ export class CanaryService implements Service {
   private readonly labels: PipelineLabels;
   private state: 'new' | 'starting' | 'running' | 'stopped' = 'new';
   private lastSendError: string | undefined;
+  /** Why the reader stopped (kafkajs gave up on it: a refusal, an error it does not retry), until it runs again. */
+  private readerStopped: string | undefined;
+  private readerRestarts = 0;
+  private readerTimer: NodeJS.Timeout | undefined;
+  /** Names the ACLs the brokers refuse after a failed send or a stopped reader. */
+  private readonly permissions: PermissionWatch;
 
   constructor(
     private readonly kafka: Kafka,
@@ -123,6 +131,8 @@ export class CanaryService implements Service {
     this.labels = { pipeline: opts.pipeline, engine: 'eoswatch', job_id: '' };
     this.run = `canary.${opts.id}.${now.toString(36)}`;
     this.tracker = new CanaryTracker({ ownRun: this.run, lostAfterMs: opts.lostAfterMs, valueDelta: opts.valueDelta });
+    const names = { source: opts.sourceTopic, sink: opts.sinkTopic, canarySource: opts.sourceTopic, canarySink: opts.sinkTopic, canaryId: opts.id, group: '-', prefix: '-' };
+    this.permissions = new PermissionWatch({ service: this.name, kafka, needed: () => neededPermissions(names, ['canary']), registry: ctx.registry, logger: ctx.logger });
     for (const r of ['sent', ...RESULTS]) this.metrics.records.inc({ ...this.labels, result: r }, 0);
     const onError = (err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'canary tick failed');
     // A tick whose send failed failed (counted in eos_canary_send_errors_total; the records are the tracker's).
@@ -227,10 +237,52 @@ export class CanaryService implements Service {
       const pos = this.position.get(payload.partition);
       if (first != null && pos !== undefined && BigInt(first) <= pos) this.position.set(payload.partition, BigInt(payload.lastOffset) + 1n);
     });
+    // kafkajs restarts a consumer after a retriable crash by itself; after any other (a refused
+    // Fetch, a group it may not join) it stops for good. The canary's reader is started again
+    // (its positions kept), with a growing delay, and says why meanwhile.
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || consumer !== this.consumer || this.state === 'stopped') return;
+      this.readerStopped = errorMessage(payload.error);
+      void this.permissions.failed(payload.error);
+      const delayMs = this.nextReaderDelay();
+      this.logger.warn({ err: this.readerStopped, delayMs }, 'canary reader stopped; starting it again after a delay (its records are not counted lost meanwhile)');
+      this.readerTimer = setTimeout(() => void this.restartReader(), delayMs);
+    });
+    consumer.on(consumer.events.FETCH, () => {
+      if (consumer !== this.consumer || this.readerStopped === undefined) return;
+      this.logger.info('canary reader runs again');
+      this.readerStopped = undefined;
+      this.readerRestarts = 0;
+      if (this.lastSendError === undefined) this.permissions.succeeded();
+    });
     await consumer.connect();
     await consumer.subscribe({ topic: this.opts.sinkTopic, fromBeginning: false });
     await consumer.run({ autoCommit: false, eachBatch: (p) => this.onBatch(p) });
     return { joined: firstJoin };
+  }
+
+  /** 2 s, doubling to 1 min, per start of the reader that failed since it last ran. */
+  private nextReaderDelay(): number {
+    return Math.min(60_000, 2_000 * 2 ** Math.min(this.readerRestarts++, 5));
+  }
+
+  private stopped(): boolean {
+    return this.state === 'stopped';
+  }
+
+  private async restartReader(): Promise<void> {
+    if (this.state === 'stopped') return;
+    const old = this.consumer;
+    await old?.disconnect().catch(() => undefined);
+    try {
+      await this.startReader();
+    } catch (err) {
+      this.readerStopped = errorMessage(err);
+      void this.permissions.failed(err);
+      const delayMs = this.nextReaderDelay();
+      this.logger.warn({ err: this.readerStopped, delayMs }, 'canary reader could not start; trying again after a delay');
+      if (!this.stopped()) this.readerTimer = setTimeout(() => void this.restartReader(), delayMs);
+    }
   }
 
   private async onBatch({ batch }: EachBatchPayload): Promise<void> {
@@ -300,12 +352,14 @@ export class CanaryService implements Service {
         this.metrics.records.inc({ ...this.labels, result: 'sent' }, group.seqs.length);
         if (this.lastSendError) this.logger.info('canary sends succeed again');
         this.lastSendError = undefined;
+        if (this.readerStopped === undefined) this.permissions.succeeded();
       } catch (err) {
         this.tracker.sendFailed(p, group.seqs, Date.now());
         this.metrics.sendErrors.inc(this.labels);
         const msg = errorMessage(err);
         if (this.lastSendError !== msg) this.logger.warn({ err: msg }, 'canary send failed; its records are not counted as lost');
         this.lastSendError = msg;
+        void this.permissions.failed(err);
         failed = true;
       }
     }
@@ -327,12 +381,16 @@ export class CanaryService implements Service {
   ready(): ServiceHealth {
     if (this.state === 'starting') return { ready: false, detail: 'canary reader joining its group' };
     if (this.state !== 'running') return { ready: false, detail: `canary ${this.state}` };
-    return { ready: true, detail: this.lastSendError ? `sends failing: ${this.lastSendError}` : `run ${this.run}` };
+    // Ready while failing: the canary's failures are reported, never counted as lost records.
+    const missing = this.permissions.text();
+    const problems = [this.lastSendError && `sends failing: ${this.lastSendError}`, this.readerStopped && `reader stopped: ${this.readerStopped}`, missing].filter(Boolean);
+    return { ready: true, detail: problems.length ? problems.join('; ') : `run ${this.run}` };
   }
 
   async stop(): Promise<void> {
     this.state = 'stopped';
     clearTimeout(this.retryTimer);
+    clearTimeout(this.readerTimer);
     // Waits for the send in flight.
     await Promise.all([this.ticker.stop(), this.sweeper.stop()]);
     await this.producer?.disconnect().catch(() => undefined);

@@ -14,6 +14,7 @@ import { lsoMetrics } from '../metrics/lso.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, type PartitionEnds } from './offsets.js';
 import { LsoTracker, type LsoState } from './lso-tracker.js';
+import { PermissionWatch, type NeededPermission } from './permissions.js';
 import { defineService } from '../service.js';
 import { periodicRequestTimeout } from './client.js';
 
@@ -60,6 +61,8 @@ export class LsoMonitorService implements Service {
   private readonly hangingAfterSeries = new Map<string, PipelineLabels>();
   private readonly ownLabels: PipelineLabels;
   private readonly failing = new Map<string, string>();
+  /** Names the ACLs the brokers refuse (Describe on a watched topic) after a failed reading. */
+  private readonly permissions: PermissionWatch;
 
   constructor(
     private readonly kafka: Kafka,
@@ -71,6 +74,8 @@ export class LsoMonitorService implements Service {
     this.tracker = new LsoTracker(opts.hangingAfterMs);
     this.ownLabels = { pipeline: opts.pipeline, engine: 'eoswatch', job_id: '' };
     for (const t of opts.topics) this.labelsOf(t);
+    const needed = (): NeededPermission[] => this.opts.topics.map((name) => ({ resource: 'topic', name, prefixed: false, operation: 'Describe' }));
+    this.permissions = new PermissionWatch({ service: this.name, kafka, needed, registry: ctx.registry, logger: ctx.logger });
     // A reading that missed a topic failed (the topic's error is counted in eos_lso_monitor_read_errors_total).
     this.periodic = every(() => this.poll().then(() => this.failing.size === 0), {
       registry: ctx.registry,
@@ -159,6 +164,8 @@ export class LsoMonitorService implements Service {
         if (!this.stopped) this.reader = new EndOffsetReader(this.kafka);
       }
     }
+    if (this.failing.size) await this.permissions.failed([...this.failing.values()].join('; '));
+    else this.permissions.succeeded();
     this.polled = true;
   }
 
@@ -213,7 +220,8 @@ export class LsoMonitorService implements Service {
   ready(): ServiceHealth {
     if (!this.polled) return { ready: false, detail: 'first reading of the watched topics has not finished' };
     const failing = [...this.failing.keys()];
-    return { ready: true, detail: failing.length ? `cannot read: ${failing.join(', ')}` : `watching ${this.opts.topics.length} topics` };
+    const missing = this.permissions.text();
+    return { ready: true, detail: failing.length ? `cannot read: ${failing.join(', ')}${missing ? `; ${missing}` : ''}` : `watching ${this.opts.topics.length} topics` };
   }
 
   async stop(): Promise<void> {

@@ -16,6 +16,7 @@ import { refusedGroups } from '../kafka/group-access.js';
 import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
 import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { exactNames, nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
+import { PermissionWatch, type NeededPermission } from '../kafka/permissions.js';
 import { defineService } from '../service.js';
 import { flinkService } from '../flink/flink-service.js';
 import { streamsService, watchedApplications } from '../streams/streams-service.js';
@@ -60,6 +61,8 @@ export interface LagReading {
   groups: number;
   partitions: number;
   durationMs: number;
+  /** Topics lag.topics names by name that the topic listing lacks: absent, or hidden for want of Describe. */
+  hiddenTopics: string[];
 }
 
 export class LagService implements Service {
@@ -82,6 +85,8 @@ export class LagService implements Service {
   private groupSeries = new Set<string>();
   /** Probe answers by partition and committed offset, valid while the LSO they were asked for stands. */
   private probes = new Map<string, { lso: bigint; first: FirstRecord }>();
+  /** Names the ACLs the brokers refuse after a failed reading or a named topic the listing lacks. */
+  private readonly permissions: PermissionWatch;
 
   constructor(
     private readonly kafka: Kafka,
@@ -94,6 +99,11 @@ export class LagService implements Service {
     this.metrics = lagMetrics(ctx.registry);
     this.groupMatch = nameMatcher(config.groups);
     this.topicMatch = config.topics.length ? nameMatcher(config.topics) : null;
+    const needed = (): NeededPermission[] => [
+      ...exactNames(config.groups).map((name): NeededPermission => ({ resource: 'group', name, prefixed: false, operation: 'Describe' })),
+      ...exactNames(config.topics).map((name): NeededPermission => ({ resource: 'topic', name, prefixed: false, operation: 'Describe' })),
+    ];
+    this.permissions = new PermissionWatch({ service: this.name, kafka, needed, registry: ctx.registry, logger: ctx.logger });
     // poll() reports its own failures (log, eos_lag_read_errors_total, readiness).
     this.periodic = every(() => this.poll().then(() => undefined), { registry: ctx.registry, service: this.name, task: 'reading', name: 'the lag reading', intervalMs: config.interval });
   }
@@ -114,12 +124,19 @@ export class LagService implements Service {
       this.logger.debug(this.last, 'lag read');
       if (this.failure !== undefined) this.logger.info('lag reading works again');
       this.failure = undefined;
+      // A topic lag.topics names that the listing lacks is absent or hidden (no Describe): ask.
+      // A group it may not describe (this.denied) is asked about too, so that the one family of
+      // eos_permission_missing names it beside eos_lag_permission_denied.
+      const refusals = [...(reading.hiddenTopics.length ? [`unknown topic: ${reading.hiddenTopics.join(', ')}`] : []), ...(this.denied.size ? ['Not authorized to access group'] : [])];
+      if (refusals.length) await this.permissions.failed(refusals.join('; '));
+      else this.permissions.succeeded();
       return this.last;
     } catch (err) {
       this.metrics.readErrors.inc();
       const msg = errorMessage(err);
       if (this.failure !== msg) this.logger.warn({ err: msg }, 'cannot read consumer lag');
       this.failure = msg;
+      await this.permissions.failed(err);
       // Stale lag is worse than none: the series go until the next reading succeeds.
       this.dropSeries(new Map(), new Set());
       // A broken connection is rebuilt for the next reading.
@@ -186,7 +203,7 @@ export class LagService implements Service {
     for (const group of this.groupSeries) if (!committed.has(group) && !unread.has(group)) this.calculator.forgetGroup(group);
     this.publish(lags, descriptions.groups, committed);
     this.publishDenied(denied);
-    return { groups: committed.size, partitions: lags.length };
+    return { groups: committed.size, partitions: lags.length, hiddenTopics: exactNames(this.config.topics).filter((t) => !existing.has(t)) };
   }
 
   /** What the last reading was refused: eos_lag_permission_denied, a warning when it changes, the readiness detail. */
@@ -329,7 +346,8 @@ export class LagService implements Service {
   ready(): ServiceHealth {
     if (!this.last) return { ready: false, detail: this.failure ? `cannot read consumer lag: ${this.failure}` : 'first lag reading has not finished' };
     if (this.failure !== undefined) return { ready: true, detail: `last lag reading failed: ${this.failure}` };
-    const denied = this.denied.size ? `; permission missing: Describe on ${[...this.denied].sort().join(', ')}` : '';
+    const missing = this.permissions.text();
+    const denied = this.denied.size ? `; permission missing: Describe on ${[...this.denied].sort().join(', ')}` : missing ? `; ${missing}` : '';
     return { ready: true, detail: `${this.last.groups} groups, ${this.last.partitions} partitions${denied}` };
   }
 

@@ -4,6 +4,9 @@
 // documentation cannot drift from what is proven. Parsing and the table are pure; grant, revoke and
 // list go through the admin API as the cluster's super user.
 import kafkajs, { type Admin, type AclEntry } from 'kafkajs';
+import { EOSWATCH_ACLS, neededPermissions, type AclNames, type NeededAcl } from '../kafka/needed-acls.js';
+
+export { EOSWATCH_ACLS, type AclNames, type NeededAcl, type ServiceAcls } from '../kafka/needed-acls.js';
 
 // kafkajs is CommonJS: its enums are read from the default export.
 const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } = kafkajs;
@@ -120,133 +123,9 @@ export async function listAcls(admin: Admin, principal?: string): Promise<AclSpe
   return out.sort((a, b) => describeAcl(a).localeCompare(describeAcl(b)));
 }
 
-// ---------------------------------------------------------------------------------------------
-// What eoswatch needs. Names are the config's: {source}, {sink} (and {sink}.dlq), {group},
-// {prefix} (pipeline.transactionalIdPrefix), {canary.source}, {canary.sink}, {canary.id}.
-
-export interface NeededAcl {
-  resource: ResourceKind;
-  /** A name template ({source}, {sink}, ...) or 'kafka-cluster'. */
-  name: string;
-  prefixed: boolean;
-  operation: Operation;
-  /** The Kafka APIs that need it. */
-  apis: string;
-}
-
-export interface ServiceAcls {
-  service: string;
-  /** Where it is configured / what it is. */
-  what: string;
-  acls: NeededAcl[];
-}
-
-const t = (name: string, operation: Operation, apis: string, prefixed = false): NeededAcl => ({ resource: 'topic', name, prefixed, operation, apis });
-const g = (name: string, operation: Operation, apis: string): NeededAcl => ({ resource: 'group', name, prefixed: false, operation, apis });
-const x = (name: string, operation: Operation, apis: string): NeededAcl => ({ resource: 'transactional-id', name, prefixed: true, operation, apis });
-const c = (operation: Operation, apis: string): NeededAcl => ({ resource: 'cluster', name: 'kafka-cluster', prefixed: false, operation, apis });
-
-/**
- * The ACLs of each eoswatch service, least privilege: what the secured integration test grants
- * (and nothing more), checked against the authorize calls of Kafka's KafkaApis for the APIs each
- * uses. A principal with all of them runs every service.
- */
-export const EOSWATCH_ACLS: ServiceAcls[] = [
-  {
-    service: 'health',
-    what: 'kafka.healthCheckInterval: the broker list (eos_kafka_up)',
-    acls: [],
-  },
-  {
-    service: 'pipeline',
-    what: 'pipeline.enabled: the transactional consume-transform-produce loop',
-    acls: [
-      t('{source}', 'Read', 'Fetch, ListOffsets, OffsetFetch, TxnOffsetCommit'),
-      t('{source}', 'Describe', 'Metadata (partition count), ListOffsets'),
-      t('{sink}', 'Write', 'Produce, AddPartitionsToTxn'),
-      t('{sink}', 'Describe', 'Metadata'),
-      t('{sink}.dlq', 'Write', 'Produce, AddPartitionsToTxn (the dead-letter topic)'),
-      t('{sink}.dlq', 'Describe', 'Metadata'),
-      g('{group}', 'Read', 'OffsetFetch, AddOffsetsToTxn, TxnOffsetCommit (the offsets group: it has no members)'),
-      g('{group}.members', 'Read', 'FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup (the instances split the partitions in it)'),
-      x('{prefix}', 'Write', 'InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn'),
-      x('{prefix}', 'Describe', 'FindCoordinator (transaction)'),
-    ],
-  },
-  {
-    service: 'canary',
-    what: 'canary.enabled: idempotent canary records into the pipeline source, read back read_committed from its sink',
-    acls: [
-      t('{canary.source}', 'Write', 'Produce, InitProducerId (idempotent: Write on a topic stands for IdempotentWrite)'),
-      t('{canary.source}', 'Describe', 'Metadata (partition count)'),
-      t('{canary.sink}', 'Read', 'Fetch'),
-      t('{canary.sink}', 'Describe', 'Metadata, ListOffsets'),
-      g('{canary.id}.canary-reader', 'Read', 'JoinGroup, SyncGroup, Heartbeat, OffsetFetch'),
-    ],
-  },
-  {
-    service: 'lsoMonitor',
-    what: 'lsoMonitor: last stable offset vs high watermark of the watched topics',
-    acls: [t('{sink}', 'Describe', 'ListOffsets (read_committed and read_uncommitted), Metadata')],
-  },
-  {
-    service: 'lag',
-    what: 'lag: committed offsets of the watched groups against the topic ends',
-    acls: [
-      g('{group}', 'Describe', 'ListGroups (filtered to the groups it may describe), DescribeGroups, OffsetFetch'),
-      t('{source}', 'Describe', 'ListOffsets, Metadata, OffsetFetch'),
-    ],
-  },
-  {
-    service: 'audit',
-    what: 'audit: broker and topic configuration, partitions and ISR',
-    acls: [
-      c('DescribeConfigs', 'DescribeConfigs (broker configs)'),
-      t('{source}', 'Describe', 'Metadata (partitions, ISR); listTopics names only described topics'),
-      t('{sink}', 'Describe', 'Metadata (partitions, ISR)'),
-      t('{sink}.dlq', 'Describe', 'Metadata (partitions, ISR)'),
-      t('{source}', 'DescribeConfigs', 'DescribeConfigs (topic configs)'),
-      t('{sink}', 'DescribeConfigs', 'DescribeConfigs (topic configs)'),
-      t('{sink}.dlq', 'DescribeConfigs', 'DescribeConfigs (topic configs)'),
-    ],
-  },
-];
-
-export interface AclNames {
-  source: string;
-  sink: string;
-  group: string;
-  prefix: string;
-  /** canary.sourceTopic, sinkTopic (default: the pipeline's), canary.id. */
-  canarySource?: string;
-  canarySink?: string;
-  canaryId?: string;
-}
-
 /** The needed ACLs of the given services for one principal and the config's names, without duplicates. Pure. */
-export function aclsFor(principal: string, names: AclNames, services: string[] = EOSWATCH_ACLS.map((s) => s.service)): AclSpec[] {
-  const fill = (n: string): string => {
-    const v = n
-      .replace('{source}', names.source)
-      .replace('{sink}', names.sink)
-      .replace('{group}', names.group)
-      .replace('{prefix}', names.prefix)
-      .replace('{canary.source}', names.canarySource ?? names.source)
-      .replace('{canary.sink}', names.canarySink ?? names.sink)
-      .replace('{canary.id}', names.canaryId ?? '');
-    if (v === '' || v.startsWith('.') || /\{/.test(v)) throw new Error(`ACL name ${n}: no value given for it`);
-    return v;
-  };
-  const unknown = services.filter((s) => !EOSWATCH_ACLS.some((x) => x.service === s));
-  if (unknown.length) throw new Error(`no ACL table for services ${unknown.join(', ')} (known: ${EOSWATCH_ACLS.map((s) => s.service).join(', ')})`);
-  const out = new Map<string, AclSpec>();
-  for (const s of EOSWATCH_ACLS.filter((x) => services.includes(x.service))) {
-    for (const a of s.acls) {
-      const spec: AclSpec = { principal, resource: a.resource, name: fill(a.name), prefixed: a.prefixed, operation: a.operation };
-      out.set(describeAcl(spec), spec);
-    }
-  }
-  return [...out.values()];
+export function aclsFor(principal: string, names: AclNames, services?: string[]): AclSpec[] {
+  return neededPermissions(names, services).map((p) => ({ principal, ...p }));
 }
 
 function resourceText(a: NeededAcl): string {

@@ -4,7 +4,9 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
+import { neededPermissions } from '../kafka/needed-acls.js';
 import { fetchCommittedOffsets } from '../kafka/offsets.js';
+import { PermissionWatch, refusedKinds } from '../kafka/permissions.js';
 import type { Logger } from '../log.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
@@ -65,6 +67,8 @@ export class PipelineService implements Service {
   private previousConsumer: Promise<unknown> | undefined;
   private control: Promise<unknown> = Promise.resolve();
   private assigned = new Set<number>();
+  /** Names the ACLs the brokers refuse after a failure (eos_permission_missing, the FAILED detail). */
+  private readonly permissions: PermissionWatch;
 
   constructor(
     private readonly config: PipelineConfig,
@@ -77,6 +81,8 @@ export class PipelineService implements Service {
     const restart = config.restartStrategy;
     this.restartPolicy = { delay: (attempt) => restartDelay(restart, attempt), resetAfterMs: restart.type === 'none' ? Infinity : restart.resetAfter };
     this.metrics = pipelineMetrics(ctx.registry);
+    const names = { source: config.sourceTopic, sink: config.sinkTopic, dlq: this.dlqTopic, group: config.groupId, prefix: config.transactionalIdPrefix };
+    this.permissions = new PermissionWatch({ service: 'pipeline', kafka, needed: () => neededPermissions(names, ['pipeline']), registry: ctx.registry, logger: ctx.logger });
     pipelineTransactionAgeMetrics(ctx.registry, config.name, config.transactionTimeout, () => new Map([...this.tasks].map(([p, t]) => [p, t.openSince ?? 0])));
     const m = this.metrics;
     m.up.set(this.labels, 0);
@@ -141,6 +147,12 @@ export class PipelineService implements Service {
       await this.releaseClients();
       // Refusing to start is the pipeline's own verdict, as FAILED is: onFailure applies to it.
       if (err instanceof StartRefused && this.config.onFailure === 'exit') this.ctx.fatal(err);
+      // A refusal (or a topic the metadata hides): the brokers say which ACL is missing.
+      const missing = await this.permissions.failed(err);
+      if (missing) {
+        this.failure = `${this.failure}; ${missing}`;
+        throw new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline: ${this.failure}`, { cause: err });
+      }
       throw err;
     }
   }
@@ -471,7 +483,9 @@ export class PipelineService implements Service {
   async runCheckpoint(): Promise<boolean> {
     if (this.state !== 'RUNNING' && this.state !== 'STOPPING') return false;
     this.dropLongFencedTasks(this.clock.now());
-    return this.driver.run([...this.tasks.values()].filter((t) => t.state === 'ready'));
+    const completed = await this.driver.run([...this.tasks.values()].filter((t) => t.state === 'ready'));
+    if (completed) this.permissions.succeeded();
+    return completed;
   }
 
   private async fail(reason: string): Promise<void> {
@@ -482,11 +496,15 @@ export class PipelineService implements Service {
     this.logger.error({ reason, onFailure: this.config.onFailure }, 'pipeline FAILED');
     this.wake?.();
     await this.releaseClients();
-    const err = new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${reason}`);
+    const missing = await this.permissions.failed(reason);
+    if (missing) this.failure = `${reason}; ${missing}`;
+    const err = new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${this.failure}`);
     // exit: the orchestrator restarts the process; keep-serving: the supervisor restarts the
-    // pipeline after pipeline.restartStrategy's delay (src/daemon.ts).
-    if (this.config.onFailure === 'exit') this.ctx.fatal(err);
-    else if (this.state === 'FAILED') this.ctx.failed?.(err);
+    // pipeline after pipeline.restartStrategy's delay (src/daemon.ts). A missing ACL is not
+    // mended by a new process: the daemon stays up whatever onFailure says (the other services
+    // keep watching, /readyz names the permission) and retries in-process until it is granted.
+    if (this.config.onFailure === 'exit' && !missing && refusedKinds(reason).size === 0) this.ctx.fatal(err);
+    else if (this.state === 'FAILED') (this.ctx.failed ?? this.ctx.fatal)(err);
   }
 
   /**

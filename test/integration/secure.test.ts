@@ -57,7 +57,7 @@ const getJson = async (url: string): Promise<{ status: number; body: unknown; te
 };
 
 describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
-  const h = useCluster({ nodes: 1, version: VERSION, security: { mode: 'sasl-ssl', users: ['eoswatch'] } });
+  const h = useCluster({ nodes: 1, version: VERSION, security: { mode: 'sasl-ssl', users: ['eoswatch', 'least'] } });
 
   test('least privilege: every service ready under only the documented ACLs, records exactly once; DescribeConfigs revoked: the audit names it, the rest keeps working', async () => {
     const c = h.cluster;
@@ -117,6 +117,125 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     assert.equal(p.child.exitCode, null, 'the daemon stays up');
     assert.doesNotMatch(p.output, /restarting the service|service stays failed|fatal service error/i, 'no service restarts');
     await p.kill();
+  });
+
+  // Each service under a principal holding only its own ACLs (the canary's with the pipeline's,
+  // which carries its records), then each of its ACLs removed in turn: the service names the
+  // missing one (eos_permission_missing, its /readyz detail), the rest keeps working, nothing
+  // restarts faster than its backoff, and the ACL granted again brings it back by itself. CI runs
+  // one ACL per service; EOSWATCH_ACL_MATRIX=all every ACL (the results: docs/security.md).
+  test('each ACL removed in turn: the service names the missing permission, the others keep working, granted again it recovers', async () => {
+    const c = h.cluster;
+    const n = await setup(c, 'turn');
+    const admin = (await c.kafka()).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    await produceAsAdmin(c, n.source, P, 300);
+    const all = process.env.EOSWATCH_ACL_MATRIX === 'all';
+    const principal = 'User:least';
+    const key = (a: { operation: string; resource: string; name: string; prefixed: boolean }) => `${a.operation} on ${a.resource === 'cluster' ? 'cluster' : `${a.resource}:${a.name}${a.prefixed ? '*' : ''}`}`;
+    const plans: { service: string; label: string; grant: string[]; ci: string; config: Record<string, unknown>; healthy: (p: PipelineProcess) => Promise<boolean> }[] = [
+      {
+        service: 'pipeline',
+        label: 'pipeline',
+        grant: ['pipeline'],
+        ci: `Write on topic:${n.sink}`,
+        config: { canary: { enabled: false }, lag: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, audit: { enabled: false } },
+        healthy: async (p) => (await p.metric('eos_pipeline_up', { engine: 'eoswatch' })) === 1,
+      },
+      {
+        service: 'canary',
+        label: 'canary',
+        grant: ['pipeline', 'canary'],
+        ci: `Read on topic:${n.sink}`,
+        config: { lag: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, audit: { enabled: false } },
+        healthy: async (p) => (await p.metric('eos_pipeline_up', { engine: 'eoswatch' })) === 1 && /"canary":\{"ready":true,"detail":"run canary/.test((await getJson(`${await p.url}/readyz`)).text),
+      },
+      {
+        service: 'lsoMonitor',
+        label: 'lso-monitor',
+        grant: ['lsoMonitor'],
+        ci: `Describe on topic:${n.sink}`,
+        config: { pipeline: { enabled: false }, canary: { enabled: false }, lag: { enabled: false }, lsoMonitor: { topics: [n.sink], interval: '1s' }, audit: { enabled: false } },
+        healthy: async (p) => (await p.metric('eos_service_run_success', { service: 'lso-monitor', task: 'reading' })) === 1,
+      },
+      {
+        service: 'lag',
+        label: 'lag',
+        grant: ['lag'],
+        ci: `Describe on group:${n.group}`,
+        config: { pipeline: { enabled: false }, canary: { enabled: false }, lsoMonitor: { enabled: false, topics: [] }, lag: { enabled: true, groups: [n.group], topics: [n.source], interval: '1s' }, audit: { enabled: false } },
+        healthy: async (p) => (await p.metric('eos_service_run_success', { service: 'lag', task: 'reading' })) === 1 && (await p.metric('eos_lag_permission_denied', { resource: `group:${n.group}` })) === undefined,
+      },
+      {
+        service: 'audit',
+        label: 'audit',
+        // The audit reads the configuration of the pipeline's topics when the pipeline runs.
+        grant: ['pipeline', 'audit'],
+        ci: `DescribeConfigs on topic:${n.sink}`,
+        config: { canary: { enabled: false }, lag: { enabled: false }, lsoMonitor: { enabled: false, topics: [] } },
+        healthy: async (p) => ((await getJson(`${await p.url}/audit`)).body as { sources?: { name: string; ok: boolean }[] }).sources?.find((x) => x.name === 'cluster')?.ok === true,
+      },
+    ];
+    // The pipeline commits offsets to {group}: the lag service has a group to read.
+    const results: string[] = [];
+    for (const plan of plans) {
+      const granted = aclsFor(principal, n, plan.grant);
+      const own = aclsFor(principal, n, [plan.service]);
+      // A row another granted row implies (Read/Write imply Describe on the same resource) or that
+      // another service of this daemon also holds cannot be missed by removing it alone.
+      const others = aclsFor(principal, n, plan.grant.filter((x) => x !== plan.service));
+      const implied = (a: (typeof own)[number]) => a.operation === 'Describe' && granted.some((b) => b !== a && b.resource === a.resource && b.name === a.name && ['Read', 'Write'].includes(b.operation));
+      // The lag service reads one record only where a committed offset stands just below the LSO
+      // (markers): with plain records in the source it never does, so that row is not exercised.
+      // A refused Write on the pipeline's transactional ids is handled as fencing by the partition
+      // tasks (src/pipeline/partition-task.ts FENCED_TYPES) and not yet named: a known gap
+      // (docs/security.md).
+      const unexercised = (a: (typeof own)[number]) => (plan.service === 'lag' && a.operation === 'Read') || a.resource === 'transactional-id';
+      const removable = own.filter((a) => !implied(a) && !unexercised(a) && !others.some((b) => key(b) === key(a)));
+      const turns = all ? removable : removable.filter((a) => key(a) === plan.ci);
+      assert.equal(turns.length, all ? removable.length : 1, `${plan.service}: the CI turn ${plan.ci} is one of its removable ACLs: ${removable.map(key).join(', ')}`);
+      await grantAcls(admin, granted);
+      const { pipeline: pipelineOverrides, ...rest } = plan.config;
+      const config = daemonConfig(c, n, c.eoswatchKafka({ user: 'least' }), rest);
+      Object.assign(config.pipeline as object, { restartStrategy: { type: 'fixed-delay', delay: '2s' } }, pipelineOverrides ?? {});
+      const p = new PipelineProcess(config);
+      const url = await p.url;
+      await until(`${plan.service} healthy under only its ACLs`, () => plan.healthy(p), 90_000, () => p.tail(40), p);
+      for (const a of turns) {
+        const what = key(a);
+        const restartsBefore = (await p.metric('eos_service_restarts_total', { service: plan.label })) ?? 0;
+        const t0 = Date.now();
+        assert.equal(await revokeAcls(admin, [a]), 1, `revoked ${what}`);
+        // Only a send of a bad record writes to the dead-letter topic: one goes in.
+        if (a.name === n.dlq) {
+          const bad = (await c.kafka()).producer();
+          await bad.connect();
+          await bad.send({ topic: n.source, messages: [{ value: 'not json: dead-lettered' }] });
+          await bad.disconnect();
+        }
+        const labels = { service: plan.label, operation: a.operation, resource: what.slice(what.indexOf(' on ') + 4) };
+        await until(`${plan.service} naming ${what}`, async () => (await p.metric('eos_permission_missing', labels)) === 1, 90_000, () => p.tail(40), p);
+        const ready = await until(`/readyz naming ${what}`, async () => {
+          const r = await getJson(`${url}/readyz`);
+          return new RegExp(`permission missing: [^"]*${what.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).test(r.text) && r;
+        }, 30_000, () => p.tail(40), p);
+        const named = Date.now() - t0;
+        assert.equal(await p.metric('eos_service_run_success', { service: 'kafka-health', task: 'probe' }), 1, 'the health probe keeps working');
+        if (plan.service === 'canary') assert.equal(await p.metric('eos_pipeline_up', { engine: 'eoswatch' }), 1, `the pipeline keeps running beside the canary\n${p.tail(30)}`);
+        assert.equal(p.child.exitCode, null, 'the daemon stays up');
+        const restarts = ((await p.metric('eos_service_restarts_total', { service: plan.label })) ?? 0) - restartsBefore;
+        assert.ok(restarts <= 2 + (Date.now() - t0) / 2000, `${plan.service} restarted ${restarts} times in ${Date.now() - t0} ms: no faster than its 2 s delay`);
+        await grantAcls(admin, [a]);
+        const t1 = Date.now();
+        await until(`${plan.service} back after ${what} was granted again`, async () => (await p.metric('eos_permission_missing', labels)) === undefined && (await plan.healthy(p)), 90_000, () => p.tail(40), p);
+        results.push(`${plan.service}: ${what} named in ${(named / 1000).toFixed(1)} s, recovered in ${((Date.now() - t1) / 1000).toFixed(1)} s${ready.status === 503 ? ` (not ready: ${((ready.body as { notReady: string[] }).notReady ?? []).map((x) => x.slice(0, x.indexOf(':'))).join(', ')})` : ''}`);
+      }
+      assert.doesNotMatch(p.output, /fatal service error/, 'no service ended the daemon');
+      await p.kill();
+      await revokeAcls(admin, granted);
+    }
+    process.stdout.write(`# ACLs removed in turn:\n${results.map((r) => `#   ${r}`).join('\n')}\n`);
   });
 
   test('what Kafka hides without an error is named: __transaction_state without Describe (the transactions service polls, says why), a lag group without Describe (eos_lag_permission_denied)', async () => {
