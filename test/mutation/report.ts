@@ -1,6 +1,6 @@
 // The pure half of the mutation runner (test/mutation/run.ts): reading a module's committed
 // results, scoring them against the equivalent mutants, writing docs/mutation.md, and scrubbing
-// machine paths out of the results. Unit-tested in test/unit/mutation-report.test.ts.
+// machine paths out of the results. Unit-tested in test/unit/mutation/report.test.ts.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { MutantResult } from '@stryker-mutator/api/core';
 import { MIN_SCORE } from './modules.js';
