@@ -1,17 +1,14 @@
 // The HTTP server's hardening and the exporter toolkit's web configuration: methods, timeouts,
-// the connection cap, real HTTPS with certificates made by openssl, client certificates, bcrypt
-// basic auth, the probes' exemption, and a bad web configuration file as exit 2.
+// the connection cap, real HTTPS with certificates made in this process (test/harness/tls.ts),
+// client certificates, bcrypt basic auth, the probes' exemption, and a bad web configuration file
+// as exit 2 (`eoswatch run` with such files: test/integration/cli.test.ts).
 import { test, describe, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { connect as tlsConnect } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Router } from 'express';
 import bcrypt from 'bcryptjs';
 import { parseListenAddress, startHttpServer, type RunningServer } from '../../../src/http/server.js';
@@ -20,38 +17,11 @@ import { rateLimiter, subjectAltNames } from '../../../src/http/auth.js';
 import { validateConfig } from '../../../src/config/load.js';
 import { createRegistry } from '../../../src/metrics/registry.js';
 import { EosError, exitCodeFor } from '../../../src/errors.js';
-import { CLI, spawnTracked, waitForLine } from '../../harness/index.js';
-import { makeTestPki, renewServerCertificate, type TestPki } from '../../harness/tls.js';
+import { send } from '../../harness/http.js';
+import { makeTestPki, renewServerCertificate, webConfigFile, type TestPki } from '../../harness/tls.js';
 import { memoryLogger } from '../../harness/log.js';
 import { until } from '../../harness/wait.js';
 import { tempDirs } from '../../harness/tmp.js';
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One request on a fresh connection (so that each carries its own client certificate). */
-function send(url: string, opts: { method?: string; auth?: string; ca?: string; cert?: string; key?: string } = {}): Promise<Reply> {
-  const u = new URL(url);
-  const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, {
-    method: opts.method ?? 'GET',
-    agent: false,
-    headers: opts.auth ? { authorization: `Basic ${Buffer.from(opts.auth).toString('base64')}` } : {},
-    ...(u.protocol === 'https:' ? { ca: opts.ca, cert: opts.cert, key: opts.key, servername: 'localhost' } : {}),
-  });
-  return new Promise((resolve, reject) => {
-    req.once('error', reject);
-    req.once('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.once('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
-    req.end();
-  });
-}
 
 /** The SHA-256 fingerprint of the certificate a new TLS connection to the port is given. */
 function presented(port: number): Promise<string> {
@@ -201,11 +171,7 @@ describe('web configuration: TLS, client certificates and basic auth', () => {
     temp.track(pki.dir);
   });
 
-  async function webConfig(text: string): Promise<string> {
-    const file = join(pki.dir, `web-${Math.random().toString(36).slice(2)}.yml`);
-    await writeFile(file, text);
-    return file;
-  }
+  const webConfig = (text: string): Promise<string> => webConfigFile(pki, text);
 
   const tlsBlock = (clientAuth?: string) =>
     ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key', ...(clientAuth ? [`  client_auth_type: ${clientAuth}`, '  client_ca_file: ca.crt'] : [])].join('\n');
@@ -359,31 +325,6 @@ describe('web configuration: TLS, client certificates and basic auth', () => {
         assert.doesNotMatch(all, /hunter2-plaintext/);
         return true;
       });
-    }
-  });
-
-  test('eoswatch run --web.listen-address --web.config.file: HTTPS and basic auth; a bad file is exit 2', async () => {
-    const dir = await temp.make();
-    const cfg = join(dir, 'c.yaml');
-    await writeFile(cfg, 'kafka: {brokers: ["127.0.0.1:1"], connectionTimeout: 200ms}\naudit: {enabled: false}\nshutdown: {gracePeriod: 3s}\n');
-    const web = await webConfig(`${tlsBlock()}\nbasic_auth_users:\n  p: ${bcrypt.hashSync(password, 4)}\n`);
-    const child = spawnTracked('node', [...CLI, 'run', '--config', cfg, '--web.listen-address', '127.0.0.2:0', '--web.config.file', web]);
-    const url = (await waitForLine(child, /"url":"(https:\/\/[^"]+)","tls":true.*HTTP server listening/))[1]!;
-    assert.match(url, /^https:\/\/127\.0\.0\.2:\d+$/);
-    assert.equal((await send(`${url}/metrics`, { ca: pki.ca })).status, 401);
-    assert.equal((await send(`${url}/metrics`, { ca: pki.ca, auth: `p:${password}` })).status, 200);
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-
-    const bad = await webConfig('tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key\n');
-    try {
-      await promisify(execFile)('node', [...CLI, 'run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.config.file', bad]);
-      assert.fail('expected exit 2');
-    } catch (err) {
-      const e = err as { code: number; stderr: string };
-      assert.equal(e.code, 2, e.stderr);
-      assert.match(e.stderr, new RegExp(`${bad}:2:14: /tls_server_config/cert_file: cannot read "nope\\.crt": no such file`));
     }
   });
 });

@@ -10,6 +10,7 @@ import { jwtExpiryMs, tokenFileProvider, tokenOf, tokenProblem } from '../../../
 import { saslOptions } from '../../../src/kafka/client.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import { redactText } from '../../../src/redact.js';
+import { selfSignedCertificate } from '../../harness/tls.js';
 
 const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
 const jwt = (payload: unknown, sig = ''): string => `${b64({ alg: 'none' })}.${b64(payload)}.${sig}`;
@@ -115,19 +116,10 @@ describe('kafka.sasl oauthbearer in the configuration', () => {
 });
 
 describe('certificateProblem (kafka.ssl.certFile past its validity)', async () => {
-  const { execFile } = await import('node:child_process');
-  const { promisify } = await import('node:util');
-  const { readFile } = await import('node:fs/promises');
   const { certificateProblem } = await import('../../../src/kafka/client.js');
-  const run = promisify(execFile);
-  const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cert-'));
-  after(() => rm(dir, { recursive: true, force: true }));
-  const make = async (name: string, days: string): Promise<string> => {
-    // openssl x509 (unlike req -x509) takes -days -1: valid from now until a day ago, expired.
-    await run('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-subj', `/CN=${name}`, '-out', `${name}.csr`], { cwd: dir });
-    await run('openssl', ['x509', '-req', '-in', `${name}.csr`, '-signkey', `${name}.key`, '-days', days, '-out', `${name}.crt`], { cwd: dir });
-    return readFile(join(dir, `${name}.crt`), 'utf8');
-  };
+  // A self-signed certificate made in this process (test/harness/tls.ts), valid from now for
+  // `days` days, as openssl x509 -days makes one: -1 is valid from now until a day ago, expired.
+  const make = async (name: string, days: string): Promise<string> => selfSignedCertificate(name, Date.now(), Date.now() + Number(days) * 86_400_000);
 
   test('expired: the file and when, never the certificate', async () => {
     const pem = await make('old', '-1');

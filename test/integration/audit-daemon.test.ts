@@ -4,9 +4,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CLI, spawnTracked, waitForLine } from '../../harness/index.js';
-import { parsePrometheusText, sampleValue } from '../../harness/promtext.js';
-import { tempDirs } from '../../harness/tmp.js';
+import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
+import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
+import { tempDirs } from '../harness/tmp.js';
 
 const temp = tempDirs('eoswatch-audit-');
 

@@ -8,6 +8,9 @@ import { promisify } from 'node:util';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
 import { tempDirs } from '../harness/tmp.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
+import { makeTestPki, webConfigFile } from '../harness/tls.js';
+import { send } from '../harness/http.js';
+import bcrypt from 'bcryptjs';
 import { webSettings } from '../../src/commands/options.js';
 import { loadConfig } from '../../src/config/load.js';
 import { EosError, exitCodeFor } from '../../src/errors.js';
@@ -269,4 +272,66 @@ describe('eoswatch CLI', () => {
     assert.match(out, /"msg":"shutting down"/);
     assert.doesNotMatch(out, /very-secret-pw/);
   });
+});
+
+describe('eoswatch run with a web configuration file', () => {
+  const password = 'correct horse battery staple';
+  const tlsBlock = () => ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key'].join('\n');
+
+  test('eoswatch run --web.listen-address --web.config.file: HTTPS and basic auth; a bad file is exit 2', async () => {
+    const pki = await makeTestPki();
+    temp.track(pki.dir);
+    const webConfig = (text: string): Promise<string> => webConfigFile(pki, text);
+    const dir = await tempDir();
+    const cfg = join(dir, 'c.yaml');
+    await writeFile(cfg, 'kafka: {brokers: ["127.0.0.1:1"], connectionTimeout: 200ms}\naudit: {enabled: false}\nshutdown: {gracePeriod: 3s}\n');
+    const web = await webConfig(`${tlsBlock()}\nbasic_auth_users:\n  p: ${bcrypt.hashSync(password, 4)}\n`);
+    const child = spawnTracked('node', [...CLI, 'run', '--config', cfg, '--web.listen-address', '127.0.0.2:0', '--web.config.file', web]);
+    const url = (await waitForLine(child, /"url":"(https:\/\/[^"]+)","tls":true.*HTTP server listening/))[1]!;
+    assert.match(url, /^https:\/\/127\.0\.0\.2:\d+$/);
+    assert.equal((await send(`${url}/metrics`, { ca: pki.ca })).status, 401);
+    assert.equal((await send(`${url}/metrics`, { ca: pki.ca, auth: `p:${password}` })).status, 200);
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+
+    const bad = await webConfig('tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key\n');
+    try {
+      await execFileP('node', [...CLI, 'run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.config.file', bad]);
+      assert.fail('expected exit 2');
+    } catch (err) {
+      const e = err as { code: number; stderr: string };
+      assert.equal(e.code, 2, e.stderr);
+      assert.match(e.stderr, new RegExp(`${bad}:2:14: /tls_server_config/cert_file: cannot read "nope\\.crt": no such file`));
+    }
+  });
+});
+
+describe('a transform module that cannot be loaded', () => {
+  for (const [name, code] of [
+    ['syntax.mjs', 'export function transform( {\n'],
+    ['throws.mjs', 'throw new Error("init failed");\n'],
+    ['nofn.mjs', 'export const transform = 5;\n'],
+  ] as const) {
+    test(`${name}: config validate exits 2 naming the config file and the key`, async () => {
+      const dir = await tempDir();
+      const mod = join(dir, name);
+      await writeFile(mod, code);
+      const cfg = join(dir, `${name}.yaml`);
+      await writeFile(cfg, `pipeline:\n  enabled: true\n  sourceTopic: a\n  sinkTopic: b\n  transformModule: ${mod}\n`);
+      const r = await execFileP('node', [...CLI, 'config', 'validate', cfg]).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, new RegExp(`${name}\\.yaml: pipeline\\.transformModule: `));
+      if (name !== 'syntax.mjs') return;
+      // `run` refuses the same file before starting anything, also with exit 2.
+      const run = await execFileP('node', [...CLI, 'run', '--config', cfg], { timeout: 30_000 }).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.equal(run.code, 2);
+    });
+  }
 });
