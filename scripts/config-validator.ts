@@ -5,7 +5,7 @@
 // options are the ones src/config/load.ts reports errors with (all errors, defaults filled,
 // types coerced, the failing value and schema in each error). The duration bounds
 // (minDuration / maxDuration) are annotations to ajv here: src/config/load.ts checks them after
-// validation. test/unit/config-validator.test.ts fails when the generated file is stale.
+// validation. test/unit/scripts/config-validator.test.ts fails when the generated file is stale.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Ajv } from 'ajv';

@@ -1,6 +1,6 @@
 // npm run docs:config — regenerates docs/configuration.md from config/schema.json: every key with
 // its type, default, bounds and description, one table per section (nested sections get tables of
-// their own). test/unit/docs-reference.test.ts fails when the committed file differs.
+// their own). test/unit/docs/reference.test.ts fails when the committed file differs.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 export const SCHEMA_FILE = 'config/schema.json';

@@ -1,7 +1,7 @@
 // npm run docs:metrics — regenerates docs/metrics.md from the code's metric definitions: every
 // module that defines metrics registers them into a fresh prom-client Registry of its own (no
 // service is started, nothing talks to Kafka), and the table lists each family with its type,
-// labels and help. test/unit/docs-reference.test.ts fails when the committed file differs, and when
+// labels and help. test/unit/docs/reference.test.ts fails when the committed file differs, and when
 // a metric named in src/ is missing from DEFINITIONS below.
 import { writeFileSync } from 'node:fs';
 import { Registry } from 'prom-client';

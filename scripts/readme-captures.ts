@@ -43,7 +43,7 @@ async function demoSummary(): Promise<string> {
   }
 }
 
-/** The block a capture replaces: the ```text fence after its marker (test/unit/docs-links.test.ts checks README.md has each). */
+/** The block a capture replaces: the ```text fence after its marker (test/unit/docs/links.test.ts checks README.md has each). */
 export const captureBlock = (name: string): RegExp => new RegExp(`(<!-- capture: ${name} -->\\n\`\`\`text\\n)[\\s\\S]*?(\`\`\`)`);
 
 export const CAPTURES: Record<string, () => Promise<string>> = {

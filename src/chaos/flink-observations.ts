@@ -1,6 +1,6 @@
 // What eoswatch showed during a Flink chaos round (src/chaos/flink-runner.ts), from its /metrics
 // scraped every second and the alerts of a live Prometheus: pure, so the rules that turn scrapes
-// into observations are tested on their own (test/unit/flink-chaos.test.ts).
+// into observations are tested on their own (test/unit/chaos/flink.test.ts).
 import { parsePrometheusText, type Sample } from '../metrics/text-format.js';
 import { LingeringWindows, mergeAlerts, type Lingering } from './observed.js';
 

@@ -18,7 +18,8 @@ Options:
   -h, --help               show this help
 `;
 
-export async function handler(args: string[]): Promise<number> {
+/** `out`: where the result goes (stdout; a test passes its own stream). */
+export async function handler(args: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
   const cmd = subcommand('config', args, ['validate'], help);
   if (typeof cmd === 'number') return cmd;
   const { values, positionals } = parse(cmd.rest, { print: { type: 'boolean' }, ...WEB_OPTIONS }, true);
@@ -29,7 +30,7 @@ export async function handler(args: string[]): Promise<number> {
   const { checkTransform } = await import('../pipeline/transforms/index.js');
   await checkTransform(config.pipeline, file);
   const web = await webSettings(config, values, file);
-  if (values.print) process.stdout.write(`${JSON.stringify(redactConfig(config), null, 2)}\n`);
-  else process.stdout.write(`${file}: valid\n${web ? `${web.file}: valid\n` : ''}`);
+  if (values.print) out.write(`${JSON.stringify(redactConfig(config), null, 2)}\n`);
+  else out.write(`${file}: valid\n${web ? `${web.file}: valid\n` : ''}`);
   return ExitCodes.OK;
 }

@@ -1,5 +1,5 @@
 // The typed form of config/schema.json after loading: defaults filled, durations in milliseconds.
-// Keep it in step with the schema; test/unit/config.test.ts checks the example file against both.
+// Keep it in step with the schema; test/unit/config/load.test.ts checks the example file against both.
 import type { BackoffConfig, RestartStrategyConfig } from '../restart.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';

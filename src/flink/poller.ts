@@ -1,6 +1,6 @@
 // Pure logic of the Flink poller: which jobs to watch, whether a job is up, and what one
 // /checkpoints answer adds to the checkpoint metrics. No I/O here (src/flink/flink-service.ts
-// fetches and applies), so every rule is tested on recorded REST answers (test/unit/flink-poller.test.ts).
+// fetches and applies), so every rule is tested on recorded REST answers (test/unit/flink/poller.test.ts).
 import type { CheckpointOutcome } from '../metrics/checkpoint-stats.js';
 import type { CheckpointEntry, CheckpointingStatistics, JobExceptions, JobOverview } from './rest-types.js';
 

@@ -1,6 +1,6 @@
 // The alert rules of alerts/eoswatch.rules.yml that the status summary mirrors, with each rule's
 // `for:` (ms; 0: the rule has none). alerts/ is not shipped in the package, so the table lives
-// here; test/unit/status-summary.test.ts reads the rules file and fails when a `for:` differs or a
+// here; test/unit/status/summary.test.ts reads the rules file and fails when a `for:` differs or a
 // mirrored rule is missing from it.
 export const MIRRORED_RULES = {
   EosTransactionCommitLatencyHigh: { forMs: 5 * 60_000 },

@@ -124,7 +124,7 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     mutator,
     original,
     replacement,
-    reason: "only which path decides the value changes: the byte scanner declines (or fails later) and JSON.parse gives the same verdict, slower; the differential fuzz (test/unit/verify-checker-scan.test.ts) and the layout tests see no difference",
+    reason: "only which path decides the value changes: the byte scanner declines (or fails later) and JSON.parse gives the same verdict, slower; the differential fuzz (test/unit/verify/checker-scan.test.ts) and the layout tests see no difference",
   })),
   {
     file: 'src/verify/checker.ts',

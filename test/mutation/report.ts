@@ -1,13 +1,12 @@
 // The pure half of the mutation runner (test/mutation/run.ts): reading a module's committed
-// results, scoring them against the equivalent mutants, writing docs/mutation.md, and scrubbing
-// machine paths out of the results. Unit-tested in test/unit/mutation-report.test.ts.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// results (test/mutation/baseline.ts), scoring them against the equivalent mutants, writing
+// docs/mutation.md, and scrubbing machine paths out of the results. Unit-tested in
+// test/unit/mutation/report.test.ts.
 import type { MutantResult } from '@stryker-mutator/api/core';
 import { MIN_SCORE } from './modules.js';
 import { EQUIVALENT_MUTANTS, type EquivalentMutant } from './equivalent.js';
+import { readBaseline, textOfBlob, type StrykerReport } from './baseline.js';
 
-export const INCREMENTAL_DIR = 'test/mutation/incremental';
-export const incrementalFile = (file: string): string => `${INCREMENTAL_DIR}/${file.replaceAll('/', '-')}.json`;
 export const REPORT_FILE = 'docs/mutation.md';
 
 export interface ModuleScore {
@@ -50,11 +49,15 @@ export interface ModuleResults {
 }
 
 export function readModuleResults(file: string): ModuleResults | undefined {
-  const path = incrementalFile(file);
-  if (!existsSync(path)) return undefined;
-  const report = JSON.parse(readFileSync(path, 'utf8')) as { files: Record<string, { source: string; mutants: ModuleResults['mutants'] }> };
-  const entry = report.files[file];
-  return entry ? { file, source: entry.source, mutants: entry.mutants } : undefined;
+  const entry = readBaseline(file)?.files[file] as { blob?: string; mutants: ModuleResults['mutants'] } | undefined;
+  if (!entry) return undefined;
+  const source = entry.blob === undefined ? undefined : textOfBlob(file, entry.blob);
+  if (source === undefined) {
+    throw new Error(
+      `${file}: the text its committed mutation results were made from (git blob ${entry.blob}) is neither the file's nor in git's objects; run npm run test:mutation -- --module ${file}`,
+    );
+  }
+  return { file, source, mutants: entry.mutants };
 }
 
 type Mutant = ModuleResults['mutants'][number];
@@ -134,10 +137,8 @@ export function scrubReason(reason: string, root: string): string {
   return reason.replace(new RegExp(`${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(\\.stryker-tmp/sandbox-\\w+/)?`, 'g'), '');
 }
 
-export function scrubLocalPaths(path: string, root: string): void {
-  const report = JSON.parse(readFileSync(path, 'utf8')) as { projectRoot?: string; files: Record<string, { mutants: { statusReason?: string }[] }> };
+export function scrubLocalPaths(report: StrykerReport, root: string): void {
   report.projectRoot = '.';
-  for (const f of Object.values(report.files)) for (const m of f.mutants) if (m.statusReason) m.statusReason = scrubReason(m.statusReason, root);
-  writeFileSync(path, JSON.stringify(report, null, 2));
+  for (const f of Object.values(report.files)) for (const m of f.mutants as { statusReason?: string }[]) if (m.statusReason) m.statusReason = scrubReason(m.statusReason, root);
 }
 

@@ -1,7 +1,7 @@
 // Mutation testing of the verdict-critical modules (test/mutation/modules.ts) with StrykerJS,
 // node's test runner through Stryker's TAP runner, one Stryker run per module. Each module's
-// results are kept in test/mutation/incremental/<module>.json (committed), from which
-// docs/mutation.md is written (score per module, surviving mutants, equivalent mutants with their
+// results are kept in test/mutation/incremental/<module>.json.gz (committed; the texts of the files
+// they were made from as git blob ids, see baseline.ts), from which docs/mutation.md is written (score per module, surviving mutants, equivalent mutants with their
 // reasons); exits 1 when a module scores below MIN_SCORE.
 //
 //   npm run test:mutation                        every mutant of every module
@@ -13,16 +13,26 @@
 //   npm run test:mutation -- --module src/kafka/send.ts   (repeatable) a subset
 //   --concurrency N (default 1: the tests are CPU-bound and machines are shared)
 //   --report-only   rewrite docs/mutation.md from the committed results, run nothing
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Stryker } from '@stryker-mutator/core';
 import type { PartialStrykerOptions } from '@stryker-mutator/api/core';
 import { MIN_SCORE, MUTATION_MODULES, type MutationModule } from './modules.js';
-import { INCREMENTAL_DIR, REPORT_FILE, incrementalFile, readModuleResults, renderReport, scoreModule, scrubLocalPaths, type ModuleResults } from './report.js';
+import { REPORT_FILE, readModuleResults, renderReport, scoreModule, scrubLocalPaths, type ModuleResults } from './report.js';
+import { INCREMENTAL_DIR, baselineFile, readBaseline, textOfBlob, unpackReport, writeBaseline, type StrykerReport } from './baseline.js';
 
-async function mutateModule(m: MutationModule, concurrency: number, incremental: boolean): Promise<void> {
+async function mutateModule(m: MutationModule, concurrency: number, incremental: boolean, runTmp: string): Promise<void> {
+  // Stryker reads and writes its incremental report as a file: the committed baseline, its texts
+  // restored, in this run's directory; stored again, without the texts, after the run.
+  const incrementalFile = join(runTmp, `${m.file.replaceAll('/', '-')}.incremental.json`);
+  const stored = readBaseline(m.file);
+  if (stored) {
+    const { report, missing } = unpackReport(stored, textOfBlob);
+    for (const f of missing) process.stdout.write(`test:mutation: the text of ${f} that the committed results of ${m.file} were made from is neither the file's nor in git's objects: its results are not reused\n`);
+    writeFileSync(incrementalFile, JSON.stringify(report));
+  }
   const options: PartialStrykerOptions = {
     testRunner: 'tap',
     plugins: ['@stryker-mutator/tap-runner'],
@@ -32,7 +42,7 @@ async function mutateModule(m: MutationModule, concurrency: number, incremental:
     concurrency,
     incremental: true,
     force: !incremental,
-    incrementalFile: incrementalFile(m.file),
+    incrementalFile,
     reporters: ['progress-append-only', 'clear-text'],
     clearTextReporter: { reportTests: false, reportMutants: true, reportScoreTable: false },
     // Stryker rewrites the tsconfig named here with the TypeScript compiler API, which the native
@@ -44,7 +54,10 @@ async function mutateModule(m: MutationModule, concurrency: number, incremental:
     ignorePatterns: ['dist', '.eoswatch', 'reports', 'bench/out'],
   };
   await new Stryker(options).runMutationTest();
-  scrubLocalPaths(incrementalFile(m.file), process.cwd());
+  const report = JSON.parse(readFileSync(incrementalFile, 'utf8')) as StrykerReport & { config?: { incrementalFile?: string } };
+  scrubLocalPaths(report, process.cwd());
+  if (report.config) report.config.incrementalFile = baselineFile(m.file);
+  writeBaseline(m.file, report);
 }
 
 async function main(): Promise<void> {
@@ -82,7 +95,7 @@ async function main(): Promise<void> {
       for (const m of modules) {
         const t0 = Date.now();
         process.stdout.write(`\n== mutation testing ${m.file} (${values.incremental ? 'incremental' : 'every mutant'}) ==\n`);
-        await mutateModule(m, Number(values.concurrency), values.incremental);
+        await mutateModule(m, Number(values.concurrency), values.incremental, runTmp);
         process.stdout.write(`== ${m.file}: ${Math.round((Date.now() - t0) / 1000)} s ==\n`);
       }
     } finally {

@@ -1,0 +1,167 @@
+// What a Flink chaos round reads out of eoswatch's /metrics and Prometheus' alerts
+// (src/chaos/flink-observations.ts), and what each Flink scenario requires of it
+// (src/chaos/flink-scenarios.ts), on scrapes written the way eoswatch renders them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ObservationTracker, type FlinkObservations } from '../../../src/chaos/flink-observations.js';
+import { FLINK_SCENARIOS, findFlinkScenarios } from '../../../src/chaos/flink-scenarios.js';
+import { formatFlinkChaosMarkdown, formatFlinkChaosTable } from '../../../src/chaos/report.js';
+import type { FlinkRoundResult } from '../../../src/chaos/flink-runner.js';
+
+const JOB = 'flink-tm-kill-1-abc123';
+const SINK = `${JOB}-out`;
+
+/** A scrape of the round's daemon: the sink's LSO stuck seconds per partition, and the job's series. */
+function scrape(o: { stuck?: number[]; up?: number; restUp?: number; restarts?: Record<string, number>; failures?: number; restored?: number; jobId?: string; extra?: string[] }): string {
+  const jobId = o.jobId ?? 'j1';
+  const l = (id = jobId) => `pipeline="${JOB}",engine="flink",job_id="${id}"`;
+  const lines = [
+    ...(o.stuck ?? []).map((v, p) => `eos_partition_lso_stuck_seconds{pipeline="eoswatch",topic="${SINK}",partition="${p}"} ${v}`),
+    `eos_partition_lso_stuck_seconds{pipeline="eoswatch",topic="another-topic",partition="0"} 999`,
+    `eos_flink_rest_up ${o.restUp ?? 1}`,
+    ...(o.up === undefined ? [] : [`eos_pipeline_up{${l()}} ${o.up}`]),
+    ...Object.entries(o.restarts ?? {}).map(([id, v]) => `eos_pipeline_restarts_total{${l(id)}} ${v}`),
+    `eos_checkpoint_consecutive_failures{${l()}} ${o.failures ?? 0}`,
+    `eos_checkpoint_consecutive_failures{pipeline="another-job",engine="flink",job_id="x"} 50`,
+    ...(o.restored === undefined ? [] : [`eos_checkpoint_restored_id{${l()},savepoint="false"} ${o.restored}`]),
+    ...(o.extra ?? []),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+test('the held LSO of each killed process: its peak until the next kill, and when it dropped (Flink aborted the transaction)', () => {
+  const t = new ObservationTracker(JOB, SINK, false);
+  t.scrape(scrape({ stuck: [0.5, 0], up: 1 }), 'j1', 1000);
+  t.processKilled('SIGKILL TaskManager', 2000);
+  for (const [at, s] of [[3000, 1], [4000, 2], [10_000, 8], [20_000, 18]] as const) t.scrape(scrape({ stuck: [s, s - 1], up: 0 }), 'j1', at);
+  t.scrape(scrape({ stuck: [0.4, 0], up: 1 }), 'j1', 21_000); // aborted on restore: the LSO moves
+  t.scrape(scrape({ stuck: [1, 0], up: 1 }), 'j1', 22_000);
+  t.processKilled('SIGKILL TaskManager', 30_000);
+  t.scrape(scrape({ stuck: [0.2, 0], up: 1 }), 'j1', 31_000);
+  t.scrape(scrape({ stuck: [1.5, 0] }), 'j1', 32_000);
+  t.scrape(scrape({ stuck: [0.5, 0] }), 'j1', 33_000); // a drop before the hold reached 2 s is no release
+  t.scrape(scrape({ stuck: [6, 0] }), 'j1', 40_000);
+  const o = t.o;
+  assert.deepEqual(o.lingering, [
+    { fault: 'SIGKILL TaskManager', stuckMaxSeconds: 18, clearedAfterSeconds: 19 },
+    { fault: 'SIGKILL TaskManager', stuckMaxSeconds: 6, clearedAfterSeconds: null },
+  ]);
+  assert.equal(o.lsoStuckMaxSeconds, 18, 'other topics do not count');
+  assert.equal(o.jobDownSeen, true);
+});
+
+test('job down and REST down count only after they were seen up; failovers add up over the job ids of the round; consecutive failures only after the first fault', () => {
+  const t = new ObservationTracker(JOB, SINK, false);
+  t.scrape(scrape({ up: 0, restUp: 0, failures: 7 }), 'j1', 0); // the daemon's first scrape, before its first poll; the job's first triggers failed
+  t.faultInjected(1500);
+  assert.deepEqual([t.o.jobDownSeen, t.o.restUnreachableSeen], [false, false]);
+  t.scrape(scrape({ up: 1, restarts: { j1: 0 } }), 'j1', 1000);
+  t.scrape(scrape({ up: 1, restarts: { j1: 2 }, failures: 4 }), 'j1', 2000);
+  t.scrape(scrape({ restUp: 0, failures: 1 }), 'j1', 3000); // JobManager gone: the job's series stay, REST is down
+  t.scrape(scrape({ up: 1, restarts: { j2: 1 }, restored: 41, jobId: 'j2' }), 'j2', 4000); // resubmitted: a new job id
+  assert.deepEqual([t.o.jobDownSeen, t.o.restUnreachableSeen, t.o.restarts, t.o.consecutiveFailuresMax, t.o.restoredFromId], [false, true, 3, 4, 41]);
+});
+
+test('visibility: mean and the bucket bounding the 99th percentile, summed over the job ids; pending at its longest', () => {
+  const t = new ObservationTracker(JOB, SINK, false);
+  const l = (id: string) => `pipeline="${JOB}",engine="flink",job_id="${id}"`;
+  const hist = (id: string, counts: [string, number][], sum: number) => [
+    ...counts.map(([le, c]) => `eos_flink_sink_visibility_latency_seconds_bucket{${l(id)},le="${le}"} ${c}`),
+    `eos_flink_sink_visibility_latency_seconds_sum{${l(id)}} ${sum}`,
+    `eos_flink_sink_visibility_latency_seconds_count{${l(id)}} ${counts.at(-1)![1]}`,
+  ];
+  t.scrape(scrape({ extra: [`eos_flink_sink_visibility_pending_seconds{${l('j1')}} 7.5`] }), 'j1', 0);
+  t.scrape(scrape({ extra: [...hist('j1', [['0.5', 90], ['1', 98], ['2.5', 99], ['+Inf', 100]], 40), ...hist('j2', [['0.5', 100], ['1', 100], ['2.5', 100], ['+Inf', 100]], 20), `eos_flink_sink_visibility_pending_seconds{${l('j2')}} 0`] }), 'j2', 1000);
+  assert.deepEqual(t.o.visibility, { count: 200, meanSeconds: 0.3, p99AtMostSeconds: 1, pendingMaxSeconds: 7.5 });
+  const slow = new ObservationTracker(JOB, SINK, false);
+  slow.scrape(scrape({ extra: hist('j1', [['0.5', 0], ['+Inf', 3]], 600) }), 'j1', 0);
+  assert.deepEqual([slow.o.visibility.count, slow.o.visibility.p99AtMostSeconds], [3, null], 'beyond the last bucket: no bound');
+});
+
+test("EosCheckpointFailing's consecutive-failures clause, asked of Prometheus for the round's job", () => {
+  const t = new ObservationTracker(JOB, SINK, true);
+  assert.equal(t.consecutiveFailuresClause, `max by (job, instance, pipeline) (eos_checkpoint_consecutive_failures{pipeline="${JOB}"}) > 0`);
+  t.clauseResult([{ metric: {}, value: [0, '2'] }], 500);
+  assert.equal(t.o.consecutiveFailuresClauseSeen, false, 'before any fault: a new job\'s first triggers');
+  t.faultInjected(1000);
+  t.faultInjected(5000);
+  t.clauseResult([{ metric: {}, value: [0, '2'] }], 999);
+  t.clauseResult([], 2000);
+  assert.equal(t.o.consecutiveFailuresClauseSeen, false);
+  t.clauseResult([{ metric: {}, value: [0, '4'] }], 3000);
+  t.clauseResult([], 4000);
+  assert.equal(t.o.consecutiveFailuresClauseSeen, true, 'once seen after the first fault, it stays seen');
+});
+
+test("alerts: this job's, and firing ones without a pipeline label; EosExporterDown between rounds is not the round's", () => {
+  const t = new ObservationTracker(JOB, SINK, true);
+  t.alerts([
+    { labels: { alertname: 'EosPipelineDown', pipeline: JOB }, state: 'pending' },
+    { labels: { alertname: 'EosCheckpointFailing', pipeline: JOB }, state: 'firing' },
+    { labels: { alertname: 'EosCheckpointFailing', pipeline: 'flink-earlier-round' }, state: 'firing' },
+    { labels: { alertname: 'EosExporterDown', job: 'eoswatch' }, state: 'firing' },
+    { labels: { alertname: 'EosFlinkRestUnreachable', job: 'eoswatch' }, state: 'pending' },
+  ]);
+  t.alerts([
+    { labels: { alertname: 'EosFlinkRestUnreachable', job: 'eoswatch' }, state: 'firing' },
+    { labels: { alertname: 'EosPipelineDown', pipeline: JOB }, state: 'pending' },
+  ]);
+  assert.deepEqual(t.o.alertsFired, ['EosCheckpointFailing', 'EosFlinkRestUnreachable']);
+  assert.deepEqual(t.o.alertsPending, ['EosPipelineDown']);
+  t.alerts([{ labels: { alertname: 'EosPipelineDown', pipeline: JOB }, state: 'firing' }]);
+  assert.deepEqual(t.o.alertsPending, [], 'pending only lists alerts that never fired');
+});
+
+const observed = (o: Partial<FlinkObservations>): FlinkObservations => ({
+  ...new ObservationTracker(JOB, SINK, true).o,
+  ...o,
+});
+
+test('each Flink scenario fails a round whose faults left no trace in eoswatch', () => {
+  const [tm, jm, broker, coordinator, ckpt] = findFlinkScenarios('tm-kill,jm-kill,broker-kill,coordinator-kill,checkpoint-failure');
+  const held = { fault: 'SIGKILL TaskManager', stuckMaxSeconds: 20, clearedAfterSeconds: 25 };
+  const good = observed({ lingering: [held, held, held], restarts: 3, jobDownSeen: true, alertsFired: ['EosFlinkJobRestarting'] });
+  assert.deepEqual(tm!.expect(good), []);
+  assert.deepEqual(tm!.expect({ ...good, prometheus: false, alertsFired: [] }), [], 'without Prometheus the alert is not asked for');
+  const bad = tm!.expect(observed({ lingering: [held, { ...held, stuckMaxSeconds: 1 }, { ...held, clearedAfterSeconds: null }], restarts: 2, alertsFired: [] }));
+  assert.equal(bad.length, 5, bad.join('\n'));
+  assert.match(bad.join('\n'), /held for at most 1 s/);
+  assert.match(bad.join('\n'), /never moved again/);
+  assert.match(bad.join('\n'), /2 failovers counted/);
+  assert.match(bad.join('\n'), /eos_pipeline_up never went to 0/);
+  assert.match(bad.join('\n'), /EosFlinkJobRestarting did not fire/);
+  assert.match(tm!.expect(observed({ lingering: [held] })).join('\n'), /3 process kills expected, 1 recorded/);
+
+  const jmHeld = { ...held, fault: 'SIGKILL JobManager' };
+  assert.deepEqual(jm!.expect(observed({ lingering: [jmHeld], restUnreachableSeen: true, restoredFromId: 12 })), []);
+  assert.deepEqual(jm!.expect(observed({ lingering: [jmHeld], restUnreachableSeen: false, restoredFromId: null })).length, 2);
+
+  assert.deepEqual([broker!.expect(observed({})), coordinator!.expect(observed({}))], [[], []]);
+
+  assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'], consecutiveFailuresClauseSeen: true })), []);
+  assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 2, alertsFired: [] })).join('\n'), /reached 2, expected at least 3[\s\S]*EosCheckpointFailing did not fire[\s\S]*never saw eos_checkpoint_consecutive_failures > 0/);
+  assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'] })), ['Prometheus never saw eos_checkpoint_consecutive_failures > 0 (the first clause of EosCheckpointFailing)'], 'fired only by the trigger failures of the start');
+  assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 9, prometheus: false })).join('\n'), /no live Prometheus/);
+  assert.deepEqual(FLINK_SCENARIOS.map((s) => s.name), ['tm-kill', 'jm-kill', 'broker-kill', 'broker-rolling-restart', 'coordinator-kill', 'checkpoint-failure']);
+  assert.throws(() => findFlinkScenarios('tm-kill,nope'), /unknown scenario "nope"; expected one of: tm-kill, jm-kill, broker-kill, broker-rolling-restart, coordinator-kill, checkpoint-failure, all/);
+});
+
+test('the Flink report: per round the verdict figures and what eoswatch saw, misses spelled out', () => {
+  const r = {
+    scenario: 'tm-kill', round: 1, flinkVersion: '1.20.3', records: 10000, received: 10000, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0,
+    abortedRecords: 64, recoverySeconds: 3.2, outageSeconds: 41.5, worstLsoLagRecords: 120, durationSeconds: 230, supervisorRestarts: 0,
+    faults: ['SIGKILL TaskManager at 20 %'],
+    observed: observed({ lingering: [{ fault: 'SIGKILL TaskManager', stuckMaxSeconds: 37, clearedAfterSeconds: 38.5 }], restarts: 1, consecutiveFailuresMax: 4, visibility: { count: 40, meanSeconds: 0.61, p99AtMostSeconds: 2.5, pendingMaxSeconds: 1.5 }, alertsFired: ['EosCheckpointFailing'] }),
+    missed: ['3 process kills expected, 1 recorded'], passed: false, error: '3 process kills expected, 1 recorded',
+  } satisfies FlinkRoundResult;
+  const run = { startedAt: 'now', kafkaVersion: '4.4.0', flinkVersion: '1.20.3', records: 10000, rounds: 1, partitions: 6, parallelism: 2, results: [r], passed: false };
+  const text = formatFlinkChaosTable([run]);
+  assert.match(text, /^Kafka 4\.4\.0, Flink 1\.20\.3, 10000 records per round, 6 partitions, job parallelism 2/);
+  assert.match(text, /tm-kill\s+1\s+1\.20\.3\s+10000\s+0\s+0\s+0\s+64\s+41\.5 s\s+3\.2 s\s+37 s\s+4\s+1\s+0\.61 s\s+230 s\s+FAIL/);
+  assert.match(text, /SIGKILL TaskManager: LSO held 37 s, released 38\.5 s after the kill; visibility latency: 40 checkpoints, mean 0\.61 s, p99 ≤ 2\.5 s, longest pending 1\.5 s/);
+  assert.match(text, /alerts fired: EosCheckpointFailing; MISSED: 3 process kills expected, 1 recorded/);
+  assert.match(text, /verdict: FAIL\n$/);
+  const md = formatFlinkChaosMarkdown([run, { ...run, flinkVersion: '2.2.0', results: [{ ...r, flinkVersion: '2.2.0' }] }]);
+  assert.match(md, /Flink 1\.20\.3 and 2\.2\.0/);
+  assert.match(md, /\| tm-kill \| 1 \| 2\.2\.0 \|/);
+});

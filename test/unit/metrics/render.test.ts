@@ -1,0 +1,281 @@
+// /metrics' renderer (src/metrics/render.ts): the same bytes as prom-client's own renderer for every
+// kind of metric, label and value; label objects formatted once but changes still seen; concurrent
+// scrapes share one render (one collect), and the next scrape renders again.
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { MetricsRenderer, rendererFor } from '../../../src/metrics/render.js';
+import { createRegistry, throttleCollect } from '../../../src/metrics/registry.js';
+import { lsoMetrics } from '../../../src/metrics/lso.js';
+import { parsePrometheusText } from '../../../src/metrics/text-format.js';
+import { startHttpServer, type RunningServer } from '../../../src/http/server.js';
+import { validateConfig } from '../../../src/config/load.js';
+
+/** A registry with every kind of metric, awkward label values, help texts and values. */
+function fullRegistry(): { registry: Registry; gauge: Gauge; hist: Histogram } {
+  const registry = new Registry();
+  const registers = [registry];
+  const gauge = new Gauge({ name: 'g_labels', help: 'a gauge with\\ a backslash and\na newline', labelNames: ['topic', 'partition', 'x'], registers });
+  gauge.set({ topic: 'plain', partition: '0' }, 1);
+  gauge.set({ topic: 'quote"and\\backslash', partition: '1', x: 'new\nline' }, -2.5);
+  gauge.set({ partition: '2', topic: 'keys in another order' }, 1e21);
+  gauge.set({ topic: 'nan', partition: '3' }, NaN);
+  gauge.set({ topic: 'inf', partition: '4' }, Infinity);
+  gauge.set({ topic: '-inf', partition: '5' }, -Infinity);
+  gauge.set({ topic: 'tiny', partition: '6' }, 1.5e-7);
+  new Gauge({ name: 'g_plain', help: 'no labels', registers }).set(42);
+  new Gauge({ name: 'g_empty', help: 'labels, no series', labelNames: ['a'], registers });
+  const c = new Counter({ name: 'c_total', help: 'a counter', labelNames: ['kind'], registers });
+  c.inc({ kind: 'a' }, 3);
+  c.inc();
+  const hist = new Histogram({ name: 'h_seconds', help: 'a histogram', labelNames: ['pipeline'], buckets: [0.005, 0.1, 1, 10], registers });
+  hist.observe({ pipeline: 'p"1' }, 0.05);
+  hist.observe({ pipeline: 'p"1' }, 5);
+  hist.observe({ pipeline: 'other' }, 50);
+  new Histogram({ name: 'h_plain', help: 'a histogram without labels', buckets: [1], registers }).observe(0.5);
+  const s = new Summary({ name: 's_seconds', help: 'a summary', labelNames: ['q'], percentiles: [0.5, 0.99], registers });
+  for (let i = 1; i <= 100; i++) s.observe({ q: 'x' }, i / 100);
+  let n = 0;
+  new Gauge({
+    name: 'g_collected',
+    help: 'set by collect()',
+    labelNames: ['n'],
+    registers,
+    collect() {
+      n++;
+      this.reset();
+      this.set({ n: String(n % 2) }, n);
+    },
+  });
+  new Gauge({
+    name: 'g_async',
+    help: 'set by an async collect()',
+    registers,
+    async collect() {
+      await new Promise((r) => setImmediate(r));
+      this.set(7);
+    },
+  });
+  return { registry, gauge, hist };
+}
+
+describe('MetricsRenderer', () => {
+  test('writes exactly what prom-client writes, for every kind of metric, label and value', async () => {
+    const a = fullRegistry();
+    const b = fullRegistry();
+    const r = new MetricsRenderer(b.registry);
+    // Twice: the second render runs on cached label texts.
+    for (let i = 0; i < 2; i++) assert.equal(await r.render(), await a.registry.metrics());
+    assert.match(await r.render(), /^g_labels\{topic="quote\\"and\\\\backslash",partition="1",x="new\\nline"\} -2.5$/m);
+    assert.match(await r.render(), /^h_seconds_bucket\{le="0.1",pipeline="p\\"1"\} 1$/m);
+  });
+
+  test('changes after a render are in the next one: new values, new series, removed series, a new label object', async () => {
+    const a = fullRegistry();
+    const b = fullRegistry();
+    const r = new MetricsRenderer(b.registry);
+    // One render on each side (collect() counts them).
+    await a.registry.metrics();
+    await r.render();
+    for (const { gauge, hist } of [a, b]) {
+      gauge.set({ topic: 'plain', partition: '0' }, 99);
+      gauge.inc({ topic: 'added', partition: '7' });
+      gauge.remove({ topic: 'nan', partition: '3' });
+      gauge.set({ partition: '2', topic: 'keys in another order' }, 5);
+      hist.observe({ pipeline: 'p"1' }, 0.001);
+    }
+    const text = await r.render();
+    assert.equal(text, await a.registry.metrics());
+    assert.match(text, /^g_labels\{topic="plain",partition="0"\} 99$/m);
+    assert.match(text, /^g_labels\{topic="added",partition="7"\} 1$/m);
+    assert.doesNotMatch(text, /topic="nan"/);
+  });
+
+  test('eoswatch registry with the LSO monitor: the same samples as prom-client', async () => {
+    const registry = createRegistry();
+    const m = lsoMetrics(registry);
+    for (let p = 0; p < 50; p++) {
+      const l = { pipeline: 'orders', topic: 'orders.enriched', partition: String(p) };
+      m.lag.set(l, p);
+      m.stuck.set(l, p / 10);
+      m.openAge.set(l, 0);
+    }
+    const ours = parsePrometheusText(await rendererFor(registry).render());
+    const theirs = parsePrometheusText(await registry.metrics());
+    // Process metrics move between two renders; everything else must be equal.
+    const stable = (p: ReturnType<typeof parsePrometheusText>) => p.samples.filter((s) => !/^(process_|nodejs_)/.test(s.name));
+    assert.deepEqual(stable(ours), stable(theirs));
+    assert.deepEqual([...ours.types], [...theirs.types]);
+    assert.equal(stable(ours).filter((s) => s.name === 'eos_partition_lso_lag_records').length, 50);
+    assert.equal(rendererFor(registry), rendererFor(registry), 'one renderer per registry');
+  });
+
+  test('renders started while one runs share it (one collect); the next one collects again', async () => {
+    const registry = new Registry();
+    let collects = 0;
+    let release!: () => void;
+    new Gauge({
+      name: 'slow',
+      help: 'a collect that waits',
+      registers: [registry],
+      async collect() {
+        collects++;
+        await new Promise<void>((r) => (release = r));
+        this.set(collects);
+      },
+    });
+    const r = new MetricsRenderer(registry);
+    const first = r.render();
+    const others = [r.render(), r.renderBytes(), r.render()];
+    await new Promise((res) => setImmediate(res));
+    release();
+    const [a, b, bytes, c] = await Promise.all([first, others[0], others[1], others[2]]);
+    assert.equal(collects, 1);
+    assert.match(a as string, /^slow 1$/m);
+    assert.equal(b, a);
+    assert.equal(c, a);
+    assert.equal((bytes as Buffer).toString('utf8'), a);
+    const next = r.render();
+    await new Promise((res) => setImmediate(res));
+    release();
+    assert.match(await next, /^slow 2$/m);
+    assert.equal(collects, 2);
+  });
+
+  test('a render ends with a turn of the event loop: a scrape read in it shares the render', async () => {
+    const registry = new Registry();
+    let collects = 0;
+    new Gauge({
+      name: 'renders',
+      help: 'how often collect ran',
+      registers: [registry],
+      collect() {
+        collects++;
+        this.set(collects);
+      },
+    });
+    // 20,000 series: milliseconds of formatting, all of it synchronous work.
+    const wide = new Gauge({ name: 'wide', help: 'many series', labelNames: ['i'], registers: [registry] });
+    for (let i = 0; i < 20_000; i++) wide.set({ i: String(i) }, i);
+    const r = new MetricsRenderer(registry);
+    const first = r.render();
+    // What an HTTP request that came in while the render ran does when the event loop reads it.
+    const second = await new Promise<Promise<string>>((res) => setImmediate(() => res(r.render())));
+    const [a, b] = await Promise.all([first, second]);
+    assert.equal(collects, 1, 'one render served both');
+    assert.equal(b, a);
+    assert.match(a, /^wide\{i="19999"\} 19999$/m);
+    assert.match(await r.render(), /^renders 2$/m, 'the next scrape renders again');
+  });
+
+  test('a failed render fails the scrapes that shared it, and the next scrape renders again', async () => {
+    const registry = new Registry();
+    let fail = true;
+    new Gauge({
+      name: 'flaky',
+      help: 'fails once',
+      registers: [registry],
+      collect() {
+        if (fail) throw new Error('collect failed');
+        this.set(1);
+      },
+    });
+    const r = new MetricsRenderer(registry);
+    await assert.rejects(Promise.all([r.render(), r.render()]), /collect failed/);
+    fail = false;
+    assert.match(await r.render(), /^flaky 1$/m);
+  });
+});
+
+describe('process metrics collected at most once a second', () => {
+  test('throttleCollect: a collect within the interval of the last one does nothing; the values stay', async () => {
+    const registry = new Registry();
+    let t = 0;
+    let runs = 0;
+    const g = new Gauge({
+      name: 'g_throttled',
+      help: 'collected',
+      registers: [registry],
+      collect() {
+        runs++;
+        this.set(runs);
+      },
+    });
+    throttleCollect(g, 1000, () => t);
+    const r = new MetricsRenderer(registry);
+    assert.match(await r.render(), /^g_throttled 1$/m);
+    t = 999;
+    assert.match(await r.render(), /^g_throttled 1$/m, 'the last values, not collected again');
+    t = 1000;
+    assert.match(await r.render(), /^g_throttled 2$/m);
+    assert.equal(runs, 2);
+    throttleCollect(new Gauge({ name: 'g_plain2', help: 'no collect', registers: [registry] }), 1000, () => t);
+    assert.match(await r.render(), /^g_plain2 0$/m, 'a metric without collect() is left alone');
+  });
+
+  test('the registry still has every process metric, with values, on back-to-back renders', async () => {
+    const registry = createRegistry();
+    const r = rendererFor(registry);
+    for (let i = 0; i < 2; i++) {
+      const p = parsePrometheusText(await r.render());
+      for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes', 'eos_build_info']) {
+        const v = p.samples.find((s) => s.name === name)?.value;
+        assert.ok(v !== undefined && Number.isFinite(v), `${name} in render ${i + 1}`);
+      }
+    }
+  });
+});
+
+describe('/metrics', () => {
+  const servers: RunningServer[] = [];
+  after(async () => {
+    for (const s of servers) await s.close(500);
+  });
+
+  async function get(url: string, method = 'GET'): Promise<{ status: number; headers: Headers; body: string }> {
+    const res = await fetch(url, { method });
+    return { status: res.status, headers: res.headers, body: await res.text() };
+  }
+
+  test('concurrent scrapes get the same body from one render; a later scrape sees new values', async () => {
+    const registry = createRegistry();
+    let collects = 0;
+    let gate: Promise<void> = Promise.resolve();
+    new Gauge({
+      name: 'eos_test_renders',
+      help: 'how often collect ran',
+      registers: [registry],
+      async collect() {
+        collects++;
+        await gate;
+        this.set(collects);
+      },
+    });
+    const config = validateConfig({ http: { host: '127.0.0.1', port: 0 } }, 'test', {});
+    const s = await startHttpServer({ registry, readiness: () => ({ ready: true, services: {} }) }, config.http);
+    servers.push(s);
+    let open!: () => void;
+    gate = new Promise<void>((r) => (open = r));
+    const scrapes = Array.from({ length: 10 }, () => get(`${s.url}/metrics`));
+    // Bounded polling: the first scrape has started its render.
+    for (let i = 0; i < 500 && collects === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    open();
+    const replies = await Promise.all(scrapes);
+    assert.ok(collects >= 1 && collects < 10, `the 10 scrapes shared renders (${collects} renders)`);
+    for (const r of replies) {
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('content-type'), registry.contentType);
+      assert.equal(Number(r.headers.get('content-length')), Buffer.byteLength(r.body));
+      assert.doesNotThrow(() => parsePrometheusText(r.body));
+    }
+    const bodies = new Set(replies.map((r) => /^eos_test_renders (\d+)$/m.exec(r.body)![1]));
+    assert.ok(bodies.size <= collects, 'every body comes from one of the renders');
+    const before = collects;
+    const later = await get(`${s.url}/metrics`);
+    assert.match(later.body, new RegExp(`^eos_test_renders ${before + 1}$`, 'm'));
+    const head = await get(`${s.url}/metrics`, 'HEAD');
+    assert.equal(head.status, 200);
+    assert.equal(head.body, '');
+  });
+});

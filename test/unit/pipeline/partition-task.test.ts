@@ -1,0 +1,162 @@
+// PartitionTask (src/pipeline/partition-task.ts) on the driver's clock, over a fake producer
+// output: its abort path (a rollback that does not answer within the abort timeout replaces the
+// producer), the commit latency and the bounded abort on close, all reached by moving a manual
+// clock, not by waiting. The task's work against Kafka is tested by test/integration/pipeline*.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import type { Kafka } from 'kafkajs';
+import { ManualClock } from '../../../src/runtime/clock.js';
+import { PartitionTask, type TaskContext } from '../../../src/pipeline/partition-task.js';
+import { ExactlyOnce, type PartitionOutput } from '../../../src/pipeline/commit-strategy.js';
+import type { PipelineConfig } from '../../../src/config/types.js';
+import { createLogger } from '../../../src/log.js';
+
+/** A producer output whose every call is traced and can be held open until a test releases it. */
+class FakeOutput implements PartitionOutput {
+  hasData = false;
+  hold: Partial<Record<'rollback' | 'commit' | 'abortOpen', Promise<void>>> = {};
+  constructor(
+    readonly name: string,
+    private readonly trace: string[],
+    private readonly clock: ManualClock,
+  ) {}
+  private async step(what: 'rollback' | 'commit' | 'abortOpen'): Promise<void> {
+    this.trace.push(`${this.name}.${what}@${this.clock.now()}`);
+    await this.hold[what];
+  }
+  async send(): Promise<void> {
+    this.hasData = true;
+  }
+  async preCommit(): Promise<boolean> {
+    return true;
+  }
+  commit(): Promise<void> {
+    return this.step('commit');
+  }
+  rollback(): Promise<void> {
+    return this.step('rollback');
+  }
+  abortOpen(): Promise<void> {
+    return this.step('abortOpen');
+  }
+  async disconnect(): Promise<void> {
+    this.trace.push(`${this.name}.disconnect`);
+  }
+}
+
+function setup() {
+  const clock = new ManualClock(0);
+  const trace: string[] = [];
+  const logs: Record<string, unknown>[] = [];
+  const outputs: FakeOutput[] = [];
+  const strategy = new ExactlyOnce();
+  strategy.open = async (_kafka: Kafka, id: string) => {
+    const o = new FakeOutput(`out${outputs.length}`, trace, clock);
+    outputs.push(o);
+    trace.push(`open(${id})`);
+    return o;
+  };
+  let committed: bigint | null = 40n;
+  const ctx: TaskContext = {
+    kafka: {} as Kafka,
+    config: { name: 'p', transactionalIdPrefix: 'eos', sinkTopic: 'out', partitioning: 'key', groupId: 'g', transactionTimeout: 60_000 } as PipelineConfig,
+    strategy,
+    transform: { run: async () => ({ out: [], dlq: [] }) as never, close: async () => undefined },
+    sinkPartitions: 1,
+    dlqTopic: 'out.dlq',
+    dlqPartitions: 1,
+    logger: createLogger(
+      'debug',
+      new Writable({
+        write(chunk, _enc, cb) {
+          for (const l of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(l) as Record<string, unknown>);
+          cb();
+        },
+      }),
+    ),
+    clock,
+    readCommitted: async () => {
+      trace.push(`readCommitted=${committed}`);
+      return committed;
+    },
+    onFenced: () => trace.push('fenced'),
+  };
+  const task = new PartitionTask('in', 3, ctx);
+  return { clock, trace, logs, outputs, task, setCommitted: (c: bigint | null) => (committed = c) };
+}
+
+const never = new Promise<void>(() => undefined);
+
+describe('PartitionTask on the manual clock', () => {
+  test('abort: a rollback that does not answer within the abort timeout replaces the producer and resumes from the re-read committed offset', async () => {
+    const { clock, trace, logs, outputs, task, setCommitted } = setup();
+    assert.equal(await task.init(), 40n);
+    assert.equal(task.transactionalId, 'eos-in-3');
+    outputs[0]!.hold.rollback = never;
+    task.nextOffset = 55n;
+    setCommitted(41n);
+    trace.length = 0;
+    let resumed: bigint | null | undefined;
+    const aborting = task.abort(7000).then((r) => (resumed = r));
+    await clock.advance(6999);
+    assert.equal(resumed, undefined, 'still waiting for the rollback');
+    assert.deepEqual(trace, ['out0.rollback@0']);
+    await clock.advance(1);
+    await aborting;
+    assert.equal(resumed, 41n);
+    assert.deepEqual(trace, ['out0.rollback@0', 'out0.disconnect', 'open(eos-in-3)', 'readCommitted=41']);
+    assert.deepEqual([task.committedOffset, task.nextOffset, task.error, task.state], [41n, 41n, null, 'ready']);
+    const warn = logs.find((l) => l.msg === 'abort failed; re-initialising the producer');
+    assert.equal(warn?.err, 'abort did not finish within 7000 ms');
+    assert.equal(clock.timersPending, 0, 'the abort timer is gone');
+  });
+
+  test('abort: a rollback that answers in time rewinds in place, keeping the producer', async () => {
+    const { clock, trace, outputs, task } = setup();
+    await task.init();
+    let release!: () => void;
+    outputs[0]!.hold.rollback = new Promise<void>((r) => (release = r));
+    task.nextOffset = 50n;
+    trace.length = 0;
+    let resumed: bigint | null | undefined;
+    const aborting = task.abort(7000).then((r) => (resumed = r));
+    await clock.advance(6999);
+    release();
+    await aborting;
+    assert.equal(resumed, 40n);
+    assert.deepEqual(trace, ['out0.rollback@0']);
+    assert.equal(task.nextOffset, 40n);
+    assert.equal(outputs.length, 1);
+    await clock.advance(10_000);
+    assert.equal(outputs.length, 1, 'no late timeout replaces it');
+  });
+
+  test('commit latency is measured on the clock; committedOffset follows', async () => {
+    const { clock, outputs, task } = setup();
+    await task.init();
+    let release!: () => void;
+    outputs[0]!.hold.commit = new Promise<void>((r) => (release = r));
+    task.nextOffset = 60n;
+    const committing = task.commit();
+    await clock.advance(1234);
+    release();
+    assert.equal(await committing, 1234);
+    assert.equal(task.committedOffset, 60n);
+  });
+
+  test('close: an open transaction is aborted, bounded by 5 s on the clock, then the producer is closed', async () => {
+    const { clock, trace, outputs, task } = setup();
+    await task.init();
+    outputs[0]!.hold.abortOpen = never;
+    trace.length = 0;
+    let closed = false;
+    const closing = task.close().then(() => (closed = true));
+    await clock.advance(4999);
+    assert.equal(closed, false);
+    await clock.advance(1);
+    await closing;
+    assert.deepEqual(trace, ['out0.abortOpen@0', 'out0.disconnect']);
+    assert.equal(task.state, 'closed');
+  });
+});
