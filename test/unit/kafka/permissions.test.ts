@@ -4,11 +4,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import { ProtocolDecodeError, Reader, Writer } from '../../src/kafka/txn-protocol.js';
-import { AUTHORIZED_OPERATIONS_OMITTED, allows, decodeDescribeGroupsResponse, decodeMetadataResponse, encodeDescribeGroupsRequest, encodeMetadataRequest } from '../../src/kafka/authorized-operations.js';
-import { PermissionWatch, judgePermissions, mayBeRefusal, permissionText, refusedKinds, type NeededPermission, type PermissionVerdict } from '../../src/kafka/permissions.js';
-import { neededPermissions } from '../../src/kafka/needed-acls.js';
-import { createLogger } from '../../src/log.js';
+import { ProtocolDecodeError, Reader, Writer } from '../../../src/kafka/txn-protocol.js';
+import { AUTHORIZED_OPERATIONS_OMITTED, allows, decodeDescribeGroupsResponse, decodeMetadataResponse, encodeDescribeGroupsRequest, encodeMetadataRequest } from '../../../src/kafka/authorized-operations.js';
+import { PermissionWatch, judgePermissions, mayBeRefusal, permissionText, refusedKinds, type NeededPermission, type PermissionVerdict } from '../../../src/kafka/permissions.js';
+import { neededPermissions } from '../../../src/kafka/needed-acls.js';
+import { createLogger } from '../../../src/log.js';
 
 const bits = (...codes: number[]) => codes.reduce((a, c) => a | (1 << c), 0);
 const READ = 3;
