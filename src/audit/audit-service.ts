@@ -16,7 +16,8 @@ import { runAudit, type AuditReport } from './runner.js';
 import { sourcesFromConfig } from './sources/index.js';
 import { defineService } from '../service.js';
 import { neededPermissions } from '../kafka/needed-acls.js';
-import { PermissionWatch } from '../kafka/permissions.js';
+import type { PermissionWatch } from '../kafka/permissions.js';
+import { permissionWatch } from '../kafka/permission-probe.js';
 
 export class AuditService implements Service {
   readonly name = 'audit';
@@ -42,7 +43,7 @@ export class AuditService implements Service {
     this.built = sourcesFromConfig(config, kafka);
     const p = config.pipeline;
     const names = { source: p.sourceTopic, sink: p.sinkTopic, dlq: p.deadLetterTopic ?? `${p.sinkTopic}.dlq`, group: p.groupId, prefix: p.transactionalIdPrefix };
-    this.permissions = new PermissionWatch({ service: this.name, kafka, needed: () => neededPermissions(names, ['audit']), registry: ctx.registry, logger: ctx.logger });
+    this.permissions = permissionWatch({ service: this.name, kafka, needed: () => neededPermissions(names, ['audit']), registry: ctx.registry, logger: ctx.logger });
   }
 
   get lastReport(): AuditReport | undefined {

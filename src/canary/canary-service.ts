@@ -20,7 +20,8 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { makeRecord, parseVerifyRecord } from '../verify/record.js';
 import { sendPerPartition } from '../kafka/send.js';
 import { neededPermissions } from '../kafka/needed-acls.js';
-import { PermissionWatch } from '../kafka/permissions.js';
+import type { PermissionWatch } from '../kafka/permissions.js';
+import { permissionWatch } from '../kafka/permission-probe.js';
 import { withTimeout } from '../util/timeout.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
@@ -132,7 +133,7 @@ export class CanaryService implements Service {
     this.run = `canary.${opts.id}.${now.toString(36)}`;
     this.tracker = new CanaryTracker({ ownRun: this.run, lostAfterMs: opts.lostAfterMs, valueDelta: opts.valueDelta });
     const names = { source: opts.sourceTopic, sink: opts.sinkTopic, canarySource: opts.sourceTopic, canarySink: opts.sinkTopic, canaryId: opts.id, group: '-', prefix: '-' };
-    this.permissions = new PermissionWatch({ service: this.name, kafka, needed: () => neededPermissions(names, ['canary']), registry: ctx.registry, logger: ctx.logger });
+    this.permissions = permissionWatch({ service: this.name, kafka, needed: () => neededPermissions(names, ['canary']), registry: ctx.registry, logger: ctx.logger });
     for (const r of ['sent', ...RESULTS]) this.metrics.records.inc({ ...this.labels, result: r }, 0);
     const onError = (err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'canary tick failed');
     // A tick whose send failed failed (counted in eos_canary_send_errors_total; the records are the tracker's).

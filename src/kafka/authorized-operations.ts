@@ -115,11 +115,8 @@ export function decodeDescribeGroupsResponse(b: Buffer, offset = 0): GroupAuthor
   r.int32('throttle_time_ms');
   const skipBytes = (x: Reader, field: string) => {
     const n = x.int32(`${field} length`);
-    if (n > 0) {
-      x.int8(`${field} first byte`); // bounds-checks the start, then steps over the rest
-      x.offset += n - 1;
-      if (x.offset > x.buf.length) throw new ProtocolDecodeError(`DescribeGroups v3 response: ${field} runs past the end`);
-    }
+    if (n < 0 || x.offset + n > x.buf.length) throw new ProtocolDecodeError(`DescribeGroups v3 response: ${field} runs past the end (${n} bytes, ${x.buf.length - x.offset} left)`);
+    x.offset += n;
   };
   const groups =
     r.nullableArray('groups', (x) => {

@@ -14,7 +14,8 @@ import { lsoMetrics } from '../metrics/lso.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, type PartitionEnds } from './offsets.js';
 import { LsoTracker, type LsoState } from './lso-tracker.js';
-import { PermissionWatch, type NeededPermission } from './permissions.js';
+import type { NeededPermission, PermissionWatch } from './permissions.js';
+import { permissionWatch } from './permission-probe.js';
 import { defineService } from '../service.js';
 import { periodicRequestTimeout } from './client.js';
 
@@ -75,7 +76,7 @@ export class LsoMonitorService implements Service {
     this.ownLabels = { pipeline: opts.pipeline, engine: 'eoswatch', job_id: '' };
     for (const t of opts.topics) this.labelsOf(t);
     const needed = (): NeededPermission[] => this.opts.topics.map((name) => ({ resource: 'topic', name, prefixed: false, operation: 'Describe' }));
-    this.permissions = new PermissionWatch({ service: this.name, kafka, needed, registry: ctx.registry, logger: ctx.logger });
+    this.permissions = permissionWatch({ service: this.name, kafka, needed, registry: ctx.registry, logger: ctx.logger });
     // A reading that missed a topic failed (the topic's error is counted in eos_lso_monitor_read_errors_total).
     this.periodic = every(() => this.poll().then(() => this.failing.size === 0), {
       registry: ctx.registry,

@@ -91,10 +91,8 @@ export const EOSWATCH_ACLS: ServiceAcls[] = [
       c('DescribeConfigs', 'DescribeConfigs (broker configs)'),
       t('{source}', 'Describe', 'Metadata (partitions, ISR); listTopics names only described topics'),
       t('{sink}', 'Describe', 'Metadata (partitions, ISR)'),
-      t('{sink}.dlq', 'Describe', 'Metadata (partitions, ISR)'),
       t('{source}', 'DescribeConfigs', 'DescribeConfigs (topic configs)'),
       t('{sink}', 'DescribeConfigs', 'DescribeConfigs (topic configs)'),
-      t('{sink}.dlq', 'DescribeConfigs', 'DescribeConfigs (topic configs)'),
     ],
   },
 ];

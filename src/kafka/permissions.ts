@@ -7,26 +7,14 @@
 // topic:orders-enriched`. One gauge family for every service, eos_permission_missing{service,
 // operation,resource}, 1 while missing; the text goes into the service's /readyz detail.
 // A transactional id's Write cannot be asked for without fencing its holder: it is named from the
-// refusal itself (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), as is a resource the probe could not read.
-import { createRequire } from 'node:module';
+// refusal itself (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Pure but for the watch's probe, which
+// src/kafka/permission-probe.ts sends (permissionWatch() there is what the services build).
 import type { Kafka } from 'kafkajs';
 import { Gauge, type Registry } from 'prom-client';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { definedOnce } from '../metrics/registry.js';
-import {
-  DESCRIBE_GROUPS,
-  DESCRIBE_GROUPS_VERSION,
-  METADATA,
-  METADATA_VERSION,
-  allows,
-  decodeDescribeGroupsResponse,
-  decodeMetadataResponse,
-  encodeDescribeGroupsRequest,
-  encodeMetadataRequest,
-  type AclOperationName,
-} from './authorized-operations.js';
-import { createCluster } from './offsets.js';
+import { allows, type AclOperationName } from './authorized-operations.js';
 
 export type ResourceKind = 'topic' | 'group' | 'transactional-id' | 'cluster';
 
@@ -67,15 +55,12 @@ export function refusedKinds(err: unknown): Set<ResourceKind> {
   const visit = (e: unknown, depth: number): void => {
     if (e === undefined || e === null || seen.has(e) || depth > 5) return;
     seen.add(e);
-    const type = typeof e === 'object' ? (e as { type?: unknown }).type : undefined;
-    const text = typeof e === 'string' ? e : errorMessage(e);
-    for (const r of REFUSALS) if (type === r.type || r.message.test(text)) kinds.add(r.kind);
-    if (typeof e === 'object') {
-      visit((e as { cause?: unknown }).cause, depth + 1);
-      visit((e as { originalError?: unknown }).originalError, depth + 1);
-      const errors = (e as { errors?: unknown }).errors;
-      if (Array.isArray(errors)) for (const x of errors) visit(x, depth + 1);
-    }
+    const o = e as { type?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+    const text = errorMessage(e);
+    for (const r of REFUSALS) if (o.type === r.type || r.message.test(text)) kinds.add(r.kind);
+    visit(o.cause, depth + 1);
+    visit(o.originalError, depth + 1);
+    if (Array.isArray(o.errors)) for (const x of o.errors) visit(x, depth + 1);
   };
   visit(err, 0);
   return kinds;
@@ -88,8 +73,11 @@ export function refusedKinds(err: unknown): Set<ResourceKind> {
  */
 export function mayBeRefusal(err: unknown): boolean {
   if (refusedKinds(err).size > 0) return true;
-  return /failed to find group coordinator|not found; create|topic not found|does not host this topic-partition|unknown topic/i.test(typeof err === 'string' ? err : errorMessage(err));
+  return /failed to find group coordinator|not found; create|topic not found|does not host this topic-partition|unknown topic/i.test(errorMessage(err));
 }
+
+/** Asks the brokers which of `needed` are granted (src/kafka/permission-probe.ts). */
+export type PermissionProbe = (kafka: Kafka, needed: readonly NeededPermission[], refused: ReadonlySet<ResourceKind>) => Promise<PermissionVerdict[]>;
 
 /** What the brokers said of one needed permission: granted, missing, or not judged (why). */
 export interface PermissionVerdict {
@@ -102,23 +90,6 @@ export interface PermissionVerdict {
 const TOPIC_AUTHORIZATION_FAILED = 29;
 const GROUP_AUTHORIZATION_FAILED = 30;
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
-
-export interface ProbeBroker {
-  nodeId: number | null;
-  findGroupCoordinator(req: { groupId: string; coordinatorType: number }): Promise<{ coordinator: { nodeId: number } }>;
-  connectionPool: { send(req: { request: unknown; response: { decode(b: Buffer): Promise<unknown>; parse(x: unknown): Promise<unknown> }; requestTimeout: number }): Promise<unknown> };
-}
-
-interface ProbeCluster {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  refreshMetadata(): Promise<void>;
-  getNodeIds(): string[];
-  findBroker(req: { nodeId: string }): Promise<ProbeBroker>;
-}
-
-const require = createRequire(import.meta.url);
-const Encoder = require('kafkajs/src/protocol/encoder') as new () => { writeBuffer(b: Buffer): unknown };
 
 /**
  * Judges needed permissions against what the brokers say (a pure function of the answers, for
@@ -146,8 +117,8 @@ export function judgePermissions(
     if (p.resource === 'cluster') {
       // Kafka fills the cluster's operations only for a principal that may describe the cluster
       // (KafkaApis): without Describe the field is empty, which says nothing of DescribeConfigs.
-      const c = answers.clusterOperations;
-      if (c !== undefined && allows(c, 'Describe') === true) return by(c);
+      const c = answers.clusterOperations ?? 0;
+      if (allows(c, 'Describe') === true) return by(c);
       if (refused.has('cluster') && p.operation !== 'Describe') return { permission: p, verdict: 'missing', why: 'CLUSTER_AUTHORIZATION_FAILED' };
       return { permission: p, verdict: 'unknown', why: 'Kafka reports the cluster\u2019s operations only to a principal with Describe on it' };
     }
@@ -166,48 +137,6 @@ export function judgePermissions(
     if (g.errorCode !== 0) return { permission: p, verdict: 'unknown', why: `DescribeGroups error ${g.errorCode}` };
     return by(g.authorizedOperations);
   });
-}
-
-/** Asks the brokers what the principal may do on the needed resources (one Metadata, one DescribeGroups per group). */
-export async function probePermissions(kafka: Kafka, needed: readonly NeededPermission[], refused: ReadonlySet<ResourceKind>, requestTimeoutMs = 10_000): Promise<PermissionVerdict[]> {
-  const cluster = createCluster<ProbeCluster>(kafka, 0);
-  const send = async <T>(broker: ProbeBroker, apiKey: number, apiName: string, version: number, body: Buffer, decode: (b: Buffer) => T): Promise<T> => {
-    const encoder = new Encoder();
-    encoder.writeBuffer(body);
-    const res = await broker.connectionPool.send({
-      request: { apiKey, apiVersion: version, apiName, encode: async () => encoder },
-      // Response header v0: what kafkajs hands over after the correlation id is the body.
-      response: { decode: async (b: Buffer) => ({ decoded: decode(b), clientSideThrottleTime: 0 }), parse: async (x: unknown) => x },
-      requestTimeout: requestTimeoutMs,
-    });
-    return (res as { decoded: T }).decoded;
-  };
-  const topics = [...new Set(needed.filter((p) => p.resource === 'topic' && !p.prefixed).map((p) => p.name))];
-  const groups = [...new Set(needed.filter((p) => p.resource === 'group' && !p.prefixed).map((p) => p.name))];
-  const answers = { topics: new Map<string, { errorCode: number; authorizedOperations: number }>(), clusterOperations: undefined as number | undefined, groups: new Map<string, { errorCode: number; authorizedOperations: number } | { error: string }>() };
-  try {
-    await cluster.connect();
-    await cluster.refreshMetadata();
-    const any = await cluster.findBroker({ nodeId: cluster.getNodeIds()[0]! });
-    const meta = await send(any, METADATA, 'Metadata', METADATA_VERSION, encodeMetadataRequest(topics), (b) => decodeMetadataResponse(b));
-    for (const t of meta.topics) answers.topics.set(t.name, t);
-    answers.clusterOperations = meta.clusterAuthorizedOperations;
-    await Promise.all(
-      groups.map(async (groupId) => {
-        try {
-          const { coordinator } = await any.findGroupCoordinator({ groupId, coordinatorType: 0 });
-          const at = await cluster.findBroker({ nodeId: String(coordinator.nodeId) });
-          const [g] = await send(at, DESCRIBE_GROUPS, 'DescribeGroups', DESCRIBE_GROUPS_VERSION, encodeDescribeGroupsRequest([groupId]), (b) => decodeDescribeGroupsResponse(b));
-          answers.groups.set(groupId, g ?? { error: 'no answer' });
-        } catch (err) {
-          answers.groups.set(groupId, { error: String((err as { type?: unknown }).type ?? errorMessage(err)) });
-        }
-      }),
-    );
-  } finally {
-    await cluster.disconnect().catch(() => undefined);
-  }
-  return judgePermissions(needed, answers, refused);
 }
 
 export const permissionMetrics = definedOnce((registry: Registry) => ({
@@ -242,7 +171,8 @@ export class PermissionWatch {
       registry: Registry;
       logger: Logger;
       now?: () => number;
-      probe?: typeof probePermissions;
+      /** Asks the brokers (src/kafka/permission-probe.ts probePermissions; tests pass their own). */
+      probe: PermissionProbe;
     },
   ) {
     this.gauge = permissionMetrics(opts.registry).missing;
@@ -254,22 +184,22 @@ export class PermissionWatch {
   }
 
   /**
-   * After a failed run: when the failure may be a refusal, asks the brokers (while something is
-   * known missing, at most every 5 s, the last answer standing meanwhile) and returns the text
-   * naming what is missing, if anything.
+   * After a failed run: when the failure may be a refusal, asks the brokers (at most every 5 s
+   * until a run succeeds, the last answer standing meanwhile) and returns the text naming what
+   * is missing, if anything.
    * Never throws: a probe that fails leaves the last answer.
    */
   async failed(err: unknown): Promise<string | undefined> {
     if (!mayBeRefusal(err)) return this.text();
     const now = (this.opts.now ?? Date.now)();
     if (this.probing) return this.probing;
-    // While something is known missing, the answer stands for a while; a refusal after a success
-    // (nothing known missing) is always asked about: it is news.
-    if (this.missingNow.length && now - this.lastProbeMs < MIN_PROBE_INTERVAL_MS) return this.text();
+    // The last answer stands for a while (a service failing in a loop, an outage: the brokers are
+    // not asked at every failure); a refusal after a success is always asked about: it is news.
+    if (now - this.lastProbeMs < MIN_PROBE_INTERVAL_MS) return this.text();
     this.lastProbeMs = now;
     this.probing = (async () => {
       try {
-        const verdicts = await (this.opts.probe ?? probePermissions)(this.opts.kafka, this.opts.needed(), refusedKinds(err));
+        const verdicts = await this.opts.probe(this.opts.kafka, this.opts.needed(), refusedKinds(err));
         this.set(verdicts.filter((v) => v.verdict === 'missing'));
       } catch (e) {
         this.opts.logger.debug({ err: errorMessage(e) }, 'could not ask the brokers which permissions are missing');
@@ -283,14 +213,15 @@ export class PermissionWatch {
 
   /** After a successful run: nothing is missing any more. */
   succeeded(): void {
-    if (this.missingNow.length) this.set([]);
+    this.lastProbeMs = -Infinity;
+    this.set([]);
   }
 
   private set(missing: PermissionVerdict[]): void {
     const key = (v: PermissionVerdict) => permissionText(v.permission);
     const before = new Set(this.missingNow.map(key));
     const after = new Set(missing.map(key));
-    for (const v of this.missingNow) if (!after.has(key(v))) this.gauge.remove({ service: this.opts.service, operation: v.permission.operation, resource: resourceText(v.permission) });
+    for (const v of this.missingNow) this.gauge.remove({ service: this.opts.service, operation: v.permission.operation, resource: resourceText(v.permission) });
     for (const v of missing) this.gauge.set({ service: this.opts.service, operation: v.permission.operation, resource: resourceText(v.permission) }, 1);
     const added = missing.filter((v) => !before.has(key(v)));
     if (added.length) this.opts.logger.warn({ missing: added.map((v) => `${key(v)} (${v.why})`) }, `permission missing: ${added.map(key).join(', ')}; grant ${added.length > 1 ? 'them' : 'it'} to eoswatch's principal (docs/security.md)`);

@@ -16,7 +16,8 @@ import { refusedGroups } from '../kafka/group-access.js';
 import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
 import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { exactNames, nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
-import { PermissionWatch, type NeededPermission } from '../kafka/permissions.js';
+import type { NeededPermission, PermissionWatch } from '../kafka/permissions.js';
+import { permissionWatch } from '../kafka/permission-probe.js';
 import { defineService } from '../service.js';
 import { flinkService } from '../flink/flink-service.js';
 import { streamsService, watchedApplications } from '../streams/streams-service.js';
@@ -103,7 +104,7 @@ export class LagService implements Service {
       ...exactNames(config.groups).map((name): NeededPermission => ({ resource: 'group', name, prefixed: false, operation: 'Describe' })),
       ...exactNames(config.topics).map((name): NeededPermission => ({ resource: 'topic', name, prefixed: false, operation: 'Describe' })),
     ];
-    this.permissions = new PermissionWatch({ service: this.name, kafka, needed, registry: ctx.registry, logger: ctx.logger });
+    this.permissions = permissionWatch({ service: this.name, kafka, needed, registry: ctx.registry, logger: ctx.logger });
     // poll() reports its own failures (log, eos_lag_read_errors_total, readiness).
     this.periodic = every(() => this.poll().then(() => undefined), { registry: ctx.registry, service: this.name, task: 'reading', name: 'the lag reading', intervalMs: config.interval });
   }

@@ -46,7 +46,10 @@ export interface TaskContext {
 
 const CLOSE_ABORT_TIMEOUT_MS = 5000;
 
-const FENCED_TYPES = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);
+// A refused Write on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) is not fencing:
+// no other instance owns the partition, and starting the task over would refuse again, forever.
+// It fails the send like any other error, so the pipeline fails and names the missing ACL.
+const FENCED_TYPES = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH']);
 
 export function isFencedError(err: unknown): boolean {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {

@@ -6,7 +6,8 @@ import type { PipelineConfig } from '../config/types.js';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { neededPermissions } from '../kafka/needed-acls.js';
 import { fetchCommittedOffsets } from '../kafka/offsets.js';
-import { PermissionWatch, refusedKinds } from '../kafka/permissions.js';
+import { refusedKinds, type PermissionWatch } from '../kafka/permissions.js';
+import { permissionWatch } from '../kafka/permission-probe.js';
 import type { Logger } from '../log.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { pipelineMetrics, type PipelineMetrics } from '../metrics/pipeline.js';
@@ -82,7 +83,7 @@ export class PipelineService implements Service {
     this.restartPolicy = { delay: (attempt) => restartDelay(restart, attempt), resetAfterMs: restart.type === 'none' ? Infinity : restart.resetAfter };
     this.metrics = pipelineMetrics(ctx.registry);
     const names = { source: config.sourceTopic, sink: config.sinkTopic, dlq: this.dlqTopic, group: config.groupId, prefix: config.transactionalIdPrefix };
-    this.permissions = new PermissionWatch({ service: 'pipeline', kafka, needed: () => neededPermissions(names, ['pipeline']), registry: ctx.registry, logger: ctx.logger });
+    this.permissions = permissionWatch({ service: 'pipeline', kafka, needed: () => neededPermissions(names, ['pipeline']), registry: ctx.registry, logger: ctx.logger });
     pipelineTransactionAgeMetrics(ctx.registry, config.name, config.transactionTimeout, () => new Map([...this.tasks].map(([p, t]) => [p, t.openSince ?? 0])));
     const m = this.metrics;
     m.up.set(this.labels, 0);
@@ -368,6 +369,16 @@ export class PipelineService implements Service {
         try {
           await this.initTask(task, BigInt(fetchedOffset));
         } catch (err) {
+          // Refused (no Write on the transactional id, no Read on the group): every retry would be
+          // refused too. The brokers are asked; a missing ACL fails the pipeline, which names it
+          // and is restarted at restartStrategy's pace. Anything else (a coordinator moving) is
+          // retried here, as before.
+          if (await this.permissions.failed(err)) {
+            if (this.tasks.get(batch.partition) === task) this.tasks.delete(batch.partition);
+            await task.close();
+            void this.fail(`partition ${batch.partition}: initialising its transactional producer was refused: ${errorMessage(err)}`);
+            return;
+          }
           this.logger.warn({ partition: batch.partition, err: errorMessage(err) }, 'task initialisation failed; will retry on the next batch');
           // Only this task: an assignment handled meanwhile may have started the partition over.
           if (this.tasks.get(batch.partition) === task) this.tasks.delete(batch.partition);

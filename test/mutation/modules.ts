@@ -37,6 +37,8 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/coordinator/applications.ts', tests: ['test/unit/coordinator/view.test.ts'] },
   { file: 'src/kafka/txn-log.ts', tests: ['test/unit/kafka/txn-log.test.ts'] },
   { file: 'src/coordinator/events.ts', tests: ['test/unit/coordinator/events.test.ts'] },
+  { file: 'src/kafka/permissions.ts', tests: ['test/unit/kafka/permissions.test.ts'] },
+  { file: 'src/kafka/authorized-operations.ts', tests: ['test/unit/kafka/permissions.test.ts'] },
   { file: 'src/coordinator/fence-window.ts', tests: ['test/unit/coordinator/fence-window.test.ts'] },
   { file: 'src/verify/stability.ts', tests: ['test/unit/verify/stability.test.ts'] },
   { file: 'src/audit/checks/coordinator.ts', tests: ['test/unit/audit/checks/coordinator.test.ts', 'test/unit/audit/checks/cluster.test.ts'] },

@@ -95,6 +95,48 @@ describe('KIP-430 codec (Metadata v8, DescribeGroups v3)', () => {
     assert.throws(() => decodeDescribeGroupsResponse(groups.subarray(0, groups.length - 10)), (e: Error) => e instanceof ProtocolDecodeError && /DescribeGroups v3 response/.test(e.message));
   });
 
+  test('a response cut anywhere is a decode error naming the message and the field it was reading', () => {
+    const fieldsAt = (b: Buffer, decode: (b: Buffer) => unknown, what: string) => {
+      const fields = new Set<string>();
+      for (let k = 0; k < b.length; k++) {
+        let msg = '';
+        try {
+          decode(b.subarray(0, k));
+        } catch (e) {
+          assert.ok(e instanceof ProtocolDecodeError, `cut at ${k}: ${String(e)}`);
+          msg = e.message;
+        }
+        assert.ok(msg.startsWith(`${what}: `), `cut at ${k} of ${b.length}: ${msg || 'decoded without an error'}`);
+        const m = /reading (.+?) \(|^[^:]+: ([a-z_]+) runs past the end|^[^:]+: ([a-z_]+) count -?\d+ at byte/.exec(msg);
+        assert.ok(m, `cut at ${k}: ${msg}`);
+        fields.add(m[1] ?? m[2] ?? `${m[3]!} count`);
+      }
+      return [...fields].sort();
+    };
+    const meta = metadataResponse([{ error: 0, name: 'in', ops: 0, partitions: 1 }], 0);
+    assert.deepEqual(
+      fieldsAt(meta, (b) => decodeMetadataResponse(b), 'Metadata v8 response'),
+      ['brokers count', 'cluster_authorized_operations', 'cluster_id', 'cluster_id length', 'controller_id', 'error_code', 'host', 'host length', 'is_internal', 'isr_nodes', 'isr_nodes count', 'leader_epoch', 'leader_id', 'name', 'name length', 'node_id', 'offline_replicas count', 'partition_index', 'partitions count', 'port', 'rack', 'rack length', 'replica_nodes', 'replica_nodes count', 'throttle_time_ms', 'topic_authorized_operations', 'topics count'].sort(),
+    );
+    const groups = describeGroupsResponse([{ error: 0, id: 'g', ops: 0, members: 1 }]);
+    assert.deepEqual(
+      fieldsAt(groups, (b) => decodeDescribeGroupsResponse(b), 'DescribeGroups v3 response'),
+      ['authorized_operations', 'client_host', 'client_host length', 'client_id', 'client_id length', 'error_code', 'group_id', 'group_id length', 'group_state', 'group_state length', 'groups count', 'member_assignment length', 'member_id', 'member_id length', 'member_metadata', 'member_metadata length', 'members count', 'protocol_data', 'protocol_data length', 'protocol_type', 'protocol_type length', 'throttle_time_ms'].sort(),
+    );
+  });
+
+  test('a member with empty metadata bytes decodes; bytes longer than the message are an error, not a read past the end', () => {
+    const w = new Writer().int32(0).int32(1).int16(0).nullableString('g').nullableString('Empty').nullableString('consumer').nullableString('');
+    w.int32(1).nullableString('m').nullableString('c').nullableString('h').int32(0).int32(0);
+    assert.deepEqual(decodeDescribeGroupsResponse(w.int32(bits(READ)).build()), [{ groupId: 'g', errorCode: 0, authorizedOperations: bits(READ) }]);
+    const long = new Writer().int32(0).int32(1).int16(0).nullableString('g').nullableString('S').nullableString('c').nullableString('');
+    long.int32(1).nullableString('m').nullableString('c').nullableString('h').int32(1000).int8(1).int32(0).int32(0);
+    assert.throws(() => decodeDescribeGroupsResponse(long.build()), /member_metadata runs past the end/);
+    const negative = new Writer().int32(0).int32(1).int16(0).nullableString('g').nullableString('S').nullableString('c').nullableString('');
+    negative.int32(1).nullableString('m').nullableString('c').nullableString('h').int32(-1).int32(0).int32(0);
+    assert.throws(() => decodeDescribeGroupsResponse(negative.build()), /member_metadata runs past the end/);
+  });
+
   test('allows: the operation bit, All for everything, undefined when the field was left out', () => {
     assert.equal(allows(bits(READ, DESCRIBE), 'Read'), true);
     assert.equal(allows(bits(READ, DESCRIBE), 'Write'), false);
@@ -118,6 +160,21 @@ describe('which ACL a refusal is about', () => {
     assert.deepEqual([...refusedKinds(new AggregateError([new Error('a'), Object.assign(new Error('b'), { type: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED' })]))], ['transactional-id']);
     assert.deepEqual([...refusedKinds(new Error('Connection error: ECONNREFUSED'))], []);
     assert.deepEqual([...refusedKinds(undefined)], []);
+    assert.deepEqual([...refusedKinds(null)], []);
+    assert.deepEqual([...refusedKinds({ type: 'CLUSTER_AUTHORIZATION_FAILED' })], ['cluster'], 'a plain object with a type');
+    assert.deepEqual([...refusedKinds({ message: 'x', originalError: { type: 'GROUP_AUTHORIZATION_FAILED' } })], ['group']);
+    assert.deepEqual([...refusedKinds(new Error('a', { cause: undefined }))], []);
+    const loop = new Error('loop') as Error & { cause?: unknown };
+    loop.cause = loop;
+    assert.deepEqual([...refusedKinds(loop)], [], 'a cause chain that loops ends');
+    const chain = (depth: number) => {
+      let e: unknown = Object.assign(new Error('deep'), { type: 'TOPIC_AUTHORIZATION_FAILED' });
+      for (let i = 0; i < depth; i++) e = new Error(`level ${i}`, { cause: e });
+      return e;
+    };
+    assert.deepEqual([...refusedKinds(chain(5))], ['topic'], 'five causes deep');
+    assert.deepEqual([...refusedKinds(chain(6))], [], 'not followed further than five causes');
+    assert.deepEqual([...refusedKinds(new AggregateError([new Error('a', { cause: new Error('Cluster authorization failed') })]))], ['cluster']);
   });
 
   test('mayBeRefusal: refusals, a coordinator kafkajs could not find, a topic the metadata hides; not an outage', () => {
@@ -176,6 +233,37 @@ describe('judgePermissions', () => {
     assert.equal(verdict(p('group', 'loading', 'Read')), 'unknown');
   });
 
+  test('every verdict says why, in words', () => {
+    const all = judgePermissions(
+      [p('topic', 'in', 'Write'), p('topic', 'out', 'Read'), p('topic', 'gone', 'Read'), p('topic', 'odd', 'Read'), p('topic', 'x', 'Read'), p('topic', 'err', 'Read'), p('group', 'refused', 'Read'), p('group', 'none', 'Read'), p('group', 'loading', 'Read'), p('group', 'bad', 'Read'), p('group', 'hidden', 'Read'), p('topic', 'pre', 'Read', true), p('transactional-id', 'app', 'Write', true), p('transactional-id', 'lit', 'Write'), p('transactional-id', 'app', 'Describe', true), p('cluster', 'kafka-cluster', 'DescribeConfigs')],
+      { ...answers, topics: new Map([...answers.topics, ['err', { errorCode: 41, authorizedOperations: 0 }]]), groups: new Map([...answers.groups, ['bad', { errorCode: 16, authorizedOperations: 0 }]]) },
+      new Set(['transactional-id']),
+    ).map((v) => `${v.verdict}: ${v.why ?? ''}`);
+    assert.deepEqual(all, [
+      'missing: not among the authorized operations',
+      'missing: TOPIC_AUTHORIZATION_FAILED (not even Describe)',
+      'unknown: the topic does not exist',
+      'unknown: the broker did not report its authorized operations',
+      'unknown: no metadata answer',
+      'unknown: metadata error 41',
+      'missing: GROUP_AUTHORIZATION_FAILED (not even Describe)',
+      'unknown: no answer for the group',
+      'unknown: COORDINATOR_LOAD_IN_PROGRESS',
+      'unknown: DescribeGroups error 16',
+      'missing: GROUP_AUTHORIZATION_FAILED',
+      'unknown: Kafka reports no authorized operations for it',
+      'missing: TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+      'missing: TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+      'unknown: Kafka reports no authorized operations for it',
+      'missing: not among the authorized operations',
+    ]);
+    const granted = judgePermissions([p('topic', 'in', 'Read')], answers, new Set())[0]!;
+    assert.deepEqual(granted, { permission: p('topic', 'in', 'Read'), verdict: 'granted' });
+    const noCluster = (refused: string[]) => judgePermissions([p('cluster', 'kafka-cluster', 'DescribeConfigs')], { ...answers, clusterOperations: undefined }, new Set(refused as never[]))[0]!;
+    assert.deepEqual([noCluster([]).why, noCluster(['cluster']).why], ['Kafka reports the cluster\u2019s operations only to a principal with Describe on it', 'CLUSTER_AUTHORIZATION_FAILED']);
+    assert.equal(noCluster(['cluster']).verdict, 'missing');
+  });
+
   test('transactional ids: Write is missing only when the refusal named a transactional id; Describe is never guessed', () => {
     assert.equal(verdict(p('transactional-id', 'app', 'Write', true), ['transactional-id']), 'missing');
     assert.equal(verdict(p('transactional-id', 'app', 'Write', true), ['topic']), 'unknown');
@@ -199,8 +287,8 @@ describe('judgePermissions', () => {
 
 describe('PermissionWatch', () => {
   const logger = createLogger('silent');
-  function watch(answer: (needed: readonly NeededPermission[]) => PermissionVerdict[]) {
-    let now = 0;
+  function watch(answer: (needed: readonly NeededPermission[]) => PermissionVerdict[] | Promise<PermissionVerdict[]>, log = logger) {
+    let now = 1_000_000;
     const calls: { refused: string[] }[] = [];
     const registry = new Registry();
     const needed = [p('topic', 'in', 'Read'), p('topic', 'out', 'Write')];
@@ -209,7 +297,7 @@ describe('PermissionWatch', () => {
       kafka: {} as never,
       needed: () => needed,
       registry,
-      logger,
+      logger: log,
       now: () => now,
       probe: async (_k, n, refused) => {
         calls.push({ refused: [...refused] });
@@ -258,6 +346,55 @@ describe('PermissionWatch', () => {
     advance(1_000);
     assert.equal(await w.failed(refusal), 'permission missing: Write on topic:out');
     assert.equal(calls.length, 2);
+  });
+
+  test('what it logs: one warning per newly missing set (it, them), the reasons; one line when all are granted again', async () => {
+    const lines: { level: string; msg: string; missing?: string[]; granted?: string[] }[] = [];
+    const log = createLogger('debug', { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    let missing = ['out'];
+    const { w, advance } = watch((n) => n.map((q) => ({ permission: q, verdict: missing.includes(q.name) ? 'missing' : 'granted', why: `why ${q.name}` })), log);
+    await w.failed('Not authorized to access topics');
+    missing = ['in', 'out'];
+    advance(5_000);
+    await w.failed('Not authorized to access topics');
+    advance(5_000);
+    await w.failed('Not authorized to access topics');
+    w.succeeded();
+    w.succeeded();
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg, l.missing ?? l.granted]),
+      [
+        ['warn', "permission missing: Write on topic:out; grant it to eoswatch's principal (docs/security.md)", ['Write on topic:out (why out)']],
+        ['warn', "permission missing: Read on topic:in; grant it to eoswatch's principal (docs/security.md)", ['Read on topic:in (why in)']],
+        ['info', 'the missing permissions are granted again', ['Read on topic:in', 'Write on topic:out']],
+      ],
+    );
+    missing = ['in', 'out'];
+    lines.length = 0;
+    await w.failed('Not authorized to access topics');
+    assert.equal(lines[0]?.msg, "permission missing: Read on topic:in, Write on topic:out; grant them to eoswatch's principal (docs/security.md)");
+  });
+
+  test('failures while a probe is out wait for its answer: one probe; a failing probe is logged at debug', async () => {
+    const lines: { level: string; msg: string }[] = [];
+    const log = createLogger('debug', { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let fail = false;
+    const { w, calls, advance } = watch(async (n) => {
+      await gate;
+      if (fail) throw new Error('probe down');
+      return missingOut(n);
+    }, log);
+    const a = w.failed('Not authorized to access topics');
+    const b = w.failed('Not authorized to access topics');
+    release();
+    assert.deepEqual(await Promise.all([a, b]), ['permission missing: Write on topic:out', 'permission missing: Write on topic:out']);
+    assert.equal(calls.length, 1);
+    fail = true;
+    advance(5_000);
+    await w.failed('Not authorized to access topics');
+    assert.deepEqual(lines.filter((l) => l.level === 'debug').map((l) => l.msg), ['could not ask the brokers which permissions are missing']);
   });
 
   test('a permission granted meanwhile leaves the gauge when the next probe no longer finds it', async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import type { Kafka } from 'kafkajs';
 import { ManualClock } from '../../../src/runtime/clock.js';
-import { PartitionTask, type TaskContext } from '../../../src/pipeline/partition-task.js';
+import { PartitionTask, isFencedError, type TaskContext } from '../../../src/pipeline/partition-task.js';
 import { ExactlyOnce, type PartitionOutput } from '../../../src/pipeline/commit-strategy.js';
 import type { PipelineConfig } from '../../../src/config/types.js';
 import { createLogger } from '../../../src/log.js';
@@ -158,5 +158,22 @@ describe('PartitionTask on the manual clock', () => {
     await closing;
     assert.deepEqual(trace, ['out0.abortOpen@0', 'out0.disconnect']);
     assert.equal(task.state, 'closed');
+  });
+});
+
+describe('isFencedError', () => {
+  const typed = (type: string, message = 'x') => Object.assign(new Error(message), { type });
+  test('a newer epoch is fencing, by type or message, anywhere in the cause chain', () => {
+    assert.equal(isFencedError(typed('PRODUCER_FENCED')), true);
+    assert.equal(isFencedError(typed('INVALID_PRODUCER_EPOCH')), true);
+    assert.equal(isFencedError(new Error('wrapped', { cause: typed('PRODUCER_FENCED') })), true);
+    assert.equal(isFencedError(new Error('Producer attempted an operation with an old epoch: fenced')), true);
+  });
+
+  test('a refused Write on the transactional id is no fencing (the pipeline fails and names the ACL), nor is any other error', () => {
+    assert.equal(isFencedError(typed('TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'Transactional Id authorization failed')), false);
+    assert.equal(isFencedError(typed('TOPIC_AUTHORIZATION_FAILED')), false);
+    assert.equal(isFencedError(new Error('Connection error')), false);
+    assert.equal(isFencedError(undefined), false);
   });
 });
