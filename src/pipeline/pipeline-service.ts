@@ -482,7 +482,7 @@ export class PipelineService implements Service {
     this.logger.error({ reason, onFailure: this.config.onFailure }, 'pipeline FAILED');
     this.wake?.();
     await this.releaseClients();
-    const err = new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${reason}`);
+    const err = new EosError(ErrorCodes.PIPELINE_FAILED, `pipeline FAILED: ${reason}`);
     // exit: the orchestrator restarts the process; keep-serving: the supervisor restarts the
     // pipeline after pipeline.restartStrategy's delay (src/daemon.ts).
     if (this.config.onFailure === 'exit') this.ctx.fatal(err);
