@@ -5,8 +5,7 @@
 // First: kafkajs modules replaced before kafkajs is loaded (src/kafka/preload.ts).
 import './kafka/preload.js';
 import { pathToFileURL } from 'node:url';
-import { EosError, ErrorCodes, ExitCodes, errorMessage, exitCodeFor } from './errors.js';
-import { redactText } from './redact.js';
+import { EosError, ErrorCodes, ExitCodes, reportError } from './errors.js';
 import { VERSION } from './version.js';
 
 const MAIN_HELP = `eoswatch ${VERSION} — exactly-once watchdog for Kafka transactional pipelines
@@ -50,16 +49,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   status: () => import('./commands/status.js'),
 };
 
-function reportError(err: unknown): number {
-  if (err instanceof EosError) {
-    process.stderr.write(`eoswatch: ${redactText(err.message)}\n`);
-    for (const d of err.details) process.stderr.write(`  ${redactText(d)}\n`);
-    if (err.code === ErrorCodes.USAGE) process.stderr.write(`Run 'eoswatch --help' for usage.\n`);
-  } else {
-    process.stderr.write(`eoswatch: ${redactText(errorMessage(err))}\n`);
-  }
-  return exitCodeFor(err);
-}
+/** An error that ended a command: its message (redacted) on stderr, its exit code. */
+const report = (err: unknown): number => reportError(err, 'eoswatch', 'eoswatch --help');
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -82,13 +73,13 @@ export async function main(argv: string[]): Promise<number> {
     if (!load) throw new EosError(ErrorCodes.USAGE, `unknown command "${cmd}"; expected one of: run, audit, verify, chaos, topics create, transactions, status, config validate, demo`);
     return await (await load()).handler(rest);
   } catch (err) {
-    return reportError(err);
+    return report(err);
   }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
-    (err) => process.exit(reportError(err)),
+    (err) => process.exit(report(err)),
   );
 }

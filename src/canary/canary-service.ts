@@ -12,7 +12,7 @@ import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
-import { errorMessage } from '../errors.js';
+import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LATENCY_BUCKETS } from '../metrics/pipeline.js';
 import { PIPELINE_LABELS, type PipelineLabels } from '../metrics/checkpoint-stats.js';
@@ -162,7 +162,7 @@ export class CanaryService implements Service {
     try {
       const meta = await admin.fetchTopicMetadata({ topics: [this.opts.sourceTopic] });
       this.partitions = meta.topics[0]?.partitions.length ?? 0;
-      if (!this.partitions) throw new Error(`canary source topic ${this.opts.sourceTopic} has no partitions`);
+      if (!this.partitions) throw new EosError(ErrorCodes.SERVICE_START_FAILED, `canary source topic ${this.opts.sourceTopic} has no partitions`);
       // Where the reader starts: the sink's end now, before the first canary record of this run.
       for (const o of await admin.fetchTopicOffsets(this.opts.sinkTopic)) this.position.set(o.partition, BigInt(o.high));
     } finally {

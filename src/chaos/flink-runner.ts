@@ -21,6 +21,7 @@ import type { LivePrometheus } from './prometheus.js';
 import { restoreBrokers, roundClients, RoundProgress, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
 import { transactionCoordinator, type ChaosProgress, type RoundResult } from './runner.js';
 import { WorkerProcess } from './worker.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 export interface FlinkChaosOptions {
   records: number;
@@ -131,7 +132,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     async resubmitFromRetainedCheckpoint() {
       const lost = jobId;
       const path = await flink.latestRetainedCheckpoint(lost);
-      if (!path) throw new Error(`job ${lost} retained no checkpoint under ${join(flink.dir, 'checkpoints')}`);
+      if (!path) throw new EosError(ErrorCodes.HARNESS_FAILED, `job ${lost} retained no checkpoint under ${join(flink.dir, 'checkpoints')}`);
       fault(`job resubmitted from ${basename(path)} of the lost job`);
       await submit(path);
       lastFaultAt = Date.now();
@@ -209,7 +210,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     await scenario.inject(ctx);
     const faultEnd = lastFaultAt;
     const manifest = await producing;
-    if (manifest.records !== opts.records) throw new Error(`only ${manifest.records} of ${opts.records} records were written`);
+    if (manifest.records !== opts.records) throw new EosError(ErrorCodes.HARNESS_FAILED, `only ${manifest.records} of ${opts.records} records were written`);
 
     // Done when every record is committed and no transaction is open on the sink.
     await progress.waitSettled(faultEnd);

@@ -9,6 +9,7 @@ import { pollUntil } from '../runtime/poll-until.js';
 import type { RoundNetwork } from './network-faults.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
 import type { WorkerProcess } from './worker.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 /** How long a partition lasts. */
 const PARTITION_MS = 30_000;
@@ -35,7 +36,7 @@ async function nthLine(w: WorkerProcess, text: string, n: number, timeoutMs: num
   const written = () => w.output.split(text).length - 1;
   // A worker that exited writes nothing more: the wait ends at once.
   await pollUntil(`worker ${w.name} to write "${text}" ${n} times`, () => written() >= n || !w.alive, { timeoutMs, intervalMs: 20 });
-  if (written() < n) throw new Error(`worker ${w.name} exited after writing "${text}" ${written()} of ${n} times`);
+  if (written() < n) throw new EosError(ErrorCodes.HARNESS_FAILED, `worker ${w.name} exited after writing "${text}" ${written()} of ${n} times`);
 }
 
 /** The checkpoints whose commit net-coordinator-isolated holds back; the cut comes at the last of them. */

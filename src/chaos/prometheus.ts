@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { freePort } from '../localcluster/cluster.js';
 import { pollUntil } from '../runtime/poll-until.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 /** The shipped alert rules, in the repository next to src/ (and dist/). */
 export const RULES_FILE = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'alerts', 'eoswatch.rules.yml');
@@ -67,9 +68,9 @@ export class LivePrometheus {
       });
     } catch (err) {
       await p.stop();
-      throw new Error(`${(err as Error).message}:\n${out}`, { cause: err });
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `${(err as Error).message}:\n${out}`, { cause: err });
     }
-    if (why !== undefined) throw new Error(why);
+    if (why !== undefined) throw new EosError(ErrorCodes.HARNESS_FAILED, why);
     return p;
   }
 
@@ -83,7 +84,7 @@ export class LivePrometheus {
   async query(expr: string, time?: number): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
     const params = new URLSearchParams({ query: expr, ...(time === undefined ? {} : { time: String(time) }) });
     const r = (await (await fetch(`${this.url}/api/v1/query?${params}`, { signal: AbortSignal.timeout(10_000) })).json()) as { status: string; error?: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
-    if (r.status !== 'success') throw new Error(`Prometheus rejected ${expr}: ${r.error}`);
+    if (r.status !== 'success') throw new EosError(ErrorCodes.HARNESS_FAILED, `Prometheus rejected ${expr}: ${r.error}`);
     return r.data.result;
   }
 

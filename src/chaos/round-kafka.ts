@@ -9,6 +9,7 @@ import type { LocalCluster } from '../localcluster/cluster.js';
 import { checkSinkTopic, type VerifyReport } from '../verify/verify.js';
 import { pollUntil, PollTimeoutError } from '../runtime/poll-until.js';
 import { HarnessError } from './verdict.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -305,7 +306,7 @@ export class RoundProgress {
       },
       { timeoutMs, intervalMs: 500, done: (v) => v === true },
     ).catch(() => {
-      throw new Error(`the ${this.who} did not finish: ${this.pct} of the input committed`);
+      throw new EosError(ErrorCodes.CHAOS_ROUND_FAILED, `the ${this.who} did not finish: ${this.pct} of the input committed`);
     });
   }
 

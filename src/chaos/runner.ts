@@ -22,6 +22,7 @@ import { committedProgress, restoreBrokers, retryStep, sinkFigures, startBroker,
 import { WorkerProcess } from './worker.js';
 import { roundAvailability, workerMetrics, type RoundAvailability, type Scrape } from './availability.js';
 import { HarnessError, countVerdicts, harnessStep, roundVerdict, runVerdict, type Verdict, type VerdictCounts } from './verdict.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 export interface ChaosOptions {
   records: number;
@@ -133,7 +134,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
   let total = 0n;
   let lastFaultAt = 0;
   mkdirSync(opts.workDir, { recursive: true });
-  if (scenario.network && !cluster.network) throw new Error(`scenario ${scenario.name} needs a networked cluster (LocalCluster.start({ network: true }))`);
+  if (scenario.network && !cluster.network) throw new EosError(ErrorCodes.USAGE, `scenario ${scenario.name} needs a networked cluster (LocalCluster.start({ network: true }))`);
 
   const admin = kafka.admin();
   await admin.connect();
@@ -324,8 +325,8 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       const last = progressLog[progressLog.length - 1];
       if (last && last.committed >= total && total > 0n && last.t > faultEnd) break;
       if (last && last.committed > lastCommit.committed) lastCommit = { t: last.t, committed: last.committed };
-      if (Date.now() - lastCommit.t > STALL_MS) throw new Error(`the pipeline stalled: no commit for ${STALL_MS / 1000} s, ${pct()} of the input committed`);
-      if (Date.now() > limit) throw new Error(`the pipeline did not finish: ${pct()} of the input committed (partitions behind: ${partitionsBehind.join(', ')})`);
+      if (Date.now() - lastCommit.t > STALL_MS) throw new EosError(ErrorCodes.CHAOS_ROUND_FAILED, `the pipeline stalled: no commit for ${STALL_MS / 1000} s, ${pct()} of the input committed`);
+      if (Date.now() > limit) throw new EosError(ErrorCodes.CHAOS_ROUND_FAILED, `the pipeline did not finish: ${pct()} of the input committed (partitions behind: ${partitionsBehind.join(', ')})`);
       await sleep(500);
     }
     const recovered = progressLog.find((x) => x.t > faultEnd && x.committed > atFault);

@@ -3,6 +3,7 @@
 // the last fault is over; the runner then waits for the pipeline to finish and verifies the sink.
 import type { AvailabilityExpectation } from './availability.js';
 import type { WorkerProcess } from './worker.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 export interface ScenarioContext {
   /** Node ids of the cluster's brokers. */
@@ -209,7 +210,7 @@ export function pickScenarios<T extends { name: string }>(list: T[], spec: strin
       continue;
     }
     const s = list.find((x) => x.name === name);
-    if (!s) throw new Error(`unknown scenario "${name}"; expected one of: ${[...list.map((x) => x.name), ...Object.keys(groups)].join(', ')}`);
+    if (!s) throw new EosError(ErrorCodes.USAGE, `unknown scenario "${name}"; expected one of: ${[...list.map((x) => x.name), ...Object.keys(groups)].join(', ')}`);
     chosen.add(s);
   }
   return list.filter((s) => chosen.has(s));

@@ -3,14 +3,14 @@
 // not run the round: a broker that would not start again, a topic whose metadata never reached
 // every broker, a sink it could not read). An ERROR is never counted as an exactly-once failure;
 // the run's summary line and exit code keep the two apart. Pure.
-import { ExitCodes } from '../errors.js';
+import { EosError, ErrorCodes, ExitCodes } from '../errors.js';
 
 export type Verdict = 'PASS' | 'FAIL' | 'ERROR';
 
 /** A failure of the harness (the local cluster, the runner's own clients), not of the pipeline under test. */
-export class HarnessError extends Error {
+export class HarnessError extends EosError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(ErrorCodes.HARNESS_FAILED, message, options);
     this.name = 'HarnessError';
   }
 }

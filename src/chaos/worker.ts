@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { EosError, ErrorCodes } from '../errors.js';
 
 /** How to start this eoswatch's CLI as a child: the compiled one from dist, or src through tsx. */
 export function cliCommand(): string[] {
@@ -114,12 +115,12 @@ export class WorkerProcess {
         if (check()) cleanup();
       };
       const onExit = () => {
-        if (!check()) reject(new Error(`worker ${this.name} exited before a line matched ${pattern}:\n${this.tail(30)}`));
+        if (!check()) reject(new EosError(ErrorCodes.HARNESS_FAILED, `worker ${this.name} exited before a line matched ${pattern}:\n${this.tail(30)}`));
         cleanup();
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms from worker ${this.name}:\n${this.tail(30)}`));
+        reject(new EosError(ErrorCodes.HARNESS_FAILED, `no line matching ${pattern} within ${timeoutMs} ms from worker ${this.name}:\n${this.tail(30)}`));
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);

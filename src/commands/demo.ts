@@ -1,6 +1,6 @@
 // eoswatch demo: a local Kafka cluster with eoswatch (or a Flink job, or a Kafka Streams app, and eoswatch as its sidecar) running against it.
 import { EosError, ErrorCodes } from '../errors.js';
-import { logFormatOption, parse, printHelp } from './options.js';
+import { logFormatOption, nodesOption, parse, printHelp } from './options.js';
 
 export const help = `Usage: eoswatch demo [--port N] [--nodes 1|3] [--kafka-version V] [--dir DIR] [--rate N]
                     [--log-format auto|json|pretty] [--flink [--flink-version V] | --streams]
@@ -42,9 +42,8 @@ export async function handler(args: string[]): Promise<number> {
   });
   if (values.help) return printHelp(help);
   const port = values.port === undefined ? 7395 : Number(values.port);
-  const nodes = values.nodes === undefined ? 3 : Number(values.nodes);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new EosError(ErrorCodes.USAGE, `--port: expected 0-65535, found "${values.port}"`);
-  if (nodes !== 1 && nodes !== 3) throw new EosError(ErrorCodes.USAGE, `--nodes: expected 1 or 3, found "${values.nodes}"`);
+  const nodes = nodesOption(values.nodes);
   const rate = values.rate === undefined ? 200 : Number(values.rate);
   if (!Number.isFinite(rate) || rate <= 0) throw new EosError(ErrorCodes.USAGE, `--rate: expected a positive number, found "${values.rate}"`);
   const version = values['kafka-version'];

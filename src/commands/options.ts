@@ -1,5 +1,6 @@
-// Option handling shared by the commands of src/commands/ and by `npm run kafka` (src/localcluster/cli.ts):
-// one parser, one wording for each kind of bad option value.
+// Option handling shared by the commands of src/commands/ and by the local-cluster CLIs (`npm run
+// kafka|flink|streams`, src/localcluster/*cli.ts): one parser, one wording for each kind of bad
+// option value, each an EosError USAGE (exit 2).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, validateConfig } from '../config/load.js';
 import type { Config, KafkaConfig, LogFormat } from '../config/types.js';
@@ -10,6 +11,9 @@ import type { WebConfig } from '../http/web-config.js';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
+
+/** A command line that cannot be run, saying what was expected (exit 2). */
+export const usage = (message: string): EosError => new EosError(ErrorCodes.USAGE, message);
 
 /** Strict parseArgs plus -h/--help; option types come from the literal `options` (no casts at the call site). */
 export function parse<const T extends Options, const P extends boolean = false>(args: string[], options: T, allowPositionals?: P) {
@@ -37,7 +41,7 @@ export function logFormatOption(v: string | undefined, dflt: LogFormat): LogForm
   return v === undefined ? dflt : choiceOption('log-format', v, ['auto', 'json', 'pretty']);
 }
 
-export function numberOption(name: string, v: string | undefined, dflt: number, check: (n: number) => boolean, what: string): number {
+export function numberOption<D extends number | undefined>(name: string, v: string | undefined, dflt: D, check: (n: number) => boolean, what: string): number | D {
   if (v === undefined) return dflt;
   const n = Number(v);
   if (!Number.isFinite(n) || !check(n)) throw new EosError(ErrorCodes.USAGE, `--${name}: expected ${what}, found "${v}"`);
@@ -46,7 +50,7 @@ export function numberOption(name: string, v: string | undefined, dflt: number, 
 
 const isPositiveInteger = (n: number) => Number.isInteger(n) && n > 0;
 
-export function positiveIntegerOption(name: string, v: string | undefined, dflt: number): number {
+export function positiveIntegerOption<D extends number | undefined>(name: string, v: string | undefined, dflt: D): number | D {
   return numberOption(name, v, dflt, isPositiveInteger, 'a positive integer');
 }
 
@@ -63,6 +67,22 @@ export async function durationOption(name: string, v: string): Promise<number> {
   } catch (err) {
     throw new EosError(ErrorCodes.USAGE, `--${name}: ${errorMessage(err)}`);
   }
+}
+
+/** `--nodes` of a local cluster (eoswatch demo, npm run kafka -- up): 1 or 3. */
+export function nodesOption(v: string | undefined): 1 | 3 {
+  return v === undefined ? 3 : Number(choiceOption('nodes', v, ['1', '3'])) as 1 | 3;
+}
+
+/** A repeatable `--NAME key=value` (`--set`, `--arg`): the pairs, the last of a key winning. */
+export function keyValueOption(name: string, list: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of list ?? []) {
+    const i = kv.indexOf('=');
+    if (i <= 0) throw new EosError(ErrorCodes.USAGE, `--${name}: expected name=value, found "${kv}"`);
+    out[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  return out;
 }
 
 /** `--bootstrap-server`, repeatable and comma-separated. */
@@ -170,6 +190,31 @@ export function subcommand<const S extends string>(name: string, args: string[],
     process.stdout.write(help);
     return sub === undefined ? ExitCodes.USAGE : ExitCodes.OK;
   }
-  if (!(subs as readonly string[]).includes(sub)) throw new EosError(ErrorCodes.USAGE, `unknown ${name} command "${sub}"; expected: ${subs.join(', ')}`);
-  return { sub: sub as S, rest };
+  return { sub: knownCommand(`${name} command`, sub, subs), rest };
+}
+
+function knownCommand<const S extends string>(what: string, cmd: string, commands: readonly S[]): S {
+  if (!(commands as readonly string[]).includes(cmd)) throw new EosError(ErrorCodes.USAGE, `unknown ${what} "${cmd}"; expected: ${commands.join(', ')}`);
+  return cmd as S;
+}
+
+/**
+ * The command of a CLI whose options may stand anywhere (`npm run kafka|flink|streams -- …`): its
+ * first positional. -h/--help prints the help (exit 0), no command prints it too (exit 2); an
+ * unknown command is a usage error. Returns the command, or the exit code when the help was printed.
+ */
+export function commandOf<const S extends string>(values: { help?: boolean }, positionals: string[], commands: readonly S[], help: string): S | number {
+  const cmd = positionals[0];
+  if (values.help || cmd === undefined) {
+    process.stdout.write(help);
+    return values.help ? ExitCodes.OK : ExitCodes.USAGE;
+  }
+  return knownCommand('command', cmd, commands);
+}
+
+/** A command's numeric argument (`kill N`, `kill-tm N`): a positive integer, else a usage error saying what it names. */
+export function numberArgument(cmd: string, arg: string | undefined, what: string): number {
+  const n = Number(arg);
+  if (arg === undefined || !Number.isInteger(n) || n < 1) throw new EosError(ErrorCodes.USAGE, `${cmd} needs ${what}, found "${arg ?? ''}"`);
+  return n;
 }

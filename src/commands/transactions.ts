@@ -10,7 +10,7 @@ import type { CoordinatorTransaction, PartitionProducer, SnapshotError, Snapshot
 import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
 import { TRANSACTION_STATES, holdsLso } from '../kafka/txn-log.js';
 import { redactText, redactValue } from '../redact.js';
-import { brokersOption, choiceOption, configFileOrDefaults, durationOption, kafkaWithBrokers, numberOption, parse, printHelp, subcommand } from './options.js';
+import { brokersOption, choiceOption, configFileOrDefaults, durationOption, kafkaWithBrokers, numberOption, parse, printHelp, subcommand, usage } from './options.js';
 
 export const help = `Usage: eoswatch transactions list [--state S ...] [--duration D] [options]
        eoswatch transactions describe --transactional-id ID [options]
@@ -119,7 +119,6 @@ const OWN: Record<(typeof SUBS)[number], readonly (keyof typeof OPTIONS)[]> = {
 };
 const SHARED = ['config', 'bootstrap-server', 'format', 'app-pattern'];
 
-const usage = (message: string) => new EosError(ErrorCodes.USAGE, message);
 const nonNegativeInteger = (name: string, v: string) => numberOption(name, v, NaN, (n) => Number.isSafeInteger(n) && n >= 0, 'a non-negative integer');
 
 /** Parses `eoswatch transactions ...`; a number when the help was printed (its exit code). */
@@ -479,7 +478,7 @@ export async function handler(args: string[]): Promise<number> {
 }
 
 function fail(message: string): EosError {
-  return new EosError(ErrorCodes.KAFKA_UNAVAILABLE, message);
+  return new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, message);
 }
 
 async function runList(c: Clients, names: RecogniserOptions, cmd: Extract<TxnCommand, { sub: 'list' }>, format: Format): Promise<number> {

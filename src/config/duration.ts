@@ -1,11 +1,12 @@
 // Durations in the config file: a number of milliseconds, or units summed as in Go and
 // Prometheus ("1h30m", "250ms", "10s").
+import { EosError, ErrorCodes } from '../errors.js';
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PART = /([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)/gy;
 
 export function parseDuration(value: string | number): number {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value < 0) throw new Error(`invalid duration ${value}: expected a non-negative number of milliseconds`);
+    if (!Number.isFinite(value) || value < 0) throw new EosError(ErrorCodes.CONFIG_INVALID, `invalid duration ${value}: expected a non-negative number of milliseconds`);
     return value;
   }
   const text = value.trim();
@@ -18,7 +19,7 @@ export function parseDuration(value: string | number): number {
     pos = PART.lastIndex;
   }
   if (pos === 0 || pos !== text.length) {
-    throw new Error(`invalid duration "${value}": expected a number with a unit (ms, s, m, h, d), e.g. 500ms, 10s, 5m, 1h30m`);
+    throw new EosError(ErrorCodes.CONFIG_INVALID, `invalid duration "${value}": expected a number with a unit (ms, s, m, h, d), e.g. 500ms, 10s, 5m, 1h30m`);
   }
   return Math.round(total);
 }

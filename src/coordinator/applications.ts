@@ -10,6 +10,7 @@
 // - Flink's KafkaSink: `<transactionalIdPrefix>-<subtask>-<checkpoint or pool counter>` (the
 //   connector's TransactionalIdFactory, for both its incrementing and its pooling naming);
 // - else the id itself is its own application.
+import { EosError, ErrorCodes } from '../errors.js';
 
 export type Engine = 'eoswatch' | 'kafka-streams' | 'flink' | 'pattern' | 'id';
 
@@ -35,9 +36,9 @@ export function checkPattern(source: string): RegExp {
   try {
     re = new RegExp(source);
   } catch (err) {
-    throw new Error(`transactional id pattern ${JSON.stringify(source)} is not a regular expression: ${(err as Error).message}`);
+    throw new EosError(ErrorCodes.CONFIG_INVALID, `transactional id pattern ${JSON.stringify(source)} is not a regular expression: ${(err as Error).message}`);
   }
-  if (!/\(\?<app>/.test(source)) throw new Error(`transactional id pattern ${JSON.stringify(source)} has no named group "app" (e.g. ^(?<app>orders)-\\d+$)`);
+  if (!/\(\?<app>/.test(source)) throw new EosError(ErrorCodes.CONFIG_INVALID, `transactional id pattern ${JSON.stringify(source)} has no named group "app" (e.g. ^(?<app>orders)-\\d+$)`);
   return re;
 }
 

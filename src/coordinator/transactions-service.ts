@@ -19,7 +19,7 @@ import { jsonReportRouter } from '../http/json-report.js';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
-import { errorMessage } from '../errors.js';
+import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { redactText } from '../redact.js';
 import { holdsLso, type TxnLogValue } from '../kafka/txn-log.js';
 import { readTransactionLog } from '../kafka/txn-log-reader.js';
@@ -128,7 +128,7 @@ export class TransactionsService implements Service {
       try {
         return checkPattern(p);
       } catch (err) {
-        throw new Error(`transactions.patterns[${i}]: ${errorMessage(err)}`);
+        throw new EosError(ErrorCodes.CONFIG_INVALID, `transactions.patterns[${i}]: ${errorMessage(err)}`);
       }
     });
     this.periodic = every(() => this.pass(), {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { FlinkConfig } from '../config/types.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 /** A REST URL as it may be shown in logs, metrics and /audit: user info dropped. */
 export function shownUrl(url: string): string {
@@ -12,12 +13,13 @@ export function shownUrl(url: string): string {
   return `${u.origin}${u.pathname.replace(/\/$/, '')}`;
 }
 
-export class FlinkHttpError extends Error {
+/** An HTTP error answer of the JobManager (the path and status kept for the caller: a 404 may mean "none"). */
+export class FlinkHttpError extends EosError {
   constructor(
     readonly status: number,
     readonly path: string,
   ) {
-    super(`Flink REST GET ${path}: HTTP ${status}`);
+    super(ErrorCodes.FLINK_API_FAILED, `Flink REST GET ${path}: HTTP ${status}`);
   }
 }
 
@@ -41,7 +43,7 @@ export class FlinkRestClient {
 
   async get<T>(path: string): Promise<T> {
     const urls = this.config.restUrls;
-    let lastErr: Error = new Error('no Flink REST URL configured');
+    let lastErr: Error = new EosError(ErrorCodes.CONFIG_INVALID, 'no Flink REST URL configured');
     for (let i = 0; i < urls.length; i++) {
       const idx = (this.preferred + i) % urls.length;
       try {
@@ -86,8 +88,8 @@ export class FlinkRestClient {
           });
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`Flink REST GET ${url.origin}${path}: no answer within ${this.config.requestTimeout} ms`)));
-      req.on('error', (err) => reject(new Error(`Flink REST GET ${url.origin}${path}: ${err.message}`)));
+      req.on('timeout', () => req.destroy(new EosError(ErrorCodes.FLINK_API_FAILED, `Flink REST GET ${url.origin}${path}: no answer within ${this.config.requestTimeout} ms`)));
+      req.on('error', (err) => reject(new EosError(ErrorCodes.FLINK_API_FAILED, `Flink REST GET ${url.origin}${path}: ${err.message}`)));
       req.end();
     });
   }

@@ -69,10 +69,3 @@ export interface JobExceptions {
   timestamp?: number | null;
   exceptionHistory?: { entries: { exceptionName?: string; timestamp: number }[]; truncated: boolean };
 }
-
-/** GET /jobs/<id>/config */
-export interface JobConfig {
-  jid: string;
-  name: string;
-  'execution-config'?: { 'job-parallelism'?: number; 'restart-strategy'?: string; 'user-config'?: Record<string, string> };
-}

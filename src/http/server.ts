@@ -220,7 +220,7 @@ export async function startHttpServer(deps: Omit<HttpDeps, 'web'> & { logger?: L
 export function parseListenAddress(text: string): { host: string; port: number } {
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]\s]*)):([0-9]{1,5})$/.exec(text.trim());
   const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`expected [HOST]:PORT (e.g. :7395, 127.0.0.1:7395, [::1]:7395), found "${text}"`);
+  if (!m || port > 65535) throw new EosError(ErrorCodes.USAGE, `expected [HOST]:PORT (e.g. :7395, 127.0.0.1:7395, [::1]:7395), found "${text}"`);
   const host = m[1] ?? (m[2] || '0.0.0.0');
   return { host, port };
 }

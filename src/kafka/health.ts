@@ -19,7 +19,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
-import { errorMessage } from '../errors.js';
+import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
 import { defineService } from '../service.js';
@@ -62,7 +62,7 @@ export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
 async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `${what} did not answer within ${ms} ms`)), ms);
   });
   try {
     return await Promise.race([work, timeout]);

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import type { Kafka } from 'kafkajs';
 import { createCluster } from './offsets.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const require = createRequire(import.meta.url);
 const fetchV11 = require('kafkajs/src/protocol/requests/fetch/v11/request') as (args: {
@@ -69,7 +70,7 @@ export class RawFetcher {
   async fetch(nodeId: string, topic: string, partitions: RawFetchPartition[], opts: { maxWaitMs: number; maxBytes: number }): Promise<Buffer> {
     const broker = await this.cluster.findBroker({ nodeId });
     const v = broker.versions?.[FETCH_API_KEY];
-    if (v && v.maxVersion < 11) throw new Error(`broker ${nodeId} does not support Fetch v11 (Kafka 2.3 or later is needed to verify)`);
+    if (v && v.maxVersion < 11) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `broker ${nodeId} does not support Fetch v11 (Kafka 2.3 or later is needed to verify)`);
     const request = fetchV11({
       replicaId: -1,
       isolationLevel: this.isolationLevel,

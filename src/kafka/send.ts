@@ -6,6 +6,7 @@
 // send still resolves (tulios/kafkajs#1303). One partition per request means one leader per
 // request, which the retry always reaches. Every eoswatch producer sends through here.
 import type { Message } from 'kafkajs';
+import { EosError, ErrorCodes } from '../errors.js';
 
 interface Sender {
   send(record: { topic: string; messages: Message[]; acks?: number }): Promise<unknown>;
@@ -31,5 +32,5 @@ export async function sendPerPartition(sender: Sender, topic: string, messages: 
  */
 export function assertAcknowledged(acks: unknown, topic: string, partition: number): void {
   const ok = Array.isArray(acks) && acks.some((a: { topicName?: string; partition?: number; errorCode?: number }) => a?.topicName === topic && a.partition === partition && (a.errorCode ?? 0) === 0);
-  if (!ok) throw new Error(`the send to ${topic} partition ${partition} was not acknowledged by the broker (kafkajs resolved it without an answer for that partition); it counts as failed`);
+  if (!ok) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `the send to ${topic} partition ${partition} was not acknowledged by the broker (kafkajs resolved it without an answer for that partition); it counts as failed`);
 }

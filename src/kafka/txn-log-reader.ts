@@ -7,6 +7,7 @@ import type { Kafka } from 'kafkajs';
 import { RawFetcher } from './raw-fetch.js';
 import { decodeFetchResponse } from '../verify/record-batches.js';
 import { decodeTxnLogRecord, logRecords, type TxnLogRecord } from './txn-log.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 
@@ -79,7 +80,7 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
             { maxWaitMs: 0, maxBytes: Math.min(perPartition * asked.length, MAX_FETCH_BYTES) },
           );
           const res = decodeFetchResponse(body);
-          if (res.errorCode !== 0) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC} from broker ${leader}: error code ${res.errorCode}`);
+          if (res.errorCode !== 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC} from broker ${leader}: error code ${res.errorCode}`);
           // A partition below its high watermark answered with no records: the response filled up
           // on the others (the Fetch's total size, the broker's fetch.max.bytes). It is asked again
           // while others still bring records, so a pass reads every partition to its end (a
@@ -88,8 +89,8 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
           const starved: number[] = [];
           for (const partition of asked) {
             const p = res.partitions.find((x) => x.partition === partition);
-            if (!p) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: no answer for the partition`);
-            if (p.errorCode !== 0) throw new Error(`fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: partition error code ${p.errorCode}`);
+            if (!p) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: no answer for the partition`);
+            if (p.errorCode !== 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: partition error code ${p.errorCode}`);
             let offset = position.get(partition)!;
             if (offset < p.logStartOffset) offset = p.logStartOffset;
             position.set(partition, offset);
@@ -106,7 +107,7 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
               // Only part of a batch: the response's total size ran out inside it. The first
               // partition of a Fetch always gets its first batch whole (KIP-74), so there it means
               // a batch larger than the partition's limit.
-              if (partition === asked[0]) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
+              if (partition === asked[0]) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
               starved.push(partition);
               continue;
             }
@@ -123,7 +124,7 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
               pending.delete(partition);
               continue;
             }
-            if (got.nextOffset <= offset) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
+            if (got.nextOffset <= offset) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
             position.set(partition, got.nextOffset);
           }
           // Nothing came for any of them: the rest waits for the next pass.

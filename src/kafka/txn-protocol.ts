@@ -9,6 +9,7 @@
 // The three KIP-664 APIs are flexible from v0, WriteTxnMarkers from v1: compact strings and arrays (unsigned varint length + 1, 0 = null),
 // a tagged-field section after every struct; request header v2 (header v1 + tagged fields),
 // response header v1 (correlation id + tagged fields).
+import { EosError, ErrorCodes } from '../errors.js';
 
 export const DESCRIBE_PRODUCERS = 61;
 export const DESCRIBE_TRANSACTIONS = 65;
@@ -100,9 +101,9 @@ export function errorKind(code: number): ErrorKind {
 // ---- primitives --------------------------------------------------------------------------------
 
 /** A malformed or truncated message: names the message, the field and the byte offset. */
-export class ProtocolDecodeError extends Error {
+export class ProtocolDecodeError extends EosError {
   constructor(message: string) {
-    super(message);
+    super(ErrorCodes.DECODE_FAILED, message);
     this.name = 'ProtocolDecodeError';
   }
 }

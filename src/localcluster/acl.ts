@@ -4,6 +4,7 @@
 // documentation cannot drift from what is proven. Parsing and the table are pure; grant, revoke and
 // list go through the admin API as the cluster's super user.
 import kafkajs, { type Admin, type AclEntry } from 'kafkajs';
+import { EosError, ErrorCodes } from '../errors.js';
 import { EOSWATCH_ACLS, neededPermissions, type AclNames, type NeededAcl } from '../kafka/needed-acls.js';
 
 export { EOSWATCH_ACLS, type AclNames, type NeededAcl, type ServiceAcls } from '../kafka/needed-acls.js';
@@ -55,7 +56,7 @@ export function parseResource(text: string): Pick<AclSpec, 'resource' | 'name' |
   const kind = text.slice(0, i) as ResourceKind;
   const raw = text.slice(i + 1);
   if (i <= 0 || !(kind in RESOURCE_TYPES) || kind === 'cluster' || raw === '' || raw === '*') {
-    throw new Error(`--resource: expected topic:NAME, group:NAME, transactional-id:NAME (a trailing * for a prefix) or cluster, found "${text}"`);
+    throw new EosError(ErrorCodes.USAGE, `--resource: expected topic:NAME, group:NAME, transactional-id:NAME (a trailing * for a prefix) or cluster, found "${text}"`);
   }
   const prefixed = raw.endsWith('*');
   return { resource: kind, name: prefixed ? raw.slice(0, -1) : raw, prefixed };
@@ -63,12 +64,12 @@ export function parseResource(text: string): Pick<AclSpec, 'resource' | 'name' |
 
 export function parseOperation(text: string): Operation {
   const op = OPERATIONS.find((o) => o.toLowerCase() === text.toLowerCase().replace(/[-_]/g, ''));
-  if (!op) throw new Error(`--operation: expected one of ${OPERATIONS.join(', ')}, found "${text}"`);
+  if (!op) throw new EosError(ErrorCodes.USAGE, `--operation: expected one of ${OPERATIONS.join(', ')}, found "${text}"`);
   return op;
 }
 
 export function parsePrincipal(text: string): string {
-  if (!/^User:[^\s;]+$/.test(text)) throw new Error(`--principal: expected User:NAME, found "${text}"`);
+  if (!/^User:[^\s;]+$/.test(text)) throw new EosError(ErrorCodes.USAGE, `--principal: expected User:NAME, found "${text}"`);
   return text;
 }
 

@@ -1,11 +1,13 @@
 // `npm run kafka -- <command>`: the local cluster for people. `up` leaves the nodes running
 // (detached) until `down`; the other commands act on the nodes recorded in the state file.
-import { parseArgs } from 'node:util';
+// Options through src/commands/options.ts and errors through src/errors.ts, as eoswatch's own
+// commands: a bad option or value is exit 2 naming it, before anything is fetched or started.
 import { LocalCluster } from './cluster.js';
 import { DEFAULT_KAFKA_VERSION } from './kafka-dist.js';
-import { TOPIC_OPTIONS, topicRequestFrom } from '../commands/options.js';
+import { choiceOption, commandOf, keyValueOption, nodesOption, numberArgument, numberOption, parse, TOPIC_OPTIONS, topicRequestFrom, usage } from '../commands/options.js';
 import { runCliMain } from './cli-main.js';
-import { SECURITY_MODES, type SecurityMode } from './security.js';
+import { normaliseSecurity, SECURITY_MODES, type SecurityOptions } from './security.js';
+import type { AclSpec } from './acl.js';
 
 const HELP = `Usage: npm run kafka -- <command> [options]
 
@@ -46,53 +48,57 @@ Options:
   --dir DIR        cluster directory (default .eoswatch/cluster); data, logs and cluster.json live there
 `;
 
+const OPTIONS = {
+  dir: { type: 'string', default: '.eoswatch/cluster' },
+  nodes: { type: 'string' },
+  'kafka-version': { type: 'string' },
+  port: { type: 'string' },
+  set: { type: 'string', multiple: true },
+  keep: { type: 'boolean' },
+  network: { type: 'boolean' },
+  security: { type: 'string' },
+  mtls: { type: 'boolean' },
+  user: { type: 'string', multiple: true },
+  principal: { type: 'string' },
+  resource: { type: 'string' },
+  operation: { type: 'string', multiple: true },
+  config: { type: 'string', short: 'c' },
+  ...TOPIC_OPTIONS,
+} as const;
+
+const COMMANDS = ['up', 'acl', 'down', 'status', 'kill', 'stop', 'start', 'restart', 'pause', 'resume', 'logs', 'sweep', 'topics'] as const;
+
+export interface UpValues {
+  nodes?: string;
+  port?: string;
+  set?: string[];
+  security?: string;
+  mtls?: boolean;
+  user?: string[];
+}
+
+/** `up`'s options, checked before Kafka is fetched or a node started. */
+export function upOptions(values: UpValues): { nodes: 1 | 3; basePort: number | undefined; overrides: Record<string, string>; security: SecurityOptions } {
+  const nodes = nodesOption(values.nodes);
+  const basePort = numberOption('port', values.port, undefined, (n) => Number.isInteger(n) && n > 0 && n <= 65535, 'a port number (1-65535)');
+  const overrides = keyValueOption('set', values.set);
+  const mode = values.security === undefined ? 'plaintext' : choiceOption('security', values.security, SECURITY_MODES);
+  if ((values.mtls || values.user?.length) && mode === 'plaintext') throw usage('--mtls and --user need --security sasl-ssl or ssl');
+  return { nodes, basePort, overrides, security: normaliseSecurity({ mode, mtls: values.mtls, users: values.user }) };
+}
+
+/** The node id argument of kill, stop, start, restart, pause, resume and logs. */
+const nodeIdArgument = (cmd: string, arg: string | undefined) => numberArgument(cmd, arg, 'a node id (1, 2, 3)');
+
 export async function kafkaCli(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      dir: { type: 'string', default: '.eoswatch/cluster' },
-      nodes: { type: 'string', default: '3' },
-      'kafka-version': { type: 'string' },
-      port: { type: 'string' },
-      set: { type: 'string', multiple: true },
-      keep: { type: 'boolean' },
-      network: { type: 'boolean' },
-      security: { type: 'string', default: 'plaintext' },
-      mtls: { type: 'boolean' },
-      user: { type: 'string', multiple: true },
-      principal: { type: 'string' },
-      resource: { type: 'string' },
-      operation: { type: 'string', multiple: true },
-      config: { type: 'string', short: 'c' },
-      ...TOPIC_OPTIONS,
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  const [cmd, arg] = positionals;
-  if (values.help || !cmd) {
-    process.stdout.write(HELP);
-    return cmd || values.help ? 0 : 2;
-  }
-  const dir = values.dir!;
-  const nodeId = (): number => {
-    const n = Number(arg);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${cmd} needs a node id (1, 2, 3), found "${arg ?? ''}"`);
-    return n;
-  };
+  const { values, positionals } = parse(argv, OPTIONS, true);
+  const cmd = commandOf(values, positionals, COMMANDS, HELP);
+  if (typeof cmd === 'number') return cmd;
+  const arg = positionals[1];
+  const dir = values.dir;
   switch (cmd) {
     case 'up': {
-      const nodes = Number(values.nodes);
-      if (nodes !== 1 && nodes !== 3) throw new Error(`--nodes: expected 1 or 3, found "${values.nodes}"`);
-      const overrides: Record<string, string> = {};
-      for (const kv of values.set ?? []) {
-        const i = kv.indexOf('=');
-        if (i <= 0) throw new Error(`--set: expected key=value, found "${kv}"`);
-        overrides[kv.slice(0, i)] = kv.slice(i + 1);
-      }
-      const security = values.security as SecurityMode;
-      if (!SECURITY_MODES.includes(security)) throw new Error(`--security: expected one of ${SECURITY_MODES.join(', ')}, found "${values.security}"`);
-      if ((values.mtls || values.user?.length) && security === 'plaintext') throw new Error('--mtls and --user need --security sasl-ssl or ssl');
+      const { nodes, basePort, overrides, security } = upOptions(values);
       const { fetchKafkaWithProgress } = await import('./fetch.js');
       await fetchKafkaWithProgress(values['kafka-version'] ?? DEFAULT_KAFKA_VERSION);
       const t0 = Date.now();
@@ -101,10 +107,10 @@ export async function kafkaCli(argv: string[]): Promise<number> {
         version: values['kafka-version'],
         dir,
         overrides,
-        basePort: values.port ? Number(values.port) : undefined,
+        basePort,
         killOnExit: false,
         network: values.network,
-        security: { mode: security, mtls: values.mtls, users: values.user },
+        security,
       });
       // The nodes outlive this process: so does their network, until `down`.
       await c.network?.detach(c.dir);
@@ -120,22 +126,25 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       return 0;
     }
     case 'acl': {
-      const c = await LocalCluster.load(dir);
-      if (!c.security) throw new Error(`acl: the cluster in ${c.dir} is plaintext (no authorizer); start one with 'up --security sasl-ssl'`);
+      if (arg !== 'grant' && arg !== 'revoke' && arg !== 'list') throw usage(`acl: expected grant, revoke or list, found "${arg ?? ''}"`);
       const acl = await import('./acl.js');
+      const principal = values.principal === undefined ? undefined : acl.parsePrincipal(values.principal);
+      let specs: AclSpec[] = [];
+      if (arg !== 'list') {
+        if (!principal || !values.resource || !values.operation?.length) throw usage(`acl ${arg}: needs --principal User:NAME, --resource R and --operation OP`);
+        const res = acl.parseResource(values.resource);
+        specs = values.operation.map((o) => ({ principal, ...res, operation: acl.parseOperation(o) }));
+      }
+      const c = await LocalCluster.load(dir);
+      if (!c.security) throw usage(`acl: the cluster in ${c.dir} is plaintext (no authorizer); start one with 'up --security sasl-ssl'`);
       const admin = (await c.kafka()).admin();
       await admin.connect();
       try {
         if (arg === 'list') {
-          const list = await acl.listAcls(admin, values.principal ? acl.parsePrincipal(values.principal) : undefined);
+          const list = await acl.listAcls(admin, principal);
           process.stdout.write(list.length ? `${list.map(acl.describeAcl).join('\n')}\n` : 'no ACLs\n');
           return 0;
         }
-        if (arg !== 'grant' && arg !== 'revoke') throw new Error(`acl: expected grant, revoke or list, found "${arg ?? ''}"`);
-        if (!values.principal || !values.resource || !values.operation?.length) throw new Error(`acl ${arg}: needs --principal User:NAME, --resource R and --operation OP`);
-        const principal = acl.parsePrincipal(values.principal);
-        const res = acl.parseResource(values.resource);
-        const specs = values.operation.map((o) => ({ principal, ...res, operation: acl.parseOperation(o) }));
         if (arg === 'grant') {
           await acl.grantAcls(admin, specs);
           process.stdout.write(`granted: ${specs.map(acl.describeAcl).join('; ')}\n`);
@@ -171,8 +180,8 @@ export async function kafkaCli(argv: string[]): Promise<number> {
     case 'stop':
     case 'start':
     case 'restart': {
+      const id = nodeIdArgument(cmd, arg);
       const c = await LocalCluster.load(dir);
-      const id = nodeId();
       if (cmd === 'kill') await c.kill(id);
       else if (cmd === 'stop') await c.stop(id);
       else if (cmd === 'start') await c.start(id);
@@ -182,8 +191,8 @@ export async function kafkaCli(argv: string[]): Promise<number> {
     }
     case 'pause':
     case 'resume': {
+      const id = nodeIdArgument(cmd, arg);
       const c = await LocalCluster.load(dir);
-      const id = nodeId();
       if (cmd === 'pause') await c.pause(id);
       else await c.resume(id);
       process.stdout.write(`node ${id}: ${c.status(id)}\n`);
@@ -196,18 +205,21 @@ export async function kafkaCli(argv: string[]): Promise<number> {
       return 0;
     }
     case 'logs': {
+      const id = nodeIdArgument(cmd, arg);
       const c = await LocalCluster.load(dir);
       const { tailFile } = await import('./cluster.js');
-      process.stdout.write(`${tailFile(c.node(nodeId()).logFile, 60)}\n`);
+      process.stdout.write(`${tailFile(c.node(id).logFile, 60)}\n`);
       return 0;
     }
     case 'topics': {
+      if (arg !== 'create' && arg !== 'list') throw usage(`topics: expected create or list, found "${arg ?? ''}"`);
+      const req = arg === 'create' ? topicRequestFrom({ ...values, topic: [...(values.topic ?? []), ...positionals.slice(2)] }) : null;
       const c = await LocalCluster.load(dir);
       const { createKafka } = await import('../kafka/client.js');
       const { createLogger } = await import('../log.js');
       const { validateConfig, loadConfig } = await import('../config/load.js');
       const kafka = createKafka(validateConfig({ kafka: { brokers: c.brokers } }, '(local cluster)').kafka, createLogger('silent'));
-      if (arg === 'list') {
+      if (req === null) {
         const admin = kafka.admin();
         await admin.connect();
         try {
@@ -220,18 +232,13 @@ export async function kafkaCli(argv: string[]): Promise<number> {
         }
         return 0;
       }
-      if (arg !== 'create') throw new Error(`topics: expected create or list, found "${arg ?? ''}"`);
       const { createConfiguredTopics, wantedTopics } = await import('../kafka/topics.js');
-      const req = topicRequestFrom({ ...values, topic: [...(values.topic ?? []), ...positionals.slice(2)] });
       const config = values.config ? await loadConfig(values.config) : undefined;
       const { text } = await createConfiguredTopics(kafka, wantedTopics(config, req.names), req, Boolean(values['dry-run']));
       process.stdout.write(text);
       return 0;
     }
-    default:
-      process.stderr.write(`unknown command "${cmd}"\n${HELP}`);
-      return 2;
   }
 }
 
-runCliMain('kafka', kafkaCli);
+runCliMain(import.meta.url, 'kafka', kafkaCli);

@@ -34,6 +34,7 @@ import {
   type SecurityOptions,
   type SecurityState,
 } from './security.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const execFileP = promisify(execFile);
 
@@ -296,7 +297,7 @@ export class LocalCluster {
 
   node(id: number): NodeState {
     const n = this.state.nodes.find((x) => x.id === id);
-    if (!n) throw new Error(`no node ${id} in this cluster (nodes: ${this.state.nodes.map((x) => x.id).join(', ')})`);
+    if (!n) throw new EosError(ErrorCodes.USAGE, `no node ${id} in this cluster (nodes: ${this.state.nodes.map((x) => x.id).join(', ')})`);
     return n;
   }
 
@@ -308,7 +309,7 @@ export class LocalCluster {
     if (existsSync(join(dir, STATE_FILE))) {
       const prev = await LocalCluster.load(dir);
       if (prev.state.nodes.some(isOurProcess)) {
-        throw new Error(`a cluster is already running in ${dir} (${prev.bootstrapServers}); stop it first with 'down'`);
+        throw new EosError(ErrorCodes.HARNESS_FAILED, `a cluster is already running in ${dir} (${prev.bootstrapServers}); stop it first with 'down'`);
       }
     }
     await rm(dir, { recursive: true, force: true });
@@ -362,7 +363,7 @@ export class LocalCluster {
       // caller chose keeps the logs, a temporary one goes.
       // A failed clean-up must not hide why the start failed: both are told.
       await cluster.down({ keepData: opts.dir !== undefined }).catch((downErr: unknown) => {
-        throw new Error(`${(err as Error).message}\n(and then the clean-up failed: ${(downErr as Error).message})`, { cause: err });
+        throw new EosError(ErrorCodes.HARNESS_FAILED, `${(err as Error).message}\n(and then the clean-up failed: ${(downErr as Error).message})`, { cause: err });
       });
       throw err;
     }
@@ -376,7 +377,7 @@ export class LocalCluster {
     try {
       text = await readFile(file, 'utf8');
     } catch {
-      throw new Error(`no cluster state at ${file}: start one with 'up'`);
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `no cluster state at ${file}: start one with 'up'`);
     }
     return new LocalCluster(JSON.parse(text) as ClusterState, killOnExit);
   }
@@ -426,7 +427,7 @@ export class LocalCluster {
     } catch (err) {
       // The command line holds the SCRAM passwords: only the tool's output is told, with any password masked.
       const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`formatting storage of node ${n.id} failed:\n${this.mask(`${e.stdout ?? ''}${e.stderr ?? ''}`)}`);
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `formatting storage of node ${n.id} failed:\n${this.mask(`${e.stdout ?? ''}${e.stderr ?? ''}`)}`);
     }
   }
 
@@ -442,7 +443,7 @@ export class LocalCluster {
     child.on('error', () => undefined);
     if (!this.killOnExit) child.unref();
     n.pid = child.pid ?? null;
-    if (n.pid === null) throw new Error(`could not start java for node ${n.id}`);
+    if (n.pid === null) throw new EosError(ErrorCodes.HARNESS_FAILED, `could not start java for node ${n.id}`);
     // spawn() returns after exec: the start time read now is the java process's (null if it already died).
     n.startTime = startTimeOf(n.pid);
     if (this.killOnExit) {
@@ -501,7 +502,7 @@ export class LocalCluster {
       for (const id of ids) {
         const n = this.node(id);
         if (!isOurProcess(n)) {
-          throw new Error(`Kafka node ${id} exited during start-up.\n${explainLog(n.logFile)}`);
+          throw new EosError(ErrorCodes.HARNESS_FAILED, `Kafka node ${id} exited during start-up.\n${explainLog(n.logFile)}`);
         }
       }
       const admin = await this.admin();
@@ -519,7 +520,7 @@ export class LocalCluster {
       await new Promise((r) => setTimeout(r, 500));
     }
     const tails = ids.map((id) => `--- node ${id}:\n${explainLog(this.node(id).logFile)}`).join('\n');
-    throw new Error(`Kafka cluster not ready after ${timeoutMs} ms (last: ${lastErr}).\n${tails}`);
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `Kafka cluster not ready after ${timeoutMs} ms (last: ${lastErr}).\n${tails}`);
   }
 
   /** Waits until the controller has fenced a dead node, so metadata no longer routes to it. */
@@ -538,7 +539,7 @@ export class LocalCluster {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`node ${id} still visible to the admin client after ${timeoutMs} ms`);
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} still visible to the admin client after ${timeoutMs} ms`);
   }
 
   private async waitExit(n: NodeState, timeoutMs: number): Promise<boolean> {
@@ -564,7 +565,7 @@ export class LocalCluster {
   async kill(id: number): Promise<void> {
     this.refreshSync();
     const n = this.node(id);
-    if (this.signal(n, 'SIGKILL') && !(await this.waitExit(n, 10_000))) throw new Error(`node ${id} (pid ${n.pid}) did not exit after SIGKILL`);
+    if (this.signal(n, 'SIGKILL') && !(await this.waitExit(n, 10_000))) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} (pid ${n.pid}) did not exit after SIGKILL`);
     n.pid = null;
     n.startTime = null;
     await this.save();
@@ -577,7 +578,7 @@ export class LocalCluster {
     if (processStatus(n, n.propsFile) === 'paused') this.signal(n, 'SIGCONT');
     if (this.signal(n, 'SIGTERM') && !(await this.waitExit(n, timeoutMs))) {
       this.signal(n, 'SIGKILL');
-      if (!(await this.waitExit(n, 10_000))) throw new Error(`node ${id} (pid ${n.pid}) did not exit after SIGKILL`);
+      if (!(await this.waitExit(n, 10_000))) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} (pid ${n.pid}) did not exit after SIGKILL`);
     }
     n.pid = null;
     n.startTime = null;
@@ -588,7 +589,7 @@ export class LocalCluster {
   async pause(id: number): Promise<void> {
     this.refreshSync();
     const n = this.node(id);
-    if (!this.signal(n, 'SIGSTOP')) throw new Error(`node ${id} is not running`);
+    if (!this.signal(n, 'SIGSTOP')) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} is not running`);
     await this.waitState(n, (st) => st === 'T');
   }
 
@@ -596,7 +597,7 @@ export class LocalCluster {
   async resume(id: number): Promise<void> {
     this.refreshSync();
     const n = this.node(id);
-    if (!this.signal(n, 'SIGCONT')) throw new Error(`node ${id} is not running`);
+    if (!this.signal(n, 'SIGCONT')) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} is not running`);
     await this.waitState(n, (st) => st !== 'T');
   }
 
@@ -608,7 +609,7 @@ export class LocalCluster {
   async start(id: number, timeoutMs = 120_000): Promise<void> {
     this.refreshSync();
     const n = this.node(id);
-    if (isOurProcess(n)) throw new Error(`node ${id} is already running (pid ${n.pid})`);
+    if (isOurProcess(n)) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} is already running (pid ${n.pid})`);
     this.spawnNode(n);
     await this.save();
     await this.waitReady([id], timeoutMs);
@@ -652,7 +653,7 @@ export class LocalCluster {
     // The network goes either way: a namespace holding a surviving process lives on until it
     // dies, and its record would otherwise wait for the next network's sweep.
     if (alive.length) await this.network?.remove().catch(() => undefined);
-    if (alive.length) throw new Error(`nodes ${alive.map((n) => `${n.id} (pid ${n.pid})`).join(', ')} did not exit after SIGKILL; cluster directory ${this.state.dir} kept`);
+    if (alive.length) throw new EosError(ErrorCodes.HARNESS_FAILED, `nodes ${alive.map((n) => `${n.id} (pid ${n.pid})`).join(', ')} did not exit after SIGKILL; cluster directory ${this.state.dir} kept`);
     for (const n of this.state.nodes) {
       n.pid = null;
       n.startTime = null;
@@ -662,7 +663,7 @@ export class LocalCluster {
     const left = this.survivors();
     if (left.length) {
       await this.save();
-      throw new Error(`cluster in ${this.state.dir}: its recorded nodes are stopped, but ${left.length === 1 ? 'a process' : 'processes'} naming its files ${left.length === 1 ? 'is' : 'are'} still running and ${left.length === 1 ? 'was' : 'were'} not started by this cluster's record: ${describeSurvivors(left)}; directory kept, stop ${left.length === 1 ? 'it' : 'them'} by pid`);
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `cluster in ${this.state.dir}: its recorded nodes are stopped, but ${left.length === 1 ? 'a process' : 'processes'} naming its files ${left.length === 1 ? 'is' : 'are'} still running and ${left.length === 1 ? 'was' : 'were'} not started by this cluster's record: ${describeSurvivors(left)}; directory kept, stop ${left.length === 1 ? 'it' : 'them'} by pid`);
     }
     if (opts.keepData) await this.save();
     else await rm(this.state.dir, { recursive: true, force: true });

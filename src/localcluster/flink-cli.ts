@@ -1,9 +1,9 @@
 // `npm run flink -- <command>`: the local Flink session cluster for people. `up` leaves the
 // processes running (detached) until `down`; the other commands act on the processes recorded in
-// the state file.
-import { parseArgs } from 'node:util';
+// the state file. Options and errors as in src/localcluster/cli.ts (npm run kafka).
 import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
+import { commandOf, keyValueOption, numberArgument, parse, positiveIntegerOption, usage } from '../commands/options.js';
 import { LocalFlinkCluster } from './flink-cluster.js';
 import { DEFAULT_FLINK_LINE, FLINK_LINES } from './flink-dist.js';
 import { runCliMain } from './cli-main.js';
@@ -29,51 +29,37 @@ Options:
   --dir DIR        cluster directory (default .eoswatch/flink)
 `;
 
+const OPTIONS = {
+  dir: { type: 'string', default: '.eoswatch/flink' },
+  'flink-version': { type: 'string' },
+  taskmanagers: { type: 'string' },
+  set: { type: 'string', multiple: true },
+  keep: { type: 'boolean' },
+  bootstrap: { type: 'string' },
+  source: { type: 'string' },
+  sink: { type: 'string' },
+  partitions: { type: 'string' },
+  from: { type: 'string' },
+  arg: { type: 'string', multiple: true },
+} as const;
+
+const COMMANDS = ['up', 'down', 'status', 'kill-tm', 'start-tm', 'kill-jm', 'start-jm', 'submit', 'cancel'] as const;
+
+/** The TaskManager number argument of kill-tm and start-tm. */
+const tmNumber = (cmd: string, arg: string | undefined) => numberArgument(cmd, arg, 'a TaskManager number (1, 2, …)');
+
 export async function flinkCli(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      dir: { type: 'string', default: '.eoswatch/flink' },
-      'flink-version': { type: 'string' },
-      taskmanagers: { type: 'string', default: '1' },
-      set: { type: 'string', multiple: true },
-      keep: { type: 'boolean' },
-      bootstrap: { type: 'string' },
-      source: { type: 'string' },
-      sink: { type: 'string' },
-      partitions: { type: 'string', default: '3' },
-      from: { type: 'string' },
-      arg: { type: 'string', multiple: true },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  const [cmd, arg] = positionals;
-  if (values.help || !cmd) {
-    process.stdout.write(HELP);
-    return cmd || values.help ? 0 : 2;
-  }
-  const dir = values.dir!;
-  const keyValues = (list: string[] | undefined, flag: string): Record<string, string> => {
-    const out: Record<string, string> = {};
-    for (const kv of list ?? []) {
-      const i = kv.indexOf('=');
-      if (i <= 0) throw new Error(`${flag}: expected key=value, found "${kv}"`);
-      out[kv.slice(0, i)] = kv.slice(i + 1);
-    }
-    return out;
-  };
-  const tmNumber = (): number => {
-    const n = Number(arg);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${cmd} needs a TaskManager number (1, 2, …), found "${arg ?? ''}"`);
-    return n;
-  };
+  const { values, positionals } = parse(argv, OPTIONS, true);
+  const cmd = commandOf(values, positionals, COMMANDS, HELP);
+  if (typeof cmd === 'number') return cmd;
+  const arg = positionals[1];
+  const dir = values.dir;
   switch (cmd) {
     case 'up': {
+      const tms = positiveIntegerOption('taskmanagers', values.taskmanagers, 1);
+      const overrides = keyValueOption('set', values.set);
       const t0 = Date.now();
-      const tms = Number(values.taskmanagers);
-      if (!Number.isInteger(tms) || tms < 1) throw new Error(`--taskmanagers: expected a positive integer, found "${values.taskmanagers}"`);
-      const c = await LocalFlinkCluster.start({ version: values['flink-version'], taskManagers: tms, dir, overrides: keyValues(values.set, '--set'), killOnExit: false });
+      const c = await LocalFlinkCluster.start({ version: values['flink-version'], taskManagers: tms, dir, overrides, killOnExit: false });
       process.stdout.write(`Flink ${c.state.version} session cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${tms} TaskManager${tms > 1 ? 's' : ''}, dir ${c.dir})\n`);
       process.stdout.write(`REST: ${c.restUrl}\n`);
       return 0;
@@ -97,15 +83,16 @@ export async function flinkCli(argv: string[]): Promise<number> {
       return 0;
     }
     case 'kill-tm': {
+      const n = tmNumber(cmd, arg);
       const c = await LocalFlinkCluster.load(dir);
-      const tm = c.taskManager(tmNumber());
+      const tm = c.taskManager(n);
       await c.kill(tm);
       process.stdout.write(`${tm.name}: ${c.status(tm)}\n`);
       return 0;
     }
     case 'start-tm': {
+      const n = tmNumber(cmd, arg);
       const c = await LocalFlinkCluster.load(dir);
-      const n = tmNumber();
       await c.startTaskManager(n);
       process.stdout.write(`${c.taskManager(n).name}: ${c.status(c.taskManager(n))}\n`);
       return 0;
@@ -124,9 +111,9 @@ export async function flinkCli(argv: string[]): Promise<number> {
     }
     case 'submit': {
       const { bootstrap, source, sink } = values;
-      if (!bootstrap || !source || !sink) throw new Error('submit needs --bootstrap, --source and --sink');
-      const partitions = Number(values.partitions);
-      if (!Number.isInteger(partitions) || partitions < 1) throw new Error(`--partitions: expected a positive integer, found "${values.partitions}"`);
+      if (!bootstrap || !source || !sink) throw usage('submit needs --bootstrap, --source and --sink');
+      const partitions = positiveIntegerOption('partitions', values.partitions, 3);
+      const args = keyValueOption('arg', values.arg);
       const c = await LocalFlinkCluster.load(dir);
       const admin = new Kafka({ clientId: 'eoswatch-flink-cli', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING }).admin();
       await admin.connect();
@@ -138,25 +125,22 @@ export async function flinkCli(argv: string[]): Promise<number> {
       let fromPath = values.from;
       if (fromPath?.startsWith('latest:')) {
         const found = await c.latestRetainedCheckpoint(fromPath.slice('latest:'.length));
-        if (!found) throw new Error(`no retained checkpoint of job ${fromPath.slice('latest:'.length)} under ${c.dir}/checkpoints`);
+        if (!found) throw usage(`--from: no retained checkpoint of job ${fromPath.slice('latest:'.length)} under ${c.dir}/checkpoints`);
         fromPath = found;
       }
-      const jobId = await c.submit({ bootstrap, sourceTopic: source, sinkTopic: sink, args: keyValues(values.arg, '--arg'), fromPath });
+      const jobId = await c.submit({ bootstrap, sourceTopic: source, sinkTopic: sink, args, fromPath });
       await c.waitJobRunning(jobId);
       process.stdout.write(`job ${jobId} running${fromPath ? ` (restored from ${fromPath})` : ''}\n`);
       return 0;
     }
     case 'cancel': {
-      if (!arg) throw new Error('cancel needs a job id');
+      if (!arg) throw usage('cancel needs a job id');
       const c = await LocalFlinkCluster.load(dir);
       await c.cancel(arg);
       process.stdout.write(`job ${arg}: cancel requested\n`);
       return 0;
     }
-    default:
-      process.stderr.write(`unknown command "${cmd}"\n${HELP}`);
-      return 2;
   }
 }
 
-runCliMain('flink', flinkCli);
+runCliMain(import.meta.url, 'flink', flinkCli);

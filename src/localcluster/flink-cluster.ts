@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { explainLog, freePort } from './cluster.js';
 import { describeSurvivors, killTrackedSync, processStatus, processesReferencing, startTimeOf } from './proc.js';
 import { ensureFlink, ensureFlinkJob, resolveFlinkLine } from './flink-dist.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const execFileP = promisify(execFile);
 
@@ -121,7 +122,7 @@ export function parseBashJavaUtils(output: string): { jvm: string[]; dynamic: st
     .split('\n')
     .filter((l) => l.startsWith('BASH_JAVA_UTILS_EXEC_RESULT:'))
     .map((l) => l.slice('BASH_JAVA_UTILS_EXEC_RESULT:'.length).trim());
-  if (lines.length < 2) throw new Error(`BashJavaUtils printed no resource parameters:\n${output.split('\n').slice(-15).join('\n')}`);
+  if (lines.length < 2) throw new EosError(ErrorCodes.HARNESS_FAILED, `BashJavaUtils printed no resource parameters:\n${output.split('\n').slice(-15).join('\n')}`);
   const split = (s: string) => s.split(/\s+/).filter(Boolean);
   return { jvm: split(lines[0] ?? ''), dynamic: split(lines[1] ?? '') };
 }
@@ -166,7 +167,7 @@ export class LocalFlinkCluster {
     if (existsSync(join(dir, STATE_FILE))) {
       const prev = await LocalFlinkCluster.load(dir);
       if ([prev.state.jobmanager, ...prev.state.taskmanagers].some((p) => isOurProcess(p, prev.state.confDir))) {
-        throw new Error(`a Flink cluster is already running in ${dir} (${prev.restUrl}); stop it first with 'down'`);
+        throw new EosError(ErrorCodes.HARNESS_FAILED, `a Flink cluster is already running in ${dir} (${prev.restUrl}); stop it first with 'down'`);
       }
     }
     await rm(dir, { recursive: true, force: true });
@@ -204,7 +205,7 @@ export class LocalFlinkCluster {
     try {
       text = await readFile(file, 'utf8');
     } catch {
-      throw new Error(`no Flink cluster state at ${file}: start one with 'up'`);
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `no Flink cluster state at ${file}: start one with 'up'`);
     }
     return new LocalFlinkCluster(JSON.parse(text) as FlinkClusterState, killOnExit);
   }
@@ -229,7 +230,7 @@ export class LocalFlinkCluster {
     const { stdout, stderr } = await execFileP('java', ['-cp', `${this.state.lib}/*`, 'org.apache.flink.runtime.util.bash.BashJavaUtils', `GET_${kind}_RESOURCE_PARAMS`, '--configDir', this.state.confDir], {
       maxBuffer: 8 * 1024 * 1024,
     }).catch((err: { stdout?: string; stderr?: string }) => {
-      throw new Error(`BashJavaUtils GET_${kind}_RESOURCE_PARAMS failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `BashJavaUtils GET_${kind}_RESOURCE_PARAMS failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
     });
     return parseBashJavaUtils(`${stdout}\n${stderr}`);
   }
@@ -258,7 +259,7 @@ export class LocalFlinkCluster {
     child.on('error', () => undefined);
     if (!this.killOnExit) child.unref();
     p.pid = child.pid ?? null;
-    if (p.pid === null) throw new Error(`could not start java for ${p.name}`);
+    if (p.pid === null) throw new EosError(ErrorCodes.HARNESS_FAILED, `could not start java for ${p.name}`);
     // spawn() returns after exec: the start time read now is the java process's (null if it already died).
     p.startTime = startTimeOf(p.pid);
     if (!this.killOnExit) return;
@@ -274,7 +275,7 @@ export class LocalFlinkCluster {
   async startJobManager(timeoutMs = 120_000): Promise<void> {
     this.refreshSync();
     const jm = this.state.jobmanager;
-    if (isOurProcess(jm, this.state.confDir)) throw new Error(`the JobManager is already running (pid ${jm.pid})`);
+    if (isOurProcess(jm, this.state.confDir)) throw new EosError(ErrorCodes.HARNESS_FAILED, `the JobManager is already running (pid ${jm.pid})`);
     this.spawnProcess(jm, 'org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint', await this.resourceParams('JM'), ['--executionMode', 'cluster']);
     await this.save();
     await this.waitRest(timeoutMs);
@@ -282,14 +283,14 @@ export class LocalFlinkCluster {
 
   taskManager(n: number): FlinkProcess {
     const tm = this.state.taskmanagers[n - 1];
-    if (!tm) throw new Error(`no TaskManager ${n} (there are ${this.state.taskmanagers.length})`);
+    if (!tm) throw new EosError(ErrorCodes.USAGE, `no TaskManager ${n} (there are ${this.state.taskmanagers.length})`);
     return tm;
   }
 
   async startTaskManager(n: number, opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<void> {
     this.refreshSync();
     const tm = this.taskManager(n);
-    if (isOurProcess(tm, this.state.confDir)) throw new Error(`TaskManager ${n} is already running (pid ${tm.pid})`);
+    if (isOurProcess(tm, this.state.confDir)) throw new EosError(ErrorCodes.HARNESS_FAILED, `TaskManager ${n} is already running (pid ${tm.pid})`);
     // A fresh resource id per start: the JobManager may still list the previous, dead one.
     const resourceId = `${tm.name}-${Date.now()}`;
     const params = await this.resourceParams('TM');
@@ -308,7 +309,7 @@ export class LocalFlinkCluster {
   async rest<T>(path: string, init?: RequestInit, timeoutMs = 120_000): Promise<T> {
     const res = await fetch(`${this.restUrl}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
-    if (!res.ok) throw new Error(`Flink REST ${init?.method ?? 'GET'} ${path}: HTTP ${res.status}: ${text.slice(0, 500)}`);
+    if (!res.ok) throw new EosError(ErrorCodes.FLINK_API_FAILED, `Flink REST ${init?.method ?? 'GET'} ${path}: HTTP ${res.status}: ${text.slice(0, 500)}`);
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
@@ -316,7 +317,7 @@ export class LocalFlinkCluster {
     const deadline = Date.now() + timeoutMs;
     let last = '';
     while (Date.now() < deadline) {
-      if (!isOurProcess(this.state.jobmanager, this.state.confDir)) throw new Error(`the JobManager exited during start-up.\n${explainLog(this.state.jobmanager.logFile)}`);
+      if (!isOurProcess(this.state.jobmanager, this.state.confDir)) throw new EosError(ErrorCodes.HARNESS_FAILED, `the JobManager exited during start-up.\n${explainLog(this.state.jobmanager.logFile)}`);
       try {
         await this.rest('/overview', undefined, 10_000);
         return;
@@ -325,31 +326,31 @@ export class LocalFlinkCluster {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`Flink REST not answering after ${timeoutMs} ms (last: ${last}).\n${explainLog(this.state.jobmanager.logFile)}`);
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `Flink REST not answering after ${timeoutMs} ms (last: ${last}).\n${explainLog(this.state.jobmanager.logFile)}`);
   }
 
   private async waitTaskManager(tm: FlinkProcess, resourceId: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (!isOurProcess(tm, this.state.confDir)) throw new Error(`${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
+      if (!isOurProcess(tm, this.state.confDir)) throw new EosError(ErrorCodes.HARNESS_FAILED, `${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
       const list = await this.rest<{ taskmanagers: { id: string }[] }>('/taskmanagers', undefined, 10_000).catch(() => ({ taskmanagers: [] }));
       if (list.taskmanagers.some((t) => t.id === resourceId)) return;
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`${tm.name} (resource id ${resourceId}) not registered with the JobManager after ${timeoutMs} ms`);
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `${tm.name} (resource id ${resourceId}) not registered with the JobManager after ${timeoutMs} ms`);
   }
 
   private async waitSlots(slots: number, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       for (const tm of this.state.taskmanagers) {
-        if (!isOurProcess(tm, this.state.confDir)) throw new Error(`${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
+        if (!isOurProcess(tm, this.state.confDir)) throw new EosError(ErrorCodes.HARNESS_FAILED, `${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
       }
       const o = await this.rest<{ 'slots-total': number }>('/overview').catch(() => ({ 'slots-total': 0 }));
       if (o['slots-total'] >= slots) return;
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`Flink cluster has fewer than ${slots} slots after ${timeoutMs} ms`);
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `Flink cluster has fewer than ${slots} slots after ${timeoutMs} ms`);
   }
 
   private signal(p: FlinkProcess, sig: NodeJS.Signals): boolean {
@@ -374,7 +375,7 @@ export class LocalFlinkCluster {
   /** SIGKILL one process (the JobManager or TaskManager n). */
   async kill(p: FlinkProcess): Promise<void> {
     this.refreshSync();
-    if (this.signal(p, 'SIGKILL') && !(await this.waitExit(p, 10_000))) throw new Error(`${p.name} (pid ${p.pid}) did not exit after SIGKILL`);
+    if (this.signal(p, 'SIGKILL') && !(await this.waitExit(p, 10_000))) throw new EosError(ErrorCodes.HARNESS_FAILED, `${p.name} (pid ${p.pid}) did not exit after SIGKILL`);
     p.pid = null;
     p.startTime = null;
     await this.save();
@@ -423,14 +424,14 @@ export class LocalFlinkCluster {
         const j = await this.rest<{ state: string; vertices: { status: string }[] }>(`/jobs/${jobId}`, undefined, 10_000);
         last = `${j.state}, tasks ${j.vertices.map((v) => v.status).join(',')}`;
         if (j.state === 'RUNNING' && j.vertices.every((v) => v.status === 'RUNNING')) return;
-        if (['FAILED', 'CANCELED', 'FINISHED'].includes(j.state)) throw new Error(`job ${jobId} is ${j.state}`);
+        if (['FAILED', 'CANCELED', 'FINISHED'].includes(j.state)) throw new EosError(ErrorCodes.HARNESS_FAILED, `job ${jobId} is ${j.state}`);
       } catch (err) {
         if ((err as Error).message.startsWith('job ')) throw err;
         last = (err as Error).message;
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`job ${jobId} not running after ${timeoutMs} ms (last: ${last})`);
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `job ${jobId} not running after ${timeoutMs} ms (last: ${last})`);
   }
 
   /** The newest retained checkpoint of a job on disk (for a resubmit after a JobManager loss without HA). */
@@ -477,7 +478,7 @@ export class LocalFlinkCluster {
     const all = [this.state.jobmanager, ...this.state.taskmanagers];
     await Promise.all(all.map((p) => this.waitExit(p, 10_000)));
     const alive = all.filter((p) => isOurProcess(p, this.state.confDir));
-    if (alive.length) throw new Error(`${alive.map((p) => `${p.name} (pid ${p.pid})`).join(', ')} did not exit after SIGKILL; directory ${this.state.dir} kept`);
+    if (alive.length) throw new EosError(ErrorCodes.HARNESS_FAILED, `${alive.map((p) => `${p.name} (pid ${p.pid})`).join(', ')} did not exit after SIGKILL; directory ${this.state.dir} kept`);
     for (const p of all) {
       p.pid = null;
       p.startTime = null;
@@ -486,7 +487,7 @@ export class LocalFlinkCluster {
     const left = this.survivors();
     if (left.length) {
       await this.save();
-      throw new Error(`Flink cluster in ${this.state.dir}: its recorded processes are stopped, but ${left.length === 1 ? 'a process' : 'processes'} naming its config dir ${left.length === 1 ? 'is' : 'are'} still running and not in its record: ${describeSurvivors(left)}; directory kept, stop ${left.length === 1 ? 'it' : 'them'} by pid`);
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `Flink cluster in ${this.state.dir}: its recorded processes are stopped, but ${left.length === 1 ? 'a process' : 'processes'} naming its config dir ${left.length === 1 ? 'is' : 'are'} still running and not in its record: ${describeSurvivors(left)}; directory kept, stop ${left.length === 1 ? 'it' : 'them'} by pid`);
     }
     if (opts.keepData) await this.save();
     else await rm(this.state.dir, { recursive: true, force: true });

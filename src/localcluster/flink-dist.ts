@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { cacheRoot, withLock } from './kafka-dist.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const run = promisify(execFile);
 
@@ -29,7 +30,7 @@ const LOG4J2_VERSION = '2.24.3';
 export function resolveFlinkLine(v: string = DEFAULT_FLINK_LINE): FlinkLine {
   const line = Object.entries(FLINK_LINES).find(([l, x]) => v === l || v === x.version)?.[1];
   if (!line) {
-    throw new Error(`Flink version "${v}" is not supported: expected one of ${Object.entries(FLINK_LINES).map(([l, x]) => `${l} (${x.version})`).join(', ')}`);
+    throw new EosError(ErrorCodes.USAGE, `Flink version "${v}" is not supported: expected one of ${Object.entries(FLINK_LINES).map(([l, x]) => `${l} (${x.version})`).join(', ')}`);
   }
   return line;
 }
@@ -61,7 +62,7 @@ async function mvn(args: string[], what: string): Promise<void> {
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
     const tail = `${e.stdout ?? ''}${e.stderr ?? ''}`.split('\n').slice(-30).join('\n');
-    throw new Error(`${what} with Maven failed (is mvn installed and Maven Central reachable?):\n${tail}`, { cause: err });
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `${what} with Maven failed (is mvn installed and Maven Central reachable?):\n${tail}`, { cause: err });
   }
 }
 
@@ -82,7 +83,7 @@ export async function ensureFlink(version?: string): Promise<string> {
       `fetching Flink ${line.version}`,
     );
     const jars = await readdir(lib);
-    if (!jars.some((j) => j.startsWith('flink-runtime-'))) throw new Error(`Maven finished but ${lib} holds no flink-runtime jar`);
+    if (!jars.some((j) => j.startsWith('flink-runtime-'))) throw new EosError(ErrorCodes.HARNESS_FAILED, `Maven finished but ${lib} holds no flink-runtime jar`);
     await writeFile(marker, new Date().toISOString());
     return lib;
   });

@@ -7,6 +7,7 @@ import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const run = promisify(execFile);
 
@@ -26,7 +27,7 @@ export function isKafka4(version: string): boolean {
 
 export function assertSupportedVersion(version: string): void {
   if (!/^\d+\.\d+\.\d+$/.test(version) || !SUPPORTED_KAFKA_LINES.some((l) => version.startsWith(l))) {
-    throw new Error(`Kafka version "${version}" is not supported: expected 3.9.x or 4.x.y`);
+    throw new EosError(ErrorCodes.USAGE, `Kafka version "${version}" is not supported: expected 3.9.x or 4.x.y`);
   }
 }
 
@@ -57,7 +58,7 @@ export async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promis
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for lock ${lockDir}; remove it if no fetch is running`);
+      if (Date.now() > deadline) throw new EosError(ErrorCodes.HARNESS_FAILED, `timed out waiting for lock ${lockDir}; remove it if no fetch is running`);
       await new Promise((r) => setTimeout(r, 500));
     }
   }
@@ -97,12 +98,12 @@ export async function ensureKafka(version: string = DEFAULT_KAFKA_VERSION): Prom
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; message: string };
       const tail = `${e.stdout ?? ''}${e.stderr ?? ''}`.split('\n').slice(-30).join('\n');
-      throw new Error(`fetching Kafka ${version} with Maven failed (is mvn installed and Maven Central reachable?):\n${tail}`, {
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `fetching Kafka ${version} with Maven failed (is mvn installed and Maven Central reachable?):\n${tail}`, {
         cause: err,
       });
     }
     const jars = await readdir(libs);
-    if (!jars.some((j) => j.startsWith('kafka_2.13-'))) throw new Error(`Maven finished but ${libs} holds no kafka_2.13 jar`);
+    if (!jars.some((j) => j.startsWith('kafka_2.13-'))) throw new EosError(ErrorCodes.HARNESS_FAILED, `Maven finished but ${libs} holds no kafka_2.13 jar`);
     await writeFile(marker, new Date().toISOString());
     return libs;
   });

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { withLock } from './kafka-dist.js';
 import { DELAYER_SOURCE } from './net-delay.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const execFileP = promisify(execFile);
 
@@ -82,7 +83,7 @@ async function run(cmd: string, args: string[], input?: string): Promise<string>
     });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`${cmd} ${args.join(' ')}: ${(e.stderr ?? '').trim() || e.message}`, { cause: err });
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `${cmd} ${args.join(' ')}: ${(e.stderr ?? '').trim() || e.message}`, { cause: err });
   }
 }
 
@@ -268,7 +269,7 @@ export class ClusterNetwork {
   /** Creates the bridge namespace and the host's interface into it; endpoints come with endpoint(). */
   static async create(): Promise<ClusterNetwork> {
     const reason = await ClusterNetwork.probe();
-    if (reason) throw new Error(`a networked local cluster cannot run here: ${reason}`);
+    if (reason) throw new EosError(ErrorCodes.HARNESS_FAILED, `a networked local cluster cannot run here: ${reason}`);
     ClusterNetwork.sweep();
     await mkdir(NET_REGISTRY, { recursive: true });
     const id = randomBytes(2).toString('hex');
@@ -282,7 +283,7 @@ export class ClusterNetwork {
         await writeFile(join(NET_REGISTRY, `${id}.json`), JSON.stringify(reg));
         return s;
       }
-      throw new Error(`no free subnet ${SUBNET_BASE}.0-254.0/24 for a networked cluster`);
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `no free subnet ${SUBNET_BASE}.0-254.0/24 for a networked cluster`);
     });
     const name = (role: string) => `${NET_PREFIX}${id}-${role}`;
     const net = new ClusterNetwork({
@@ -361,7 +362,7 @@ export class ClusterNetwork {
       const have = this.state.endpoints.find((x) => x.role === role);
       if (have) return have;
       const n = this.state.endpoints.length;
-      if (n > 200) throw new Error(`network ${this.id} is full`);
+      if (n > 200) throw new EosError(ErrorCodes.HARNESS_FAILED, `network ${this.id} is full`);
       const e: EndpointState = { role, ns: `${NET_PREFIX}${this.id}-${role}`, port: `${NET_PREFIX}${this.id}-${role}`, addr: `${this.state.subnet}.${10 + n}` };
       const br = this.state.bridgeNs;
       await ip('netns', 'add', e.ns);
@@ -455,7 +456,7 @@ export class ClusterNetwork {
     this.delayers.set(e.role, child);
     let out = '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the packet delayer of ${e.ns} did not start within 15 s: ${out}`)), 15_000);
+      const timer = setTimeout(() => reject(new EosError(ErrorCodes.HARNESS_FAILED, `the packet delayer of ${e.ns} did not start within 15 s: ${out}`)), 15_000);
       const take = (d: Buffer) => {
         out += d;
         if (out.includes('delayer ready')) {
@@ -469,7 +470,7 @@ export class ClusterNetwork {
         clearTimeout(timer);
         const why = `the packet delayer of ${e.ns} exited (${code ?? signal}): ${out.trim()}`;
         if (this.delayers.get(e.role) === child) this.failure ??= why;
-        reject(new Error(why));
+        reject(new EosError(ErrorCodes.HARNESS_FAILED, why));
       });
     });
     // Every packet out of the endpoint waits in queue 0, except those to the harness's interface.

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ConnectionOptions } from 'node:tls';
 import type { SASLOptions } from 'kafkajs';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const run = promisify(execFile);
 
@@ -43,10 +44,10 @@ const USER_NAME = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
 
 export function normaliseSecurity(s: SecurityMode | SecurityOptions | undefined): SecurityOptions {
   const o = typeof s === 'string' ? { mode: s } : (s ?? { mode: 'plaintext' as const });
-  if (!SECURITY_MODES.includes(o.mode)) throw new Error(`security: expected one of ${SECURITY_MODES.join(', ')}, found "${String(o.mode)}"`);
+  if (!SECURITY_MODES.includes(o.mode)) throw new EosError(ErrorCodes.USAGE, `security: expected one of ${SECURITY_MODES.join(', ')}, found "${String(o.mode)}"`);
   for (const u of o.users ?? []) {
-    if (!USER_NAME.test(u)) throw new Error(`security.users: "${u}" is not a user name (letters, digits, . _ -, starting with a letter)`);
-    if (u === ADMIN_USER) throw new Error(`security.users: "${ADMIN_USER}" is the cluster's super user and always exists`);
+    if (!USER_NAME.test(u)) throw new EosError(ErrorCodes.USAGE, `security.users: "${u}" is not a user name (letters, digits, . _ -, starting with a letter)`);
+    if (u === ADMIN_USER) throw new EosError(ErrorCodes.USAGE, `security.users: "${ADMIN_USER}" is the cluster's super user and always exists`);
   }
   return o;
 }
@@ -60,7 +61,7 @@ async function openssl(dir: string, args: string[]): Promise<void> {
     await run('openssl', args, { cwd: dir });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`openssl ${args[0]} failed (is openssl installed?): ${e.stderr ?? e.message}`, { cause: err });
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `openssl ${args[0]} failed (is openssl installed?): ${e.stderr ?? e.message}`, { cause: err });
   }
 }
 
@@ -211,7 +212,7 @@ export async function nodePem(sec: SecurityState, id: number): Promise<{ keyPem:
 
 /** Files of a user's client identity (the admin's by default). */
 export function userFiles(sec: SecurityState, user: string = sec.admin): { caFile: string; certFile: string; keyFile: string } {
-  if (!(user in sec.passwords)) throw new Error(`no user "${user}" in this cluster (users: ${Object.keys(sec.passwords).join(', ')})`);
+  if (!(user in sec.passwords)) throw new EosError(ErrorCodes.USAGE, `no user "${user}" in this cluster (users: ${Object.keys(sec.passwords).join(', ')})`);
   return { caFile: join(sec.pkiDir, 'ca.crt'), certFile: join(sec.pkiDir, `user-${user}.crt`), keyFile: join(sec.pkiDir, `user-${user}.key`) };
 }
 

@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 import { explainLog } from './cluster.js';
 import { cacheRoot, withLock } from './kafka-dist.js';
 import { describeSurvivors, killTrackedSync, processesReferencing, processStatus, startTimeOf, type ProcessStatus, type TrackedProcess } from './proc.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 const run = promisify(execFile);
 const STATE_FILE = 'streams.json';
@@ -97,7 +98,7 @@ export async function ensureStreamsApp(): Promise<{ jar: string; lib: string }> 
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
       const tail = `${e.stdout ?? ''}${e.stderr ?? ''}`.split('\n').slice(-30).join('\n');
-      throw new Error(`building the Streams app (${module}) with Maven failed (is mvn installed and Maven Central reachable?):\n${tail}`, { cause: err });
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `building the Streams app (${module}) with Maven failed (is mvn installed and Maven Central reachable?):\n${tail}`, { cause: err });
     }
     await copyFile(join(build, 'eoswatch-streams-app.jar'), jar);
     await rm(lib, { recursive: true, force: true });
@@ -189,7 +190,7 @@ export class StreamsRun {
     if (existsSync(join(dir, STATE_FILE))) {
       const prev = await StreamsRun.load(dir);
       const up = prev.state.instances.filter((i) => prev.status(i.n) !== 'stopped');
-      if (up.length) throw new Error(`Streams instances are already running in ${dir} (${up.map((i) => `instance ${i.n} pid ${i.pid}`).join(', ')}); stop them first with 'stop'`);
+      if (up.length) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instances are already running in ${dir} (${up.map((i) => `instance ${i.n} pid ${i.pid}`).join(', ')}); stop them first with 'stop'`);
     }
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
@@ -206,7 +207,7 @@ export class StreamsRun {
     try {
       text = await readFile(file, 'utf8');
     } catch {
-      throw new Error(`no Streams run at ${file}: start one with 'start --bootstrap … --application-id … --input … --output …'`);
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `no Streams run at ${file}: start one with 'start --bootstrap … --application-id … --input … --output …'`);
     }
     return new StreamsRun(JSON.parse(text) as StreamsRunState, killOnExit);
   }
@@ -242,7 +243,7 @@ export class StreamsRun {
   instance(n: number): StreamsInstance {
     this.refreshSync();
     const i = this.state.instances.find((x) => x.n === n);
-    if (!i) throw new Error(`no Streams instance ${n} in ${this.state.dir} (instances: ${this.state.instances.map((x) => x.n).join(', ') || 'none'})`);
+    if (!i) throw new EosError(ErrorCodes.USAGE, `no Streams instance ${n} in ${this.state.dir} (instances: ${this.state.instances.map((x) => x.n).join(', ') || 'none'})`);
     return i;
   }
 
@@ -271,13 +272,13 @@ export class StreamsRun {
     let inst: StreamsInstance;
     if (n === undefined || !this.state.instances.some((i) => i.n === n)) {
       const next = n ?? Math.max(0, ...this.state.instances.map((i) => i.n)) + 1;
-      if (!Number.isInteger(next) || next < 1) throw new Error(`instance number: expected a positive integer, found ${n}`);
+      if (!Number.isInteger(next) || next < 1) throw new EosError(ErrorCodes.USAGE, `instance number: expected a positive integer, found ${n}`);
       inst = { n: next, logFile: join(this.state.dir, `instance-${next}.log`), stateDir: join(this.state.dir, `instance-${next}`, 'state'), pid: null };
       this.state.instances.push(inst);
       this.state.instances.sort((a, b) => a.n - b.n);
     } else {
       inst = this.instance(n);
-      if (processStatus(inst, this.needle(inst)) !== 'stopped') throw new Error(`Streams instance ${n} is already running (pid ${inst.pid})`);
+      if (processStatus(inst, this.needle(inst)) !== 'stopped') throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is already running (pid ${inst.pid})`);
     }
     await mkdir(inst.stateDir, { recursive: true });
     const fd = openSync(inst.logFile, 'a');
@@ -287,7 +288,7 @@ export class StreamsRun {
     child.on('error', () => undefined);
     if (!this.killOnExit) child.unref();
     inst.pid = child.pid ?? null;
-    if (inst.pid === null) throw new Error(`could not start java for Streams instance ${inst.n}`);
+    if (inst.pid === null) throw new EosError(ErrorCodes.HARNESS_FAILED, `could not start java for Streams instance ${inst.n}`);
     inst.startTime = startTimeOf(inst.pid);
     await this.save();
     if (this.killOnExit) {
@@ -309,8 +310,8 @@ export class StreamsRun {
     const inst = this.instance(n);
     for (;;) {
       if (this.streamsStates(n).at(-1) === state) return;
-      if (processStatus(inst, this.needle(inst)) === 'stopped') throw new Error(`Streams instance ${n} exited before reaching ${state}.\n${explainLog(inst.logFile)}`);
-      if (Date.now() > deadline) throw new Error(`Streams instance ${n} not ${state} after ${timeoutMs} ms (states: ${this.streamsStates(n).join(' -> ') || 'none yet'}).\n${explainLog(inst.logFile)}`);
+      if (processStatus(inst, this.needle(inst)) === 'stopped') throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} exited before reaching ${state}.\n${explainLog(inst.logFile)}`);
+      if (Date.now() > deadline) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} not ${state} after ${timeoutMs} ms (states: ${this.streamsStates(n).join(' -> ') || 'none yet'}).\n${explainLog(inst.logFile)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -353,7 +354,7 @@ export class StreamsRun {
       this.forgetPid(i);
       return;
     }
-    if (this.signal(i, 'SIGKILL') && !(await this.waitExit(i, 10_000))) throw new Error(`Streams instance ${i.n} (pid ${i.pid}) did not exit after SIGKILL`);
+    if (this.signal(i, 'SIGKILL') && !(await this.waitExit(i, 10_000))) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${i.n} (pid ${i.pid}) did not exit after SIGKILL`);
     this.forgetPid(i);
   }
 
@@ -364,12 +365,12 @@ export class StreamsRun {
 
   async pause(n: number): Promise<void> {
     const i = this.instance(n);
-    if (!this.signal(i, 'SIGSTOP')) throw new Error(`Streams instance ${n} is not running`);
+    if (!this.signal(i, 'SIGSTOP')) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is not running`);
   }
 
   async resume(n: number): Promise<void> {
     const i = this.instance(n);
-    if (processStatus(i, this.needle(i)) !== 'paused') throw new Error(`Streams instance ${n} is not paused (${processStatus(i, this.needle(i))})`);
+    if (processStatus(i, this.needle(i)) !== 'paused') throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is not paused (${processStatus(i, this.needle(i))})`);
     this.signal(i, 'SIGCONT');
   }
 
@@ -399,7 +400,7 @@ export class StreamsRun {
     if (failed) throw (failed as PromiseRejectedResult).reason;
     live.delete(this);
     const left = this.survivors();
-    if (left.length) throw new Error(`Streams run in ${this.state.dir}: its instances are stopped, but ${describeSurvivors(left)} still names its directory and is not in its record; directory kept, stop it by pid`);
+    if (left.length) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams run in ${this.state.dir}: its instances are stopped, but ${describeSurvivors(left)} still names its directory and is not in its record; directory kept, stop it by pid`);
     if (opts.remove) await rm(this.state.dir, { recursive: true, force: true });
   }
 }

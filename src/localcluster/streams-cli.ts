@@ -1,9 +1,12 @@
 // `npm run streams -- <command>`: instances of the seed's Kafka Streams app (streams/app) for
 // people and tests. `start` leaves the instances running (detached) until `stop`; every command
-// acts on the instances recorded in the run directory's state file. Bad options exit 2.
-import { parseArgs } from 'node:util';
+// acts on the instances recorded in the run directory's state file. Options and errors as in
+// src/localcluster/cli.ts (npm run kafka): bad options exit 2.
 import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics } from '../kafka/admin.js';
+import { choiceOption, commandOf, keyValueOption, numberOption, parse, positiveIntegerOption, usage } from '../commands/options.js';
+import { EosError, ErrorCodes } from '../errors.js';
+import { runCliMain } from './cli-main.js';
 import { StreamsRun, sameApp, type StreamsAppOptions } from './streams-app.js';
 
 const HELP = `Usage: npm run streams -- <command> [options]
@@ -29,67 +32,38 @@ Options:
   --dir DIR        run directory (default .eoswatch/streams); streams.json, logs and state dirs live there
 `;
 
-export class UsageError extends Error {}
+const OPTIONS = {
+  dir: { type: 'string', default: '.eoswatch/streams' },
+  instance: { type: 'string' },
+  instances: { type: 'string' },
+  bootstrap: { type: 'string' },
+  'application-id': { type: 'string' },
+  input: { type: 'string' },
+  output: { type: 'string' },
+  threads: { type: 'string' },
+  stateful: { type: 'boolean' },
+  'commit-interval-ms': { type: 'string' },
+  set: { type: 'string', multiple: true },
+  properties: { type: 'string' },
+  partitions: { type: 'string' },
+  'log-level': { type: 'string' },
+  'no-wait': { type: 'boolean' },
+  'grace-ms': { type: 'string' },
+  remove: { type: 'boolean' },
+} as const;
 
-function positiveInt(v: string | undefined, flag: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag}: expected a positive integer, found "${v}"`);
-  return n;
-}
-
-/** The key=value pairs of a repeatable option (--set). */
-function keyValues(list: string[] | undefined, flag: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const kv of list ?? []) {
-    const i = kv.indexOf('=');
-    if (i <= 0) throw new UsageError(`${flag}: expected key=value, found "${kv}"`);
-    out[kv.slice(0, i)] = kv.slice(i + 1);
-  }
-  return out;
-}
+const COMMANDS = ['start', 'stop', 'kill', 'pause', 'resume', 'status'] as const;
 
 export async function streamsCli(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        dir: { type: 'string', default: '.eoswatch/streams' },
-        instance: { type: 'string' },
-        instances: { type: 'string' },
-        bootstrap: { type: 'string' },
-        'application-id': { type: 'string' },
-        input: { type: 'string' },
-        output: { type: 'string' },
-        threads: { type: 'string' },
-        stateful: { type: 'boolean' },
-        'commit-interval-ms': { type: 'string' },
-        set: { type: 'string', multiple: true },
-        properties: { type: 'string' },
-        partitions: { type: 'string', default: '3' },
-        'log-level': { type: 'string' },
-        'no-wait': { type: 'boolean' },
-        'grace-ms': { type: 'string' },
-        remove: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values, positionals } = parsed;
-  const [cmd, extra] = positionals;
-  if (values.help || !cmd) {
-    process.stdout.write(HELP);
-    return cmd || values.help ? 0 : 2;
-  }
-  if (extra !== undefined) throw new UsageError(`${cmd}: unexpected argument "${extra}" (instances are named with --instance N)`);
-  const dir = values.dir!;
-  const instance = positiveInt(values.instance, '--instance');
+  const { values, positionals } = parse(argv, OPTIONS, true);
+  const cmd = commandOf(values, positionals, COMMANDS, HELP);
+  if (typeof cmd === 'number') return cmd;
+  const extra = positionals[1];
+  if (extra !== undefined) throw usage(`${cmd}: unexpected argument "${extra}" (instances are named with --instance N)`);
+  const dir = values.dir;
+  const instance = positiveIntegerOption('instance', values.instance, undefined);
   const needInstance = (): number => {
-    if (instance === undefined) throw new UsageError(`${cmd} needs --instance N`);
+    if (instance === undefined) throw usage(`${cmd} needs --instance N`);
     return instance;
   };
   const line = (r: StreamsRun, n: number) => {
@@ -101,33 +75,33 @@ export async function streamsCli(argv: string[]): Promise<number> {
   };
   switch (cmd) {
     case 'start': {
-      const count = positiveInt(values.instances, '--instances');
-      if (count !== undefined && instance !== undefined) throw new UsageError('start: --instance and --instances exclude each other');
-      const logLevelOpt = values['log-level'];
-      if (logLevelOpt !== undefined && !['error', 'warn', 'info', 'debug'].includes(logLevelOpt)) throw new UsageError(`--log-level: expected error, warn, info or debug, found "${logLevelOpt}"`);
+      const count = positiveIntegerOption('instances', values.instances, undefined);
+      if (count !== undefined && instance !== undefined) throw usage('start: --instance and --instances exclude each other');
+      const partitions = positiveIntegerOption('partitions', values.partitions, 3);
+      const logLevelOpt = values['log-level'] === undefined ? undefined : choiceOption('log-level', values['log-level'], ['error', 'warn', 'info', 'debug']);
       const given = values.bootstrap ?? values['application-id'] ?? values.input ?? values.output;
       let r: StreamsRun;
       if (given === undefined) {
         r = await StreamsRun.load(dir);
       } else {
         const missing = (['bootstrap', 'application-id', 'input', 'output'] as const).filter((k) => !values[k]);
-        if (missing.length) throw new UsageError(`start: missing ${missing.map((k) => `--${k}`).join(', ')} (the app options go together)`);
-        const props = keyValues(values.set, '--set');
+        if (missing.length) throw usage(`start: missing ${missing.map((k) => `--${k}`).join(', ')} (the app options go together)`);
+        const props = keyValueOption('set', values.set);
         const app: StreamsAppOptions = {
           bootstrap: values.bootstrap!,
           applicationId: values['application-id']!,
           input: values.input!,
           output: values.output!,
-          threads: positiveInt(values.threads, '--threads'),
+          threads: positiveIntegerOption('threads', values.threads, undefined),
           stateful: values.stateful ?? false,
-          commitIntervalMs: positiveInt(values['commit-interval-ms'], '--commit-interval-ms'),
+          commitIntervalMs: positiveIntegerOption('commit-interval-ms', values['commit-interval-ms'], undefined),
           properties: props,
-          logLevel: logLevelOpt as StreamsAppOptions['logLevel'],
+          logLevel: logLevelOpt,
         };
         if (values.properties) {
           const { readFile } = await import('node:fs/promises');
           const text = await readFile(values.properties, 'utf8').catch((err: Error) => {
-            throw new UsageError(`--properties: cannot read ${values.properties}: ${err.message}`);
+            throw new EosError(ErrorCodes.CONFIG_NOT_FOUND, `--properties: cannot read ${values.properties}: ${err.message}`, { cause: err });
           });
           // --set wins over the file.
           app.properties = { ...parseProperties(text, values.properties), ...props };
@@ -135,12 +109,11 @@ export async function streamsCli(argv: string[]): Promise<number> {
         const existing = await StreamsRun.load(dir).catch(() => null);
         const running = existing?.state.instances.some((i) => existing.status(i.n) !== 'stopped');
         const diff = existing ? sameApp(existing.state.app, app) : 'no run';
-        if (existing && running && diff) throw new UsageError(`start: ${dir} already runs application ${existing.state.app.applicationId} (${diff}); stop it first`);
+        if (existing && running && diff) throw usage(`start: ${dir} already runs application ${existing.state.app.applicationId} (${diff}); stop it first`);
         if (existing && !diff) {
           // The same application again: its instances keep their state directories (a stateful app its process ids).
           r = existing;
         } else {
-          const partitions = positiveInt(values.partitions, '--partitions')!;
           const admin = new Kafka({ clientId: 'eoswatch-streams-cli', brokers: app.bootstrap.split(','), logLevel: logLevel.NOTHING }).admin();
           await admin.connect();
           try {
@@ -159,11 +132,10 @@ export async function streamsCli(argv: string[]): Promise<number> {
       return 0;
     }
     case 'stop': {
+      const grace = numberOption('grace-ms', values['grace-ms'], 40_000, (n) => Number.isInteger(n) && n >= 0, 'a non-negative integer');
+      if (instance !== undefined && values.remove) throw usage('stop: --remove removes the whole run; it does not go with --instance');
       const r = await StreamsRun.load(dir);
-      const grace = values['grace-ms'] === undefined ? 40_000 : Number(values['grace-ms']);
-      if (!Number.isInteger(grace) || grace < 0) throw new UsageError(`--grace-ms: expected a non-negative integer, found "${values['grace-ms']}"`);
       if (instance !== undefined) {
-        if (values.remove) throw new UsageError('stop: --remove removes the whole run; it does not go with --instance');
         await r.stop(instance, grace);
         process.stdout.write(line(r, instance));
         return 0;
@@ -191,8 +163,6 @@ export async function streamsCli(argv: string[]): Promise<number> {
       for (const n of ns) process.stdout.write(line(r, n));
       return 0;
     }
-    default:
-      throw new UsageError(`unknown command "${cmd}" (expected start, stop, kill, pause, resume or status)`);
   }
 }
 
@@ -203,22 +173,10 @@ export function parseProperties(text: string, file: string): Record<string, stri
     const l = raw.trim();
     if (!l || l.startsWith('#') || l.startsWith('!')) return;
     const m = /^([^=:\s]+)\s*[=:\s]\s*(.*)$/.exec(l);
-    if (!m) throw new UsageError(`${file}:${i + 1}: expected key=value, found "${l}"`);
+    if (!m) throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}:${i + 1}: expected name=value, found "${l}"`);
     out[m[1]!] = m[2]!;
   });
   return out;
 }
 
-export async function streamsCliMain(argv: string[]): Promise<number> {
-  try {
-    return await streamsCli(argv);
-  } catch (err) {
-    const usage = err instanceof UsageError;
-    process.stderr.write(`streams: ${(err as Error).message}\n${usage ? 'Run npm run streams -- --help for the usage.\n' : ''}`);
-    return usage ? 2 : 1;
-  }
-}
-
-if (process.argv[1] && /streams-cli\.[tj]s$/.test(process.argv[1])) {
-  streamsCliMain(process.argv.slice(2)).then((code) => process.exit(code));
-}
+runCliMain(import.meta.url, 'streams', streamsCli);

@@ -1,5 +1,6 @@
 // A strict reader of the Prometheus text exposition format (0.0.4): eoswatch status and the tests read /metrics with it.
 // It throws on any line that is not a comment, HELP, TYPE or a well-formed sample.
+import { EosError, ErrorCodes } from '../errors.js';
 export interface Sample {
   name: string;
   labels: Record<string, string>;
@@ -23,7 +24,7 @@ function parseValue(v: string, line: string): number {
   if (lower === '-inf') return -Infinity;
   if (lower === 'nan') return NaN;
   const n = Number(v);
-  if (Number.isNaN(n)) throw new Error(`bad sample value in: ${line}`);
+  if (Number.isNaN(n)) throw new EosError(ErrorCodes.DECODE_FAILED, `bad sample value in: ${line}`);
   return n;
 }
 
@@ -33,20 +34,20 @@ export function parsePrometheusText(text: string): Parsed {
     if (line.trim() === '') continue;
     if (line.startsWith('# HELP ')) {
       const m = line.match(new RegExp(`^# HELP (${NAME}) (.*)$`));
-      if (!m) throw new Error(`bad HELP line: ${line}`);
+      if (!m) throw new EosError(ErrorCodes.DECODE_FAILED, `bad HELP line: ${line}`);
       out.help.set(m[1]!, m[2]!);
       continue;
     }
     if (line.startsWith('# TYPE ')) {
       const m = line.match(new RegExp(`^# TYPE (${NAME}) (counter|gauge|histogram|summary|untyped)$`));
-      if (!m) throw new Error(`bad TYPE line: ${line}`);
-      if (out.types.has(m[1]!)) throw new Error(`duplicate TYPE for ${m[1]}`);
+      if (!m) throw new EosError(ErrorCodes.DECODE_FAILED, `bad TYPE line: ${line}`);
+      if (out.types.has(m[1]!)) throw new EosError(ErrorCodes.DECODE_FAILED, `duplicate TYPE for ${m[1]}`);
       out.types.set(m[1]!, m[2]!);
       continue;
     }
     if (line.startsWith('#')) continue;
     const m = line.match(SAMPLE);
-    if (!m) throw new Error(`bad sample line: ${line}`);
+    if (!m) throw new EosError(ErrorCodes.DECODE_FAILED, `bad sample line: ${line}`);
     const labels: Record<string, string> = {};
     const body = m[3] ?? '';
     LABEL.lastIndex = 0;
@@ -54,7 +55,7 @@ export function parsePrometheusText(text: string): Parsed {
     while (pos < body.length) {
       LABEL.lastIndex = pos;
       const l = LABEL.exec(body);
-      if (!l) throw new Error(`bad labels in: ${line}`);
+      if (!l) throw new EosError(ErrorCodes.DECODE_FAILED, `bad labels in: ${line}`);
       labels[l[1]!] = l[2]!.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
       pos = LABEL.lastIndex;
     }

@@ -56,7 +56,6 @@ export class CheckpointCoordinator {
   private failedReason: string | null = null;
   private failures: number;
   lastCompletedId = 0;
-  lastCompletedAtMs: number | null = null;
 
   constructor(
     readonly config: CoordinatorConfig,
@@ -144,7 +143,6 @@ export class CheckpointCoordinator {
     this.pending = null;
     this.lastCompletionAt = now;
     this.lastCompletedId = id;
-    this.lastCompletedAtMs = now;
     this.failures = 0;
     return { id, durationMs: now - p.triggeredAt, outcome: 'completed' };
   }

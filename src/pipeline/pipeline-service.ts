@@ -509,7 +509,7 @@ export class PipelineService implements Service {
     await this.releaseClients();
     const missing = await this.permissions.failed(reason);
     if (missing) this.failure = `${reason}; ${missing}`;
-    const err = new EosError(ErrorCodes.SERVICE_START_FAILED, `pipeline FAILED: ${this.failure}`);
+    const err = new EosError(ErrorCodes.PIPELINE_FAILED, `pipeline FAILED: ${this.failure}`);
     // exit: the orchestrator restarts the process; keep-serving: the supervisor restarts the
     // pipeline after pipeline.restartStrategy's delay (src/daemon.ts). A missing ACL is not
     // mended by a new process: the daemon stays up whatever onFailure says (the other services

@@ -9,6 +9,7 @@ import { EndOffsetReader } from '../kafka/offsets.js';
 import { RawFetcher } from '../kafka/raw-fetch.js';
 import { decodeFetchResponse, scanRecordSet } from './record-batches.js';
 import { stableLine, targetsOf, unstableMessage, unstablePartitions, type UnstablePartition } from './stability.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 /** A sink found stable: the ends a read_committed read goes to, and how long that took. */
 export interface SinkStable {
@@ -50,7 +51,7 @@ export async function waitSinkStable(
     for (;;) {
       try {
         const now = await reader.read(topic);
-        if (now.length === 0) throw new Error(`topic ${topic} has no partitions (does it exist?)`);
+        if (now.length === 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `topic ${topic} has no partitions (does it exist?)`);
         targets ??= targetsOf(now);
         pending = unstablePartitions(targets, now);
         lastError = undefined;
@@ -63,8 +64,8 @@ export async function waitSinkStable(
         lastError = err as Error;
       }
       if (Date.now() - t0 >= timeoutMs) {
-        if (!targets || lastError) throw new Error(`reading the ends of ${topic} failed for ${timeoutMs} ms: ${lastError?.message ?? 'no reading'}`);
-        throw new Error(unstableMessage(topic, pending, Date.now() - t0));
+        if (!targets || lastError) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `reading the ends of ${topic} failed for ${timeoutMs} ms: ${lastError?.message ?? 'no reading'}`);
+        throw new EosError(ErrorCodes.SINK_NOT_STABLE, unstableMessage(topic, pending, Date.now() - t0));
       }
       await new Promise((r) => setTimeout(r, opts.pollMs ?? STABLE_POLL_MS));
     }
@@ -180,7 +181,7 @@ export async function readTopic(kafka: Kafka, topic: string, opts: ReadOptions):
       finished,
       new Promise((_, rej) => {
         timer = setTimeout(
-          () => rej(new Error(`reading ${topic} did not reach the end of partitions ${[...ends.keys()].filter((p) => !reached.has(p)).join(', ')} within ${timeoutMs} ms`)),
+          () => rej(new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `reading ${topic} did not reach the end of partitions ${[...ends.keys()].filter((p) => !reached.has(p)).join(', ')} within ${timeoutMs} ms`)),
           Math.max(0, t0 + timeoutMs - Date.now()),
         );
       }),
@@ -239,7 +240,7 @@ export async function readTopicRecords(kafka: Kafka, topic: string, opts: Record
     let read = 0;
     while (open().length) {
       if (Date.now() > deadline) {
-        throw new Error(`reading ${topic} did not reach the end of partitions ${open().join(', ')} within ${timeoutMs} ms`);
+        throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `reading ${topic} did not reach the end of partitions ${open().join(', ')} within ${timeoutMs} ms`);
       }
       let stale = false;
       await Promise.all(
@@ -261,7 +262,7 @@ export async function readTopicRecords(kafka: Kafka, topic: string, opts: Record
               stale = true;
               continue;
             }
-            if (p.errorCode !== 0) throw new Error(`fetching ${topic}/${p.partition}: Kafka error code ${p.errorCode}`);
+            if (p.errorCode !== 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${topic}/${p.partition}: Kafka error code ${p.errorCode}`);
             const from = next.get(p.partition)!;
             const end = ends.get(p.partition)!;
             // After a read_committed fetch the last stable offset may stop short of the records' end:

@@ -9,6 +9,7 @@
 // record is handed over as (value view into the response, timestamp, offset): no copy, no object.
 // No I/O: src/verify/reader.ts sends the requests.
 import { gunzipSync } from 'node:zlib';
+import { EosError, ErrorCodes } from '../errors.js';
 
 export interface FetchedPartition {
   topic: string;
@@ -29,7 +30,7 @@ export type OnRecord = (value: Buffer | null, timestampMs: number, offset: numbe
 function int64(b: Buffer, i: number): number {
   const v = b.readBigInt64BE(i);
   const n = Number(v);
-  if (!Number.isSafeInteger(n)) throw new Error(`64-bit value ${v} beyond 2^53 in a fetch response`);
+  if (!Number.isSafeInteger(n)) throw new EosError(ErrorCodes.DECODE_FAILED, `64-bit value ${v} beyond 2^53 in a fetch response`);
   return n;
 }
 
@@ -140,7 +141,7 @@ export function scanRecordSet(records: Buffer, fetchOffset: number, endOffset: n
     const batchEnd = pos + 12 + records.readInt32BE(pos + OFF_LENGTH);
     if (batchEnd > records.length) break;
     const magic = records.readInt8(pos + OFF_MAGIC);
-    if (magic !== 2) throw new Error(`record batch of magic ${magic} at offset ${baseOffset}: only magic 2 (Kafka 0.11 and later) is read`);
+    if (magic !== 2) throw new EosError(ErrorCodes.DECODE_FAILED, `record batch of magic ${magic} at offset ${baseOffset}: only magic 2 (Kafka 0.11 and later) is read`);
     const attributes = records.readInt16BE(pos + OFF_ATTRIBUTES);
     const lastOffset = baseOffset + records.readInt32BE(pos + OFF_LAST_OFFSET_DELTA);
     const producerId = records.readBigInt64BE(pos + OFF_PRODUCER_ID);
@@ -169,7 +170,7 @@ function recordsOf(records: Buffer, pos: number, batchEnd: number, attributes: n
     const body = gunzipSync(records.subarray(pos + BATCH_HEADER, batchEnd));
     return new Cursor(body, 0);
   }
-  throw new Error(`record batch at offset ${baseOffset} is compressed with ${UNREAD_CODECS[codec] ?? `codec ${codec}`}; the verifier reads uncompressed and gzip batches`);
+  throw new EosError(ErrorCodes.DECODE_FAILED, `record batch at offset ${baseOffset} is compressed with ${UNREAD_CODECS[codec] ?? `codec ${codec}`}; the verifier reads uncompressed and gzip batches`);
 }
 
 function readRecords(records: Buffer, pos: number, batchEnd: number, attributes: number, baseOffset: number, fetchOffset: number, endOffset: number, onRecord: OnRecord): void {

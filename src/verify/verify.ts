@@ -7,6 +7,7 @@ import { ExactlyOnceChecker, type CheckResult } from './checker.js';
 import { expectedCounts, makeRecord } from './record.js';
 import { readTopicRecords, type OnWaiting, type SinkStable } from './reader.js';
 import { sendPerPartition } from '../kafka/send.js';
+import { EosError, ErrorCodes } from '../errors.js';
 
 export interface ProduceManifest {
   run: string;
@@ -42,7 +43,7 @@ export async function produceVerifyRecords(
   } finally {
     await admin.disconnect();
   }
-  if (!partitions) throw new Error(`topic ${topic} not found`);
+  if (!partitions) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `topic ${topic} not found`);
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const t0 = Date.now();

@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import { isAlias, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { CheckpointFacts } from '../types.js';
 import { readConfigText, type ConfigProblem } from './properties.js';
+import { EosError, ErrorCodes } from '../../errors.js';
 
 export type FlinkConfigFormat = 'legacy' | 'standard';
 
@@ -122,7 +123,7 @@ export function parseFlinkConfig(text: string, file: string): ParsedFlinkConfig 
   const propsLines = javaPropertiesLines(text);
   if (propsLines) {
     const at = propsLines.length > 3 ? `${propsLines.slice(0, 3).join(', ')}, …` : propsLines.join(', ');
-    throw new Error(
+    throw new EosError(ErrorCodes.CONFIG_INVALID, 
       `${file}: not a Flink configuration file (looks like a Java .properties file: "name=value" at line${propsLines.length > 1 ? 's' : ''} ${at}); ` +
         'Flink reads config.yaml (YAML) or flink-conf.yaml ("name: value" lines); a Kafka client\'s .properties file is audited with --producer, --consumer or --streams',
     );
@@ -159,7 +160,7 @@ export function parseFlinkDuration(text: string): number {
   const unit = m?.[2]?.toLowerCase() ?? '';
   const factor = unit === '' ? 1 : FLINK_UNIT_MS[unit];
   if (!m || factor === undefined) {
-    throw new Error(`invalid Flink duration "${text}": expected a whole number with an optional unit (ms, s, min, h, d), e.g. 500 ms, 10 s, 1 min`);
+    throw new EosError(ErrorCodes.CONFIG_INVALID, `invalid Flink duration "${text}": expected a whole number with an optional unit (ms, s, min, h, d), e.g. 500 ms, 10 s, 1 min`);
   }
   return Math.floor(Number(m[1]) * factor);
 }
@@ -209,7 +210,7 @@ const enumName = (v: string): string => v.trim().toUpperCase().replace(/-/g, '_'
 export function flinkCheckpointFacts(props: Map<string, string>, target: string): CheckpointFacts {
   const get = (keys: readonly string[]) => first(props, keys);
   const fail = (key: string, value: string, what: string): never => {
-    throw new Error(`${target}: ${key}: "${value}" is not ${what}`);
+    throw new EosError(ErrorCodes.CONFIG_INVALID, `${target}: ${key}: "${value}" is not ${what}`);
   };
   const duration = (keys: readonly string[]): number | undefined => {
     const e = get(keys);

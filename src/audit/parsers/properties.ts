@@ -3,6 +3,7 @@
 // differently from Java would be audited as something the client never sees.
 import { readFile } from 'node:fs/promises';
 import { isSecretKey } from '../../redact.js';
+import { EosError, ErrorCodes } from '../../errors.js';
 
 export interface ConfigProblem {
   /** 1-based line in the file. */
@@ -191,7 +192,7 @@ export async function readConfigText(path: string, encoding: BufferEncoding): Pr
       : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
       : code === 'EISDIR' ? 'is a directory'
       : err instanceof Error ? err.message : String(err);
-    throw new Error(`cannot read ${path}: ${reason}`, { cause: err });
+    throw new EosError(ErrorCodes.CONFIG_NOT_FOUND, `cannot read ${path}: ${reason}`, { cause: err });
   }
 }
 

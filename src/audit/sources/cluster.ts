@@ -5,6 +5,7 @@ import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { retryRetriable } from '../../kafka/retry.js';
 import type { AclBindingFacts, AclFacts, AuditFacts, ClusterFacts, ConfigEntry, TopicFacts, WatchedPrefix } from '../types.js';
 import type { AuditSource } from '../runner.js';
+import { EosError, ErrorCodes } from '../../errors.js';
 
 /** Broker settings the checks read; asking for these only keeps the answer small. */
 export const BROKER_CONFIG_NAMES = [
@@ -119,7 +120,7 @@ export async function namingDenied<T>(acl: string, fn: () => Promise<T>): Promis
     // kafkajs may wrap the protocol error (retries exhausted): its type is then on the cause.
     const e = err as { type?: string; cause?: { type?: string } };
     const type = e.type ?? e.cause?.type ?? '';
-    if (/_AUTHORIZATION_FAILED$/.test(type)) throw new Error(`permission missing: ${acl} (${type}: ${(err as Error).message})`, { cause: err });
+    if (/_AUTHORIZATION_FAILED$/.test(type)) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `permission missing: ${acl} (${type}: ${(err as Error).message})`, { cause: err });
     throw err;
   }
 }
@@ -156,7 +157,7 @@ export async function gatherCluster(admin: Admin, opts: ClusterSourceOptions): P
   for (const t of opts.topics) add(t.name, t.role);
   if (opts.allTopics) for (const t of existing) if (!t.startsWith('__')) add(t, 'sink');
   const missing = opts.topics.filter((t) => !existing.has(t.name)).map((t) => t.name);
-  if (missing.length) throw new Error(`topic${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`);
+  if (missing.length) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `topic${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`);
 
   const names = [...roles.keys()];
   if (names.length === 0) return facts;

@@ -9,7 +9,7 @@ describe('parseDuration edges', () => {
     assert.equal(parseDuration(0), 0);
     assert.equal(parseDuration(1.5), 1.5);
     for (const n of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      assert.throws(() => parseDuration(n), new RegExp(`^Error: invalid duration ${n}: expected a non-negative number of milliseconds$`));
+      assert.throws(() => parseDuration(n), { code: 'EOS_CONFIG_INVALID', message: `invalid duration ${n}: expected a non-negative number of milliseconds` });
     }
   });
 

@@ -7,7 +7,8 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { appSourceHash, instanceArgs, parseStateLines, propertiesText, sameApp, type StreamsAppOptions } from '../../../src/localcluster/streams-app.js';
-import { parseProperties, streamsCli, UsageError } from '../../../src/localcluster/streams-cli.js';
+import { parseProperties, streamsCli } from '../../../src/localcluster/streams-cli.js';
+import { EosError, ErrorCodes, exitCodeFor } from '../../../src/errors.js';
 
 const app: StreamsAppOptions = { bootstrap: '127.0.0.1:9092', applicationId: 'orders', input: 'in', output: 'out' };
 
@@ -78,7 +79,8 @@ describe('streams instance harness', () => {
 describe('npm run streams options', () => {
   const usage = async (args: string[], message: RegExp) => {
     await assert.rejects(streamsCli(args), (err: Error) => {
-      assert.ok(err instanceof UsageError, `${err.message} is a usage error`);
+      assert.ok(err instanceof EosError && err.code === ErrorCodes.USAGE, `${err.message} is a usage error`);
+      assert.equal(exitCodeFor(err), 2);
       assert.match(err.message, message);
       return true;
     });
@@ -90,7 +92,7 @@ describe('npm run streams options', () => {
     await usage(['start', '--bootstrap', 'b:9092', '--input', 'i'], /^start: missing --application-id, --output/);
     await usage(['start', '--instance', '1', '--instances', '2'], /exclude each other/);
     await usage(['start', '--log-level', 'loud'], /--log-level: expected error, warn, info or debug, found "loud"/);
-    await usage(['start', '--bootstrap', 'b', '--application-id', 'a', '--input', 'i', '--output', 'o', '--set', 'novalue'], /--set: expected key=value, found "novalue"/);
+    await usage(['start', '--bootstrap', 'b', '--application-id', 'a', '--input', 'i', '--output', 'o', '--set', 'novalue'], /--set: expected name=value, found "novalue"/);
     await usage(['stop', '--grace-ms', '-1'], /--grace-ms/);
     await usage(['frob'], /unknown command "frob"/);
     await usage(['status', 'extra'], /unexpected argument "extra"/);
@@ -99,6 +101,6 @@ describe('npm run streams options', () => {
 
   test('a properties file: key=value and key: value, comments skipped, a bad line named by file and line', () => {
     assert.deepEqual(parseProperties('# c\n! c\n\na=1\nb: two words\n', 'p.properties'), { a: '1', b: 'two words' });
-    assert.throws(() => parseProperties('a=1\n=x\n', 'p.properties'), /^Error: p\.properties:2: expected key=value, found "=x"$|p\.properties:2: expected key=value, found "=x"/);
+    assert.throws(() => parseProperties('a=1\n=x\n', 'p.properties'), { code: ErrorCodes.CONFIG_INVALID, message: 'p.properties:2: expected name=value, found "=x"' });
   });
 });
