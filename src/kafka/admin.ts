@@ -1,4 +1,5 @@
 // Admin helpers shared by the demo, the tests and the audit.
+import { EosError, ErrorCodes } from '../errors.js';
 import type { Admin, ITopicConfig } from 'kafkajs';
 import { pollUntil } from '../runtime/poll-until.js';
 
@@ -14,7 +15,18 @@ export async function ensureTopics(admin: Admin, topics: ITopicConfig[], timeout
     try {
       await admin.createTopics({ topics: missing, waitForLeaders: false });
     } catch (err) {
-      if (!/already exists/i.test((err as Error).message)) throw err;
+      // kafkajs says only "Topic creation errors"; each topic's own error is in `errors`. A topic
+      // created meanwhile (another instance) is fine; the others are named with their reason.
+      const each = (err as { errors?: { topic?: string; type?: string; message?: string }[] }).errors ?? [];
+      const failed = (each.length ? each : [err as { type?: string; message?: string }]).filter((e) => e.type !== 'TOPIC_ALREADY_EXISTS' && !/already exists/i.test(e.message ?? ''));
+      if (failed.length) {
+        const why = failed.map((e) => {
+          const name = (e as { topic?: string }).topic;
+          const denied = e.type === 'TOPIC_AUTHORIZATION_FAILED' || e.type === 'CLUSTER_AUTHORIZATION_FAILED' ? `; permission missing: Create on topic:${name ?? '<name>'} (or on the cluster)` : '';
+          return `${name ? `topic ${name}: ` : ''}${e.message ?? String(e)}${e.type ? ` (${e.type})` : ''}${denied}`;
+        });
+        throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `cannot create ${why.join('; ')}`, { cause: err });
+      }
     }
   }
   const names = topics.map((t) => t.topic);

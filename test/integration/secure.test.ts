@@ -16,7 +16,8 @@ import { holds, until as waitUntil } from '../harness/wait.js';
 import { PipelineProcess, pipelineConfig } from '../harness/pipeline.js';
 import { assertSinkExactlyOnce, createTopicsAsAdmin, produceAsAdmin, waitCaughtUpAsAdmin } from '../harness/secure.js';
 import { makeTestPki } from '../harness/tls.js';
-import { aclsFor, grantAcls, revokeAcls, type AclNames } from '../../src/localcluster/acl.js';
+import { aclsFor, grantAcls, listAcls, revokeAcls, type AclNames, type AclSpec } from '../../src/localcluster/acl.js';
+import { cliCommand } from '../../src/chaos/worker.js';
 import type { LocalCluster } from '../../src/localcluster/cluster.js';
 import { issueExpiredCertificate, unsecuredJwt } from '../../src/localcluster/security.js';
 
@@ -235,6 +236,80 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
       await revokeAcls(admin, granted);
     }
     process.stdout.write(`# ACLs removed in turn:\n${results.map((r) => `#   ${r}`).join('\n')}\n`);
+  });
+
+  // The operator commands under the rows of docs/security.md's second table, as a principal with
+  // nothing else; each once more without its row: a clear refusal, exit 1, no secret in the output.
+  test('the operator commands under their documented ACLs: topics create, verify produce and check, transactions list; refused without them', async () => {
+    const c = h.cluster;
+    const id = uniqueName('cmd');
+    const topic = `${id}-t`;
+    const admin = (await c.kafka()).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    const dir = await mkdtemp(join(tmpdir(), 'eoswatch-cmd-'));
+    after(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'eoswatch.yaml');
+    await writeFile(file, JSON.stringify({ kafka: c.eoswatchKafka({ user: 'least' }), pipeline: { enabled: false } }));
+    const password = (JSON.parse(await readFile(`${c.dir}/cluster.json`, 'utf8')) as { security: { passwords: Record<string, string> } }).security.passwords.least!;
+    const run = async (...args: string[]) => {
+      const r = await promisify(execFile)('node', [...cliCommand(), ...args, '--config', file], { timeout: 120_000 }).then(
+        (x) => ({ code: 0, out: `${x.stdout}${x.stderr}`, stdout: x.stdout }),
+        (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: `${e.stdout}${e.stderr}`, stdout: e.stdout }),
+      );
+      assert.ok(!r.out.includes(password), `no password in the output of ${args.join(' ')}`);
+      return r;
+    };
+    const row = (resource: AclSpec['resource'], name: string, operation: AclSpec['operation'], prefixed = false): AclSpec => ({ principal: 'User:least', resource, name, prefixed, operation });
+
+    // topics create: Create and Describe on the topic.
+    const refusedCreate = await run('topics', 'create', '--topic', topic, '--partitions', '3', '--allow-unsafe');
+    assert.equal(refusedCreate.code, 1, refusedCreate.out);
+    assert.match(refusedCreate.out, new RegExp(`cannot create topic ${topic}: .*TOPIC_AUTHORIZATION_FAILED.*permission missing: Create on topic:${topic}`), 'the refusal is named');
+    // Create, and Describe: the command waits for the new topic's leaders in the metadata.
+    await grantAcls(admin, [row('topic', topic, 'Create'), row('topic', topic, 'Describe')]);
+    const created = await run('topics', 'create', '--topic', topic, '--partitions', '3', '--allow-unsafe');
+    assert.equal(created.code, 0, created.out);
+    assert.equal((await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length, 3);
+
+    // verify produce: Write on the topic (idempotent: IdempotentWrite comes with it).
+    const refusedProduce = await run('verify', 'produce', '--topic', topic, '--records', '30');
+    assert.notEqual(refusedProduce.code, 0, refusedProduce.out);
+    assert.match(refusedProduce.out, /authoriz/i);
+    await grantAcls(admin, [row('topic', topic, 'Write')]);
+    const produced = await run('verify', 'produce', '--topic', topic, '--records', '30');
+    assert.equal(produced.code, 0, produced.out);
+    const runId = (JSON.parse(produced.out.split('\n').find((l) => l.startsWith('{'))!) as { run: string }).run;
+
+    // verify check: Read (Describe implied) on the topic, no group.
+    const check = ['verify', 'check', '--topic', topic, '--run', runId, '--records', '30', '--partitions', '3', '--value-delta', '0', '--timeout', '30s', '--format', 'json'];
+    const refusedCheck = await run(...check);
+    assert.notEqual(refusedCheck.code, 0, refusedCheck.out);
+    await grantAcls(admin, [row('topic', topic, 'Read')]);
+    const checked = await run(...check);
+    assert.equal(checked.code, 0, checked.out);
+    const report = JSON.stringify(JSON.parse(checked.stdout));
+    assert.match(report, /"lost":0\b/, `30 records, none lost: ${report.slice(0, 400)}`);
+    assert.match(report, /"duplicates":0\b/, 'none twice');
+
+    // transactions list: Describe on the transactional ids; without it the list is empty, silently.
+    const tx = (await c.kafka()).producer({ transactionalId: `${id}-tx`, idempotent: true, maxInFlightRequests: 1 });
+    await tx.connect();
+    const t = await tx.transaction();
+    await t.send({ topic, messages: [{ value: 'open' }] });
+    try {
+      const hidden = await run('transactions', 'list');
+      assert.equal(hidden.code, 0, hidden.out);
+      assert.ok(!hidden.out.includes(`${id}-tx`), 'without Describe the id is not listed');
+      await grantAcls(admin, [row('transactional-id', id, 'Describe', true)]);
+      const listed = await run('transactions', 'list');
+      assert.equal(listed.code, 0, listed.out);
+      assert.match(listed.out, new RegExp(`${id}-tx`), 'with Describe on the prefix the open transaction is listed');
+    } finally {
+      await t.abort();
+      await tx.disconnect();
+    }
+    await revokeAcls(admin, await listAcls(admin, 'User:least'));
   });
 
   test('what Kafka hides without an error is named: __transaction_state without Describe (the transactions service polls, says why), a lag group without Describe (eos_lag_permission_denied)', async () => {
