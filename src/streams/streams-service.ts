@@ -21,6 +21,8 @@ import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
 import { defineService } from '../service.js';
 import { periodicRequestTimeout } from '../kafka/client.js';
+import type { PermissionWatch } from '../kafka/permissions.js';
+import { permissionWatch } from '../kafka/permission-probe.js';
 
 /** The pipeline labels of a watched application's series. */
 export function streamsLabels(app: { applicationId: string; name?: string }): PipelineLabels {
@@ -86,6 +88,9 @@ export class StreamsService implements Service {
   private failure: string | undefined;
   private report: StreamsReport | undefined;
 
+  /** Names the ACL (Describe on an application's group) the brokers refuse after a failed reading. */
+  private readonly permissions: PermissionWatch;
+
   constructor(
     private readonly kafka: Kafka,
     private readonly config: StreamsConfig,
@@ -97,6 +102,8 @@ export class StreamsService implements Service {
     // eos_pipeline_up alone: the other pipeline families (checkpoints, commit latency) do not describe a Streams app.
     this.up = pipelineUpMetric(ctx.registry);
     this.watched = config.applications.map((a) => watchedOf(a));
+    // A refused DescribeGroups: the brokers say which application's group it may not describe.
+    this.permissions = permissionWatch({ service: this.name, kafka, needed: () => this.watched.map((w) => ({ resource: 'group', name: w.applicationId, prefixed: false, operation: 'Describe' })), registry: ctx.registry, logger: ctx.logger });
     this.periodic = every(() => this.poll().then(() => undefined), { registry: ctx.registry, service: this.name, task: 'reading', name: 'streams.interval', intervalMs: config.interval });
   }
 
@@ -131,11 +138,13 @@ export class StreamsService implements Service {
       this.metrics.pollDuration.set((performance.now() - t0) / 1000);
       if (this.failure !== undefined) this.logger.info('reading the Streams applications\' groups works again');
       this.failure = undefined;
+      this.permissions.succeeded();
       this.report = report;
       return report;
     } catch (err) {
       this.metrics.readErrors.inc();
-      const msg = errorMessage(err);
+      const missing = await this.permissions.failed(err);
+      const msg = `${errorMessage(err)}${missing ? `; ${missing}` : ''}`;
       if (this.failure !== msg) this.logger.warn({ err: msg }, 'cannot describe the Streams applications\' groups');
       this.failure = msg;
       if (this.report) this.report = { ...this.report, at: new Date(this.now()).toISOString(), failure: msg };

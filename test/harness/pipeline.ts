@@ -104,7 +104,7 @@ export function seedStream(brokers: string[], topic: string, partitions: number,
  * Waits until the group's committed offsets reach the end of every source partition (or, given
  * `ends`, those offsets: a source still written to has no end to reach).
  */
-export async function waitCaughtUp(brokers: string[], groupId: string, topic: string, timeoutMs = 120_000, ends?: Map<number, bigint>): Promise<void> {
+export async function waitCaughtUp(brokers: string[], groupId: string, topic: string, timeoutMs = 120_000, ends?: Map<number, bigint>, context?: () => string): Promise<void> {
   const admin = kafkaFor(brokers).admin();
   await admin.connect();
   try {
@@ -120,7 +120,7 @@ export async function waitCaughtUp(brokers: string[], groupId: string, topic: st
         return behind.length === 0 ? true : behind.map((e) => `${e.partition}: ${committed.find((p) => p.partition === e.partition)?.offset ?? '-'} < ${e.high}`).join(', ');
       },
       timeoutMs,
-      { intervalMs: 500, done: (v) => v === true },
+      { intervalMs: 500, done: (v) => v === true, context },
     );
   } finally {
     await admin.disconnect();

@@ -188,7 +188,14 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
   test('zombie: an instance paused past its session timeout is fenced when it resumes, and none of its later writes is visible', async () => {
     const s = await setup('zombie');
     const stream = seedStream(s.brokers, s.source, P, 15_000, 300, 150);
-    const cfg = pipelineConfig(s, { sessionTimeout: '6s', heartbeatInterval: '1s' });
+    // keep-serving stands in for the orchestrator (the chaos runner restarts an exited worker; this
+    // test has none): when the zombie resumes it may initialise a task of a partition it no longer
+    // owns before its rejoin tells it so, fencing b's producer there; b's checkpoint then fails on
+    // the fencing and, under onFailure exit, b exits too and nobody is left to catch up (seen once
+    // in CI and once in four local runs under load). Restarted in-process, b takes the partition
+    // back. (A checkpoint failed only by fencing counted as a failure: an open finding,
+    // docs/architecture.md "Known structural debts".)
+    const cfg = pipelineConfig(s, { sessionTimeout: '6s', heartbeatInterval: '1s', onFailure: 'keep-serving', restartStrategy: { type: 'fixed-delay', delay: '1s' } });
     const a = new PipelineProcess(cfg, 'a');
     await a.waitFor(/partition task initialised/);
     await a.waitMetric('eos_checkpoints_total', { outcome: 'completed' }, 1);
@@ -210,7 +217,7 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     assert.ok((await a.metric('eos_producer_fenced_total'))! >= 1, 'a reports itself fenced');
     await stream.done;
     const sent = await sourceRecords(s.brokers, s.source);
-    await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000);
+    await waitCaughtUp(s.brokers, s.groupId, s.source, 180_000, undefined, () => tails(a, b));
     assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length, tails(a, b));
     await a.kill();
     await b.kill();

@@ -312,6 +312,64 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     await revokeAcls(admin, await listAcls(admin, 'User:least'));
   });
 
+  // The Streams service (Describe on the application's group) and the transactions service
+  // (Describe on the ids, Describe and Read on __transaction_state) under exactly their rows of
+  // docs/security.md; the group's row removed and granted again.
+  test('the Streams and transactions services under their rows: the log read, the group described; the group refused: named, no pipeline-down series, back when granted', async () => {
+    const c = h.cluster;
+    const n = await setup(c, 'svc');
+    const admin = (await c.kafka()).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    // A group standing in for a Streams application (the service describes whatever group it is
+    // named), and an open transaction of the application's ids as the super user.
+    const app = `${n.prefix}-app`;
+    const member = (await c.kafka()).consumer({ groupId: app });
+    await member.connect();
+    await member.subscribe({ topic: n.source, fromBeginning: true });
+    await member.run({ eachMessage: async () => undefined });
+    after(() => member.disconnect());
+    const tx = (await c.kafka()).producer({ transactionalId: `${app}-0`, idempotent: true, maxInFlightRequests: 1 });
+    await tx.connect();
+    const t = await tx.transaction();
+    await t.send({ topic: n.source, messages: [{ value: 'open' }] });
+    after(async () => {
+      await t.abort().catch(() => undefined);
+      await tx.disconnect();
+    });
+    const row = (resource: AclSpec['resource'], name: string, operation: AclSpec['operation'], prefixed = false): AclSpec => ({ principal: 'User:least', resource, name, prefixed, operation });
+    const groupRow = row('group', app, 'Describe');
+    const rows = [groupRow, row('transactional-id', app, 'Describe', true), row('topic', '__transaction_state', 'Describe'), row('topic', '__transaction_state', 'Read')];
+    await grantAcls(admin, rows);
+    after(() => revokeAcls(admin, rows));
+    const p = new PipelineProcess(
+      daemonConfig(c, n, c.eoswatchKafka({ user: 'least' }), {
+        pipeline: { enabled: false },
+        canary: { enabled: false },
+        lag: { enabled: false },
+        lsoMonitor: { enabled: false, topics: [] },
+        audit: { enabled: false },
+        streams: { enabled: true, interval: '1s', applications: [{ applicationId: app }] },
+        transactions: { enabled: true, interval: '1s' },
+      }),
+    );
+    const url = await p.url;
+    await until('the transactions service reading the log', async () => (await p.metric('eos_coordinator_source', { source: 'log' })) === 1, 60_000, () => p.tail(40), p);
+    await until('the open transaction of the application seen', async () => (await getJson(`${url}/transactions`)).text.includes(`${app}-0`), 60_000, () => p.tail(40), p);
+    await until('the Streams service reading its group', async () => (await p.metric('eos_service_run_success', { service: 'streams', task: 'reading' })) === 1, 60_000, () => p.tail(40), p);
+    assert.equal(await p.metric('eos_permission_missing', { service: 'streams', operation: 'Describe', resource: `group:${app}` }), undefined);
+
+    assert.equal(await revokeAcls(admin, [groupRow]), 1);
+    await until('the Streams service naming the group it may not describe', async () => (await p.metric('eos_permission_missing', { service: 'streams', operation: 'Describe', resource: `group:${app}` })) === 1, 60_000, () => p.tail(40), p);
+    assert.match((await getJson(`${url}/readyz`)).text, new RegExp(`permission missing: Describe on group:${app}`));
+    assert.equal(await p.metric('eos_pipeline_up', { engine: 'streams', pipeline: app }), undefined, 'a group it may not describe is no application down');
+    assert.equal(await p.metric('eos_coordinator_source', { source: 'log' }), 1, 'the transactions service keeps reading the log');
+    await grantAcls(admin, [groupRow]);
+    await until('the Streams service back', async () => (await p.metric('eos_permission_missing', { service: 'streams', operation: 'Describe', resource: `group:${app}` })) === undefined && (await p.metric('eos_service_run_success', { service: 'streams', task: 'reading' })) === 1, 60_000, () => p.tail(40), p);
+    assert.equal(p.child.exitCode, null);
+    await p.kill();
+  });
+
   test('what Kafka hides without an error is named: __transaction_state without Describe (the transactions service polls, says why), a lag group without Describe (eos_lag_permission_denied)', async () => {
     const c = h.cluster;
     const n = await setup(c, 'hidden');
