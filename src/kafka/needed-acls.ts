@@ -3,7 +3,7 @@
 // (test/integration/secure.test.ts, through src/localcluster/acl.ts) and docs/security.md prints
 // (aclTableMarkdown in src/localcluster/acl.ts). Pure.
 import type { AclOperationName } from './authorized-operations.js';
-import type { NeededPermission, ResourceKind } from './permissions.js';
+import { permissionText, type NeededPermission, type ResourceKind } from './permissions.js';
 
 type Operation = AclOperationName;
 
@@ -133,7 +133,7 @@ export function neededPermissions(names: AclNames, services: string[] = EOSWATCH
   for (const s of EOSWATCH_ACLS.filter((x) => services.includes(x.service))) {
     for (const a of s.acls) {
       const p: NeededPermission = { resource: a.resource, name: fill(a.name, names), prefixed: a.prefixed, operation: a.operation };
-      out.set(`${p.operation} ${p.resource}:${p.name}${p.prefixed ? '*' : ''}`, p);
+      out.set(permissionText(p), p);
     }
   }
   return [...out.values()];

@@ -5,7 +5,8 @@
 // list go through the admin API as the cluster's super user.
 import kafkajs, { type Admin, type AclEntry } from 'kafkajs';
 import { EosError, ErrorCodes } from '../errors.js';
-import { EOSWATCH_ACLS, neededPermissions, type AclNames, type NeededAcl } from '../kafka/needed-acls.js';
+import { EOSWATCH_ACLS, neededPermissions, type AclNames } from '../kafka/needed-acls.js';
+import { permissionText, resourceText } from '../kafka/permissions.js';
 
 export { EOSWATCH_ACLS, type AclNames, type NeededAcl, type ServiceAcls } from '../kafka/needed-acls.js';
 
@@ -87,7 +88,7 @@ export function aclEntry(a: AclSpec): AclEntry {
 }
 
 export function describeAcl(a: AclSpec): string {
-  return `${a.principal} ${a.operation} on ${a.resource === 'cluster' ? 'cluster' : `${a.resource}:${a.name}${a.prefixed ? '*' : ''}`}`;
+  return `${a.principal} ${permissionText(a)}`;
 }
 
 export async function grantAcls(admin: Admin, acls: AclSpec[]): Promise<void> {
@@ -127,10 +128,6 @@ export async function listAcls(admin: Admin, principal?: string): Promise<AclSpe
 /** The needed ACLs of the given services for one principal and the config's names, without duplicates. Pure. */
 export function aclsFor(principal: string, names: AclNames, services?: string[]): AclSpec[] {
   return neededPermissions(names, services).map((p) => ({ principal, ...p }));
-}
-
-function resourceText(a: NeededAcl): string {
-  return a.resource === 'cluster' ? 'cluster' : `${a.resource}:${a.name}${a.prefixed ? '*' : ''}`;
 }
 
 /** The table of docs/security.md, between its generated-table markers. Pure. */

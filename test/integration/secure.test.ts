@@ -18,6 +18,7 @@ import { assertSinkExactlyOnce, createTopicsAsAdmin, produceAsAdmin, waitCaughtU
 import { makeTestPki } from '../harness/tls.js';
 import { aclsFor, grantAcls, listAcls, revokeAcls, type AclNames, type AclSpec } from '../../src/localcluster/acl.js';
 import { cliCommand } from '../../src/chaos/worker.js';
+import { permissionText } from '../../src/kafka/permissions.js';
 import type { LocalCluster } from '../../src/localcluster/cluster.js';
 import { issueExpiredCertificate, unsecuredJwt } from '../../src/localcluster/security.js';
 
@@ -50,6 +51,9 @@ function daemonConfig(c: LocalCluster, n: AclNames, kafka: Record<string, unknow
     },
   );
 }
+
+/** An ACL of User:least, the principal holding nothing but what a test grants it. */
+const row = (resource: AclSpec['resource'], name: string, operation: AclSpec['operation'], prefixed = false): AclSpec => ({ principal: 'User:least', resource, name, prefixed, operation });
 
 const getJson = async (url: string): Promise<{ status: number; body: unknown; text: string }> => {
   const r = await fetch(url);
@@ -134,7 +138,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
     await produceAsAdmin(c, n.source, P, 300);
     const all = process.env.EOSWATCH_ACL_MATRIX === 'all';
     const principal = 'User:least';
-    const key = (a: { operation: string; resource: string; name: string; prefixed: boolean }) => `${a.operation} on ${a.resource === 'cluster' ? 'cluster' : `${a.resource}:${a.name}${a.prefixed ? '*' : ''}`}`;
+    const key = permissionText;
     const plans: { service: string; label: string; grant: string[]; ci: string; config: Record<string, unknown>; healthy: (p: PipelineProcess) => Promise<boolean> }[] = [
       {
         service: 'pipeline',
@@ -260,7 +264,6 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
       assert.ok(!r.out.includes(password), `no password in the output of ${args.join(' ')}`);
       return r;
     };
-    const row = (resource: AclSpec['resource'], name: string, operation: AclSpec['operation'], prefixed = false): AclSpec => ({ principal: 'User:least', resource, name, prefixed, operation });
 
     // topics create: Create and Describe on the topic.
     const refusedCreate = await run('topics', 'create', '--topic', topic, '--partitions', '3', '--allow-unsafe');
@@ -337,7 +340,6 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
       await t.abort().catch(() => undefined);
       await tx.disconnect();
     });
-    const row = (resource: AclSpec['resource'], name: string, operation: AclSpec['operation'], prefixed = false): AclSpec => ({ principal: 'User:least', resource, name, prefixed, operation });
     const groupRow = row('group', app, 'Describe');
     const rows = [groupRow, row('transactional-id', app, 'Describe', true), row('topic', '__transaction_state', 'Describe'), row('topic', '__transaction_state', 'Read')];
     await grantAcls(admin, rows);
