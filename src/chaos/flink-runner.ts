@@ -25,6 +25,8 @@ import { EosError, ErrorCodes } from '../errors.js';
 
 export interface FlinkChaosOptions {
   records: number;
+  /** --records was given: it overrides a scenario's own count (the seed protocol's 1,000,000). */
+  recordsGiven?: boolean;
   rounds: number;
   partitions: number;
   /** The job's parallelism (the TaskManager needs as many slots). */
@@ -69,9 +71,10 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkCluster, scenario: FlinkScenario, round: number, opts: FlinkChaosOptions): Promise<FlinkRoundResult> {
   const t0 = Date.now();
+  const records = opts.recordsGiven ? opts.records : (scenario.records ?? opts.records);
   const { id, source, sink, brokers, brokerIds, kafka, admin, offsets } = roundClients(cluster, 'flink', scenario.name, round);
   const groupId = `${id}-group`;
-  const progress = new RoundProgress(opts.records, 'job');
+  const progress = new RoundProgress(records, 'job');
   const tracker = new ObservationTracker(id, sink, opts.prometheus !== undefined);
   const stopProducer = new AbortController();
   let finished = false;
@@ -84,10 +87,14 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
   mkdirSync(opts.workDir, { recursive: true });
 
   await admin.connect();
-  const rate = Math.max(10, Math.ceil(opts.records / scenario.seconds));
+  const rate = Math.max(10, Math.ceil(records / scenario.seconds));
   const fault = (text: string) => {
     lastFaultAt = progress.fault(text, opts.log);
     tracker.faultInjected(lastFaultAt);
+  };
+  const network = () => {
+    if (!cluster.network || !flink.state.jobmanager.endpoint) throw new EosError(ErrorCodes.HARNESS_FAILED, `scenario ${scenario.name} needs the networked clusters (Kafka and Flink in network namespaces)`);
+    return cluster.network;
   };
   const submit = async (fromPath?: string) => {
     jobId = await flink.submit({
@@ -169,6 +176,22 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       const transactionalId = `${id}-0-${newest + 1}`;
       return { transactionalId, broker: await transactionCoordinator(admin, transactionalId) };
     },
+    async isolateJobManager() {
+      const net = network();
+      fault('JobManager cut off from every TaskManager');
+      await net.partition([flink.role(flink.state.jobmanager)], flink.state.taskmanagers.map((tm) => flink.role(tm)));
+    },
+    async isolateTaskManager() {
+      const net = network();
+      fault('TaskManager 1 cut off from the JobManager and the brokers');
+      // Its open transactions can no longer be aborted by it: they hold the sink's LSO as a killed process's do.
+      tracker.processKilled('TaskManager 1 isolated', lastFaultAt);
+      await net.partition([flink.role(flink.taskManager(1))], [flink.role(flink.state.jobmanager), ...brokerIds.map((n) => `n${n}`)]);
+    },
+    async heal() {
+      fault('network healed');
+      await network().heal();
+    },
     sleep,
   };
 
@@ -181,17 +204,17 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     daemon = new WorkerProcess(daemonConfig(brokers, flink.restUrl, id, sink, opts.daemonPort), 'eoswatch', { logFile: join(opts.workDir, `${id}-eoswatch.log`) });
     await daemon.url;
     await submit();
-    opts.log(`  job ${jobId} running (parallelism ${opts.parallelism}); writing ${opts.records} records at ${rate} records/s`);
+    opts.log(`  job ${jobId} running (parallelism ${opts.parallelism}); writing ${records} records at ${rate} records/s`);
     // A steady stream, held back while more than MAX_AHEAD of the round's records wait for the job:
     // records still flow when the last fault comes, however long the earlier outages lasted.
-    const hold = progress.hold(Math.ceil(opts.records * MAX_AHEAD), () => finished);
-    producing = produceVerifyRecords(kafka, source, { records: opts.records, run: id, perSecond: rate, signal: stopProducer.signal, hold });
+    const hold = progress.hold(Math.ceil(records * MAX_AHEAD), () => finished);
+    producing = produceVerifyRecords(kafka, source, { records: records, run: id, perSecond: rate, signal: stopProducer.signal, hold });
     producing.catch(() => undefined);
 
     // Progress, the sink's LSOs and eoswatch's metrics, for the whole round.
     loops = [
       progress.follow({ admin, offsets, group: groupId, source, sink }, () => finished, (committed) =>
-        opts.progress?.({ scenario: scenario.name, round, committed, total: opts.records, lastFault: progress.lastFault }),
+        opts.progress?.({ scenario: scenario.name, round, committed, total: records, lastFault: progress.lastFault }),
       ),
       (async () => {
         for (let i = 0; !finished; i++) {
@@ -210,7 +233,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     await scenario.inject(ctx);
     const faultEnd = lastFaultAt;
     const manifest = await producing;
-    if (manifest.records !== opts.records) throw new EosError(ErrorCodes.HARNESS_FAILED, `only ${manifest.records} of ${opts.records} records were written`);
+    if (manifest.records !== records) throw new EosError(ErrorCodes.HARNESS_FAILED, `only ${manifest.records} of ${records} records were written`);
 
     // Done when every record is committed and no transaction is open on the sink.
     await progress.waitSettled(faultEnd);
@@ -222,14 +245,14 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     finished = true;
     opts.log('  every input record committed and the sink settled; cancelling the job and reading the sink (read_committed, then read_uncommitted)');
     await cancelAll(flink);
-    const report = await verifyRound(kafka, sink, id, opts.records, opts.partitions);
+    const report = await verifyRound(kafka, sink, id, records, opts.partitions, scenario.thresholds);
     const missed = scenario.expect(tracker.o);
     const problems = [...report.violations, ...missed];
     return {
       scenario: scenario.name,
       round,
       flinkVersion: flink.state.version,
-      records: opts.records,
+      records: records,
       ...sinkFigures(report),
       recoverySeconds,
       outageSeconds,
@@ -247,7 +270,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       scenario: scenario.name,
       round,
       flinkVersion: flink.state.version,
-      records: opts.records,
+      records: records,
       ...sinkFigures(),
       recoverySeconds: null,
       outageSeconds: null,
@@ -267,6 +290,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     await Promise.all(loops);
     // Leave the clusters whole for the next round.
     await unblock().catch(() => undefined);
+    if (cluster.network) await cluster.network.heal().catch(() => undefined);
     if (flink.status(flink.state.jobmanager) === 'stopped') await flink.startJobManager(300_000).catch(() => undefined);
     if (flink.status(flink.taskManager(1)) === 'stopped') await flink.startTaskManager(1, { timeoutMs: 300_000 }).catch(() => undefined);
     await cancelAll(flink).catch(() => undefined);

@@ -25,6 +25,14 @@ export interface FlinkScenarioContext extends BrokerFaults {
   leaderOf(topic: 'source' | 'sink', partition: number): Promise<number>;
   /** The transaction subtask 0 of the sink writes now, and the broker coordinating it. */
   openTransactionCoordinator(): Promise<{ transactionalId: string; broker: number }>;
+  /**
+   * Networked clusters only (FlinkScenario.network): every packet between the JobManager and each
+   * TaskManager dropped (the brokers still reachable from both); or every packet between
+   * TaskManager 1 and the JobManager and the brokers. heal() ends the cuts.
+   */
+  isolateJobManager(): Promise<void>;
+  isolateTaskManager(): Promise<void>;
+  heal(): Promise<void>;
 }
 
 export interface FlinkScenario {
@@ -32,6 +40,12 @@ export interface FlinkScenario {
   description: string;
   /** How long the round's input is written (a steady stream), so that the faults land mid-stream. */
   seconds: number;
+  /** Runs on the networked cluster (the JobManager and TaskManagers in namespaces of their own). */
+  network?: boolean;
+  /** Records of the round when --records is not given. */
+  records?: number;
+  /** The verifier's bounds when they are not all 0 (the seed's protocol allows 0.1 % out of order). */
+  thresholds?: { maxDuplicateRate: number; maxLossRate: number; maxOutOfOrderRate: number };
   inject(ctx: FlinkScenarioContext): Promise<void>;
   /** What eoswatch must have shown; each string a miss. */
   expect(o: FlinkObservations): string[];
@@ -45,8 +59,7 @@ export const FLINK_SCENARIOS: FlinkScenario[] = [
     async inject(ctx) {
       for (const at of [0.2, 0.45, 0.7]) {
         await ctx.waitProgress(at);
-        await ctx.killTaskManager();
-        await ctx.startTaskManager();
+        await killTaskManager(ctx);
       }
     },
     expect(o) {
@@ -91,7 +104,7 @@ export const FLINK_SCENARIOS: FlinkScenario[] = [
     seconds: 120,
     async inject(ctx) {
       await ctx.waitProgress(0.2);
-      for (const id of ctx.brokers) await bounceBroker(ctx, id, 'SIGTERM', 0);
+      await rollingRestart(ctx);
     },
     expect: () => [],
   },
@@ -130,6 +143,108 @@ export const FLINK_SCENARIOS: FlinkScenario[] = [
   },
 ];
 
+/**
+ * How long a cut lasts: past the cluster's heartbeat.timeout (10 s, src/localcluster/flink-cluster.ts)
+ * with room for the heartbeat that was in flight, so that both sides declare the other lost.
+ */
+export const ISOLATION_MS = 20_000;
+
+async function killTaskManager(ctx: FlinkScenarioContext): Promise<void> {
+  await ctx.killTaskManager();
+  await ctx.startTaskManager();
+}
+
+async function isolateJobManager(ctx: FlinkScenarioContext): Promise<void> {
+  await ctx.isolateJobManager();
+  await ctx.sleep(ISOLATION_MS);
+  await ctx.heal();
+}
+
+async function isolateTaskManager(ctx: FlinkScenarioContext): Promise<void> {
+  await ctx.isolateTaskManager();
+  await ctx.sleep(ISOLATION_MS);
+  await ctx.heal();
+}
+
+async function rollingRestart(ctx: FlinkScenarioContext): Promise<void> {
+  for (const id of ctx.brokers) await bounceBroker(ctx, id, 'SIGTERM', 0);
+}
+
+/** The job restarted and was seen down; checkpoints failed while it was. */
+function failedOver(o: FlinkObservations, faults: number): string[] {
+  const out: string[] = [];
+  if (o.restarts < faults) out.push(`${o.restarts} failovers counted (eos_pipeline_restarts_total), expected at least ${faults}`);
+  if (!o.jobDownSeen) out.push('eos_pipeline_up never went to 0 while the job had lost its TaskManager');
+  if (o.visibility.count === 0) out.push('no checkpoint completed and became visible on the sink (eos_flink_sink_visibility_latency_seconds)');
+  return out;
+}
+
+/** The seed's fault kinds (../shared/seeds, section 5): TaskManager kill -9, JobManager network isolation, broker rolling restart. */
+export const SEED_FAULTS: { name: string; inject(ctx: FlinkScenarioContext): Promise<void> }[] = [
+  { name: 'tm-kill', inject: killTaskManager },
+  { name: 'jm-isolated', inject: isolateJobManager },
+  { name: 'broker-rolling-restart', inject: rollingRestart },
+];
+
+/** The seed's table: 1,000,000 records, 12 faults (four of each kind), 0 duplicated, 0 lost, at most 0.1 % out of order. */
+export const SEED_PROTOCOL = { records: 1_000_000, faultsPerKind: 4, thresholds: { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0.001 } };
+
+/** Where the seed protocol's faults land: fault i of n at (i + 1) / (n + 1) of the committed input, the kinds in turn. Pure. */
+export function seedFaultPlan(faultsPerKind: number, kinds: readonly string[]): { at: number; kind: string }[] {
+  const n = faultsPerKind * kinds.length;
+  return Array.from({ length: n }, (_, i) => ({ at: (i + 1) / (n + 1), kind: kinds[i % kinds.length]! }));
+}
+
+export const FLINK_NETWORK_SCENARIOS: FlinkScenario[] = [
+  {
+    name: 'jm-isolated',
+    network: true,
+    description: `the JobManager cut off from the TaskManager (every packet dropped, the brokers still reachable) for ${ISOLATION_MS / 1000} s at 30 %, past heartbeat.timeout, then healed`,
+    seconds: 90,
+    inject: async (ctx) => {
+      await ctx.waitProgress(0.3);
+      await isolateJobManager(ctx);
+    },
+    expect: (o) => failedOver(o, 1),
+  },
+  {
+    name: 'tm-isolated',
+    network: true,
+    description: `the TaskManager cut off from the JobManager and every broker for ${ISOLATION_MS / 1000} s at 30 %, then healed: its open transactions hold the sink's LSO until the restored job aborts them`,
+    seconds: 90,
+    inject: async (ctx) => {
+      await ctx.waitProgress(0.3);
+      await isolateTaskManager(ctx);
+    },
+    expect: (o) => [...failedOver(o, 1), ...lingeringSeen(o.lingering, 1)],
+  },
+  {
+    name: 'seed-protocol',
+    network: true,
+    records: SEED_PROTOCOL.records,
+    thresholds: SEED_PROTOCOL.thresholds,
+    description: `the seed's own run: ${SEED_PROTOCOL.faultsPerKind * SEED_FAULTS.length} faults spread over the input, in turn ${SEED_FAULTS.map((f) => f.name).join(', ')} (${SEED_PROTOCOL.faultsPerKind} of each)`,
+    seconds: 600,
+    async inject(ctx) {
+      for (const step of seedFaultPlan(SEED_PROTOCOL.faultsPerKind, SEED_FAULTS.map((f) => f.name))) {
+        await ctx.waitProgress(step.at);
+        await SEED_FAULTS.find((f) => f.name === step.kind)!.inject(ctx);
+      }
+    },
+    expect(o) {
+      const kills = SEED_PROTOCOL.faultsPerKind;
+      // Each TaskManager kill and each JobManager isolation fails the job over.
+      return [...failedOver(o, 2 * kills), ...lingeringSeen(o.lingering, kills)];
+    },
+  },
+];
+
 export function findFlinkScenarios(spec: string): FlinkScenario[] {
-  return pickScenarios(FLINK_SCENARIOS, spec);
+  const all = [...FLINK_SCENARIOS, ...FLINK_NETWORK_SCENARIOS];
+  // `all` stays what it was (no root needed); `network` and the named network scenarios need the networked cluster.
+  return pickScenarios(all, spec, {
+    all: () => FLINK_SCENARIOS,
+    process: () => FLINK_SCENARIOS,
+    network: () => FLINK_NETWORK_SCENARIOS.filter((s) => s.name !== 'seed-protocol'),
+  });
 }

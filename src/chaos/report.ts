@@ -4,6 +4,7 @@
 // latency, alerts). Beside the exactly-once verdict of each round, its availability (failed
 // checkpoints, restarts, worker exits, the longest commit stall) in a table of its own.
 import type { FlinkChaosRun, FlinkRoundResult } from './flink-runner.js';
+import { SEED_PROTOCOL } from './flink-scenarios.js';
 import type { StreamsChaosRun, StreamsRoundResult } from './streams-runner.js';
 import type { Lingering } from './observed.js';
 import type { ChaosRun, RoundResult } from './runner.js';
@@ -151,7 +152,7 @@ function engineRoundColumns<R extends RoundResult & { outageSeconds: number | nu
 }
 
 /** Per kill, how long the sink's LSO was held and when it was released. */
-const lingeringText = (list: Lingering[]) => list.map((l) => `${l.fault}: LSO held ${l.stuckMaxSeconds} s, ${l.clearedAfterSeconds === null ? 'never released' : `released ${l.clearedAfterSeconds} s after the kill`}`);
+const lingeringText = (list: Lingering[]) => list.map((l) => `${l.fault}: LSO held ${l.stuckMaxSeconds} s, ${l.clearedAfterSeconds === null ? 'never released' : `released ${l.clearedAfterSeconds} s after the fault`}`);
 
 const FLINK_COLUMNS: [string, (r: FlinkRoundResult) => string][] = [
   ['scenario', (r) => r.scenario],
@@ -197,7 +198,50 @@ function flinkObserved(r: FlinkRoundResult): string {
 function flinkHeader(runs: FlinkChaosRun[]): string {
   const r = runs[0];
   if (!r) return 'no Flink chaos run';
-  return `Kafka ${r.kafkaVersion}, Flink ${runs.map((x) => x.flinkVersion).join(' and ')}, ${r.records} records per round, ${r.partitions} partitions, job parallelism ${r.parallelism}`;
+  const counts = [...new Set(runs.flatMap((x) => x.results.map((y) => y.records)))];
+  return `Kafka ${r.kafkaVersion}, Flink ${runs.map((x) => x.flinkVersion).join(' and ')}, ${(counts.length ? counts : [r.records]).join(' or ')} records per round, ${r.partitions} partitions, job parallelism ${r.parallelism}`;
+}
+
+/** The seed's three figures of one round (../shared/seeds, section 5): each a count over its base, and the bound. */
+export interface SeedFigure {
+  figure: string;
+  definition: string;
+  bound: number;
+  count: number;
+  of: number;
+  rate: number;
+  within: boolean;
+}
+
+/**
+ * The seed's table for a round: duplicate rate (duplicates over the sink's total), loss rate (lost
+ * records over the source's total), out-of-order rate (records behind an earlier one of their
+ * source partition, over the sink's total), each against its bound. Pure.
+ */
+export function seedFigures(r: Pick<RoundResult, 'records' | 'received' | 'duplicates' | 'lost' | 'orderViolations'>, bounds: { maxDuplicateRate: number; maxLossRate: number; maxOutOfOrderRate: number }): SeedFigure[] {
+  const sinkTotal = r.received + r.duplicates;
+  const row = (figure: string, definition: string, bound: number, count: number, of: number): SeedFigure => {
+    const rate = of > 0 ? count / of : 0;
+    return { figure, definition, bound, count, of, rate, within: of > 0 && rate <= bound };
+  };
+  return [
+    row('duplicate rate', 'duplicated records / records at the sink', bounds.maxDuplicateRate, r.duplicates, sinkTotal),
+    row('loss rate', 'records missing at the sink / records written to the source', bounds.maxLossRate, r.lost, r.records),
+    row('out-of-order rate', "records whose order differs from the source's / records at the sink", bounds.maxOutOfOrderRate, r.orderViolations, sinkTotal),
+  ];
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(x === 0 ? 0 : 3)} %`;
+
+/** The seed's table over the seed-protocol rounds, a column per round; empty when there are none. */
+function seedTableMarkdown(results: FlinkRoundResult[]): string {
+  const rounds = results.filter((r) => r.scenario === 'seed-protocol');
+  if (!rounds.length) return '';
+  const figs = rounds.map((r) => seedFigures(r, SEED_PROTOCOL.thresholds));
+  const head = `| figure | definition | bound | ${rounds.map((r) => `Flink ${r.flinkVersion} #${r.round}`).join(' | ')} |`;
+  const rule = `|---|---|---|${rounds.map(() => '---|').join('')}`;
+  const rows = figs[0]!.map((f, i) => `| ${f.figure} | ${f.definition} | ${f.bound === 0 ? '0' : `≤ ${pct(f.bound)}`} | ${figs.map((x) => `${pct(x[i]!.rate)} (${x[i]!.count.toLocaleString('en-US')} of ${x[i]!.of.toLocaleString('en-US')})${x[i]!.within ? '' : ' **over**'}`).join(' | ')} |`);
+  return `The seed's table (${SEED_PROTOCOL.records.toLocaleString('en-US')} records and ${SEED_PROTOCOL.faultsPerKind * 3} faults in the seed's run):\n\n${[head, rule, ...rows].join('\n')}\n\n`;
 }
 
 export function formatFlinkChaosTable(runs: FlinkChaosRun[]): string {
@@ -205,14 +249,14 @@ export function formatFlinkChaosTable(runs: FlinkChaosRun[]): string {
   const lines = textTable(FLINK_COLUMNS, results);
   const details = results.map((r) => `${r.scenario} #${r.round} (Flink ${r.flinkVersion}): ${r.faults.join('; ') || 'no fault injected'}\n  eoswatch saw: ${flinkObserved(r)}${r.error ? `\n  error: ${r.error.split('\n')[0]}` : ''}`);
   const passed = runs.every((x) => x.passed);
-  return `${flinkHeader(runs)}\n\n${lines.join('\n')}\n\n${FLINK_LEGEND.join('\n')}\n\nfaults and observations:\n${details.join('\n')}\n\nverdict: ${passed ? 'PASS' : 'FAIL'}\n`;
+  return `${flinkHeader(runs)}\n\n${lines.join('\n')}\n\n${FLINK_LEGEND.join('\n')}\n\n${seedTableMarkdown(results)}faults and observations:\n${details.join('\n')}\n\nverdict: ${passed ? 'PASS' : 'FAIL'}\n`;
 }
 
 export function formatFlinkChaosMarkdown(runs: FlinkChaosRun[]): string {
   const results = runs.flatMap((x) => x.results);
   const details = results.map((r) => `- **${r.scenario} #${r.round}, Flink ${r.flinkVersion}**: ${r.faults.join('; ') || 'no fault injected'}. eoswatch saw: ${flinkObserved(r)}${r.error ? ` — error: ${r.error.split('\n')[0]}` : ''}`);
   const passed = runs.every((x) => x.passed);
-  return `## eoswatch chaos --engine flink\n\n${flinkHeader(runs)}, started ${runs[0]?.startedAt ?? ''}.\n\n${markdownTable(FLINK_COLUMNS, results)}\n\n${FLINK_LEGEND.join(' ')}\n\nFaults injected (with the job's committed progress at that moment) and what eoswatch showed:\n\n${details.join('\n')}\n\nVerdict: **${passed ? 'PASS' : 'FAIL'}**\n`;
+  return `## eoswatch chaos --engine flink\n\n${flinkHeader(runs)}, started ${runs[0]?.startedAt ?? ''}.\n\n${markdownTable(FLINK_COLUMNS, results)}\n\n${FLINK_LEGEND.join(' ')}\n\n${seedTableMarkdown(results)}Faults injected (with the job's committed progress at that moment) and what eoswatch showed:\n\n${details.join('\n')}\n\nVerdict: **${passed ? 'PASS' : 'FAIL'}**\n`;
 }
 
 const STREAMS_COLUMNS: [string, (r: StreamsRoundResult) => string][] = [

@@ -203,13 +203,20 @@ export function sinkFigures(report?: VerifyReport): SinkFigures {
 }
 
 /** The round's sink judged by the verifier: read_committed (nothing duplicated, lost, out of order or with a wrong value), then read_uncommitted for the aborted records. */
-export function verifyRound(kafka: Kafka, sink: string, run: string, records: number, partitions: number): Promise<VerifyReport> {
+export function verifyRound(
+  kafka: Kafka,
+  sink: string,
+  run: string,
+  records: number,
+  partitions: number,
+  thresholds = { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0 },
+): Promise<VerifyReport> {
   return checkSinkTopic(kafka, sink, {
     run,
     records,
     partitions,
     valueDelta: 1,
-    thresholds: { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0 },
+    thresholds,
     uncommittedPass: true,
     timeoutMs: 180_000,
   });

@@ -20,7 +20,12 @@ nftables, iptables and python3; without them eoswatch says what is missing and e
 --engine flink runs the seed's Flink job (flink/job, KafkaSink EXACTLY_ONCE) on a local Flink
 session cluster instead, for each Flink line asked for, with eoswatch watching it as its sidecar
 and a live Prometheus (the prometheus binary, or $PROMETHEUS) evaluating the shipped alert rules;
-a round also fails when eoswatch did not show what its faults must show.
+a round also fails when eoswatch did not show what its faults must show. Its network scenarios
+(jm-isolated, tm-isolated, seed-protocol) put the JobManager and the TaskManager in namespaces of
+their own beside the brokers. seed-protocol is the seed's own run: 1,000,000 records (unless
+--records), 12 faults spread over the input (TaskManager kill -9, JobManager isolated, broker
+rolling restart, four of each), judged against the seed's bounds (0 duplicated, 0 lost, at most
+0.1 % out of order).
 
 --engine streams runs instances of the seed's Kafka Streams app (streams/app, exactly_once_v2, a
 state store; built with Maven) instead, with eoswatch watching it as its sidecar (streams:, the
@@ -36,12 +41,12 @@ ${streamsScenarios}
 Options:
   --engine E             eoswatch (its own pipeline, default), flink or streams
   --scenario LIST        comma-separated scenario names or groups: all; with --engine eoswatch
-                         also process (the process faults) and network (the net-* faults)
-                         (default: process with --engine eoswatch, the faults that run on any
-                         machine; all and network need root for the net-* faults; --engine
-                         flink and streams: all)
+                         or flink also process (the process faults) and network (the network
+                         faults) (default: process with --engine eoswatch, the faults that run
+                         on any machine; all and network need root for the net-* faults;
+                         --engine flink: all, its process faults; streams: all)
   --network              run every selected scenario on the networked cluster (implied when a
-                         network scenario is selected; --engine eoswatch only)
+                         network scenario is selected; --engine eoswatch or flink)
   --records N            verification records per round (default 10000)
   --rounds N             rounds per scenario (default 1)
   --partitions N         partitions of the round's topics (default 6)
@@ -59,12 +64,12 @@ Options:
 /** The help names the scenarios and the default versions, so it is built from their modules. */
 export async function help(): Promise<string> {
   const { ALL_SCENARIOS } = await import('../chaos/catalogue.js');
-  const { FLINK_SCENARIOS } = await import('../chaos/flink-scenarios.js');
+  const { FLINK_SCENARIOS, FLINK_NETWORK_SCENARIOS } = await import('../chaos/flink-scenarios.js');
   const { STREAMS_SCENARIOS } = await import('../chaos/streams-scenarios.js');
   const { DEFAULT_KAFKA_VERSION } = await import('../localcluster/kafka-dist.js');
   const { DEFAULT_FLINK_LINE, FLINK_LINES } = await import('../localcluster/flink-dist.js');
   const list = (l: { name: string; description: string }[]) => l.map((s) => `  ${s.name}\n${wrap(s.description, 76).map((line) => `      ${line}\n`).join('')}`).join('');
-  return helpWith(list(ALL_SCENARIOS), list(FLINK_SCENARIOS), list(STREAMS_SCENARIOS), DEFAULT_KAFKA_VERSION, Object.entries(FLINK_LINES).map(([l, x]) => `${l} = ${x.version}`).join(', '), DEFAULT_FLINK_LINE);
+  return helpWith(list(ALL_SCENARIOS), list([...FLINK_SCENARIOS, ...FLINK_NETWORK_SCENARIOS]), list(STREAMS_SCENARIOS), DEFAULT_KAFKA_VERSION, Object.entries(FLINK_LINES).map(([l, x]) => `${l} = ${x.version}`).join(', '), DEFAULT_FLINK_LINE);
 }
 
 function wrap(text: string, width: number): string[] {
@@ -118,7 +123,7 @@ export async function handler(args: string[]): Promise<number> {
   if (engine !== 'streams' && values.instances !== undefined) throw new EosError(ErrorCodes.USAGE, '--instances: only with --engine streams');
   if (engine !== 'eoswatch') {
     if (values['full-speed']) throw new EosError(ErrorCodes.USAGE, `--full-speed: only with --engine eoswatch (a ${engine === 'flink' ? 'Flink' : 'Streams'} round writes its input as a steady stream)`);
-    if (values.network) throw new EosError(ErrorCodes.USAGE, `--network: only with --engine eoswatch (the ${engine === 'flink' ? 'Flink' : 'Streams'} rounds run on the plain local cluster)`);
+    if (values.network && engine === 'streams') throw new EosError(ErrorCodes.USAGE, '--network: only with --engine eoswatch or flink (the Streams rounds run on the plain local cluster)');
   }
   let flinkLines: string[] = [];
   if (engine === 'flink') {
@@ -147,12 +152,12 @@ export async function handler(args: string[]): Promise<number> {
   const { fetchKafkaWithProgress } = await import('../localcluster/fetch.js');
   const progress = new ProgressLine();
   const log = (line: string) => progress.log(line);
-  const network = values.network || scenarios.some((s) => s.network);
+  const network = values.network || scenarios.some((s) => s.network) || flinkScenarios.some((s) => s.network);
   if (network) {
     const { ClusterNetwork } = await import('../localcluster/network.js');
     const reason = await ClusterNetwork.probe();
     if (reason) {
-      const which = scenarios.filter((s) => s.network).map((s) => s.name);
+      const which = [...scenarios, ...flinkScenarios].filter((s) => s.network).map((s) => s.name);
       throw new EosError(ErrorCodes.USAGE, `${which.length ? `scenarios ${which.join(', ')} need` : '--network needs'} a networked cluster, which cannot run here: ${reason} (--scenario process runs the process faults alone)`);
     }
   }
@@ -198,6 +203,7 @@ export async function handler(args: string[]): Promise<number> {
     if (engine === 'flink') {
       const runs = await runFlinkLines(cluster, flinkScenarios, flinkLines, {
         records,
+        recordsGiven: values.records !== undefined,
         rounds,
         partitions,
         parallelism,
@@ -259,7 +265,7 @@ async function runFlinkLines(
     for (const line of lines) {
       const flinkDir = join(opts.dir, `flink-${line}`);
       opts.log(`starting a local Flink ${line} session cluster in ${flinkDir} (first run fetches the jars and builds the job with Maven)`);
-      const flink = await LocalFlinkCluster.start({ version: line, dir: flinkDir, taskManagers: 1, slots: opts.parallelism });
+      const flink = await LocalFlinkCluster.start({ version: line, dir: flinkDir, taskManagers: 1, slots: opts.parallelism, ...(cluster.network ? { network: cluster.network } : {}) });
       try {
         runs.push(await runFlinkScenarios(cluster, flink, scenarios, { ...opts, daemonPort, prometheus }));
       } finally {

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { explainLog, freePort } from './cluster.js';
 import { describeSurvivors, killTrackedSync, processStatus, processesReferencing, startTimeOf } from './proc.js';
 import { ensureFlink, ensureFlinkJob, resolveFlinkLine } from './flink-dist.js';
+import type { ClusterNetwork } from './network.js';
 import { EosError, ErrorCodes } from '../errors.js';
 
 const execFileP = promisify(execFile);
@@ -37,6 +38,12 @@ export interface FlinkClusterOptions {
   overrides?: Record<string, string>;
   startTimeoutMs?: number;
   killOnExit?: boolean;
+  /**
+   * The networked Kafka cluster's network (./network.ts): the JobManager (endpoint fjm) and each
+   * TaskManager (ft<n>) in a namespace of its own on the same bridge as the brokers, so that chaos
+   * can cut the JobManager from its TaskManagers, or a TaskManager from everything.
+   */
+  network?: ClusterNetwork;
 }
 
 export interface FlinkProcess {
@@ -46,6 +53,8 @@ export interface FlinkProcess {
   pid: number | null;
   /** Start time of pid (/proc/<pid>/stat field 22): with the pid, the identity of the process we started. */
   startTime?: number | null;
+  /** In a networked cluster: the process's endpoint (role, namespace and address on the bridge). */
+  endpoint?: { role: string; ns: string; addr: string };
 }
 
 export interface FlinkClusterState {
@@ -72,15 +81,25 @@ export interface SubmitOptions {
 
 const STATE_FILE = 'flink-cluster.json';
 
+/** The JobManager's address: 127.0.0.1, or its own in a networked cluster. */
+function jmHost(state: FlinkClusterState): string {
+  return state.jobmanager.endpoint?.addr ?? '127.0.0.1';
+}
+
 export function flinkConfig(state: FlinkClusterState, slots: number, overrides: Record<string, string>): string {
+  const jm = jmHost(state);
+  // In its own namespace the JobManager binds every address there is (its own and loopback, which
+  // the REST handlers' embedded client uses for the blob server): nothing outside the namespace.
+  const bind = state.jobmanager.endpoint ? '0.0.0.0' : jm;
   const conf: Record<string, string> = {
-    'jobmanager.rpc.address': '127.0.0.1',
+    'jobmanager.rpc.address': jm,
     'jobmanager.rpc.port': String(state.rpcPort),
-    'jobmanager.bind-host': '127.0.0.1',
+    'jobmanager.bind-host': bind,
+    // A networked TaskManager gets its own address as a -D of its start (startTaskManager).
     'taskmanager.bind-host': '127.0.0.1',
     'taskmanager.host': '127.0.0.1',
-    'rest.address': '127.0.0.1',
-    'rest.bind-address': '127.0.0.1',
+    'rest.address': jm,
+    'rest.bind-address': bind,
     'rest.port': String(state.restPort),
     'jobmanager.memory.process.size': '1g',
     'taskmanager.memory.process.size': '1536m',
@@ -153,7 +172,13 @@ export class LocalFlinkCluster {
   ) {}
 
   get restUrl(): string {
-    return `http://127.0.0.1:${this.state.restPort}`;
+    return `http://${jmHost(this.state)}:${this.state.restPort}`;
+  }
+
+  /** The network endpoint (fjm, ft<n>) of a process of a networked cluster. */
+  role(p: FlinkProcess): string {
+    if (!p.endpoint) throw new EosError(ErrorCodes.HARNESS_FAILED, `the Flink cluster in ${this.state.dir} is not networked: ${p.name} has no endpoint of its own`);
+    return p.endpoint.role;
   }
 
   get dir(): string {
@@ -184,6 +209,16 @@ export class LocalFlinkCluster {
       jobmanager: { name: 'jobmanager', logFile: join(dir, 'jobmanager.log'), pid: null },
       taskmanagers: Array.from({ length: tms }, (_, i) => ({ name: `taskmanager-${i + 1}`, logFile: join(dir, `taskmanager-${i + 1}.log`), pid: null })),
     };
+    if (opts.network) {
+      const net = opts.network;
+      const endpoint = async (role: string) => {
+        const e = await net.endpoint(role);
+        return { role, ns: e.ns, addr: e.addr };
+      };
+      // Each process has an address of its own: the ports chosen free on loopback are free there.
+      state.jobmanager.endpoint = await endpoint('fjm');
+      for (const [i, tm] of state.taskmanagers.entries()) tm.endpoint = await endpoint(`ft${i + 1}`);
+    }
     await writeFile(join(confDir, 'config.yaml'), flinkConfig(state, opts.slots ?? 2, opts.overrides ?? {}));
     await writeFile(join(confDir, 'log4j2.properties'), LOG4J2);
     const cluster = new LocalFlinkCluster(state, opts.killOnExit ?? true);
@@ -237,9 +272,12 @@ export class LocalFlinkCluster {
 
   private spawnProcess(p: FlinkProcess, mainClass: string, params: { jvm: string[]; dynamic: string[] }, extra: string[]): void {
     const fd = openSync(p.logFile, 'a');
+    // In a networked cluster the JVM runs in its endpoint's namespace; `ip netns exec` execs it, so the pid stays java's.
+    const [cmd, prefix] = p.endpoint ? ['ip', ['netns', 'exec', p.endpoint.ns, 'java']] : ['java', []];
     const child = spawn(
-      'java',
+      cmd,
       [
+        ...prefix,
         ...params.jvm,
         ...JAVA17_OPENS,
         '-XX:+UseG1GC',
@@ -294,7 +332,8 @@ export class LocalFlinkCluster {
     // A fresh resource id per start: the JobManager may still list the previous, dead one.
     const resourceId = `${tm.name}-${Date.now()}`;
     const params = await this.resourceParams('TM');
-    this.spawnProcess(tm, 'org.apache.flink.runtime.taskexecutor.TaskManagerRunner', { jvm: params.jvm, dynamic: [...params.dynamic, '-D', `taskmanager.resource-id=${resourceId}`] }, []);
+    const host = tm.endpoint ? ['-D', `taskmanager.host=${tm.endpoint.addr}`, '-D', 'taskmanager.bind-host=0.0.0.0'] : [];
+    this.spawnProcess(tm, 'org.apache.flink.runtime.taskexecutor.TaskManagerRunner', { jvm: params.jvm, dynamic: [...params.dynamic, '-D', `taskmanager.resource-id=${resourceId}`, ...host] }, []);
     await this.save();
     if (opts.wait !== false) await this.waitTaskManager(tm, resourceId, opts.timeoutMs ?? 120_000);
   }

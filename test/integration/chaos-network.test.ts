@@ -11,10 +11,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useCluster } from '../harness/index.js';
+import { freePort } from '../../src/localcluster/cluster.js';
 import { NETWORK_SCENARIOS } from '../../src/chaos/net-scenarios.js';
 import { runRound } from '../../src/chaos/runner.js';
 import { formatChaosTable } from '../../src/chaos/report.js';
 import { ClusterNetwork } from '../../src/localcluster/network.js';
+import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
+import { findFlinkScenarios } from '../../src/chaos/flink-scenarios.js';
+import { runFlinkRound } from '../../src/chaos/flink-runner.js';
+import { formatFlinkChaosTable } from '../../src/chaos/report.js';
 
 const RECORDS = 10_000;
 const reason = await ClusterNetwork.probe();
@@ -56,5 +61,33 @@ for (const [version, name] of LINES) {
       // The round leaves the network whole: no cut, no link down, fast links.
       assert.deepEqual(h.cluster.network!.faults, { cuts: [], down: [], slow: null });
     });
+
+    // The seed's network fault under Flink (issue: Flink under the seed's own fault protocol): the
+    // JobManager and the TaskManager each in a namespace of their own on the brokers' bridge, the
+    // JobManager cut off from the TaskManager past heartbeat.timeout. One round in CI; the others
+    // and the seed's 1,000,000-record run are `eoswatch chaos --engine flink` (docs/chaos-results.md).
+    if (version === '4.4.0') {
+      test('Flink jm-isolated: the JobManager cut off from its TaskManager, the job fails over and resumes, every record once', { timeout: 900_000 }, async (t) => {
+        const flink = await LocalFlinkCluster.start({ taskManagers: 1, slots: 2, network: h.cluster.network! });
+        t.after(() => flink.down());
+        assert.equal(new URL(flink.restUrl).hostname, h.cluster.network!.addr('fjm'), 'REST answers on the JobManager\'s own address');
+        const scenario = findFlinkScenarios('jm-isolated')[0]!;
+        const lines: string[] = [];
+        const records = 3000;
+        const r = await runFlinkRound(h.cluster, flink, scenario, 1, { records, rounds: 1, partitions: 2, parallelism: 2, workDir, daemonPort: await freePort(), log: (l) => lines.push(l) });
+        const run = { startedAt: '', kafkaVersion: version, flinkVersion: flink.state.version, records, rounds: 1, partitions: 2, parallelism: 2, results: [r], passed: r.passed };
+        const context = `${formatFlinkChaosTable([run])}\n${lines.join('\n')}\n${r.error ?? ''}`;
+        assert.equal(r.error, undefined, context);
+        assert.deepEqual(
+          { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations, missed: r.missed },
+          { received: records, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0, missed: [] },
+          context,
+        );
+        // missed = []: the job failed over (eos_pipeline_up 0 seen, a restart counted) and checkpoints became visible again.
+        assert.deepEqual(r.faults.map((f) => f.replace(/ at \d+ %$/, '')), ['JobManager cut off from every TaskManager', 'network healed'], context);
+        assert.ok(r.observed.restarts >= 1 && r.observed.jobDownSeen, context);
+        assert.deepEqual(h.cluster.network!.faults, { cuts: [], down: [], slow: null });
+      });
+    }
   });
 }

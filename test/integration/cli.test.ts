@@ -49,7 +49,7 @@ describe('eoswatch CLI', () => {
   test('chaos --engine flink|streams: their own scenarios, the Flink lines, and options of one engine refused with the other', async () => {
     const bad = [
       [['chaos', '--engine', 'spark'], /--engine: expected eoswatch, flink or streams, found "spark"/],
-      [['chaos', '--engine', 'flink', '--scenario', 'worker-kill'], /--scenario: unknown scenario "worker-kill"; expected one of: tm-kill, jm-kill, broker-kill, broker-rolling-restart, coordinator-kill, checkpoint-failure, all/],
+      [['chaos', '--engine', 'flink', '--scenario', 'worker-kill'], /--scenario: unknown scenario "worker-kill"; expected one of: tm-kill, jm-kill, broker-kill, broker-rolling-restart, coordinator-kill, checkpoint-failure, jm-isolated, tm-isolated, seed-protocol, all, process, network/],
       [['chaos', '--engine', 'streams', '--scenario', 'tm-kill'], /--scenario: unknown scenario "tm-kill"; expected one of: instance-kill, instance-term, scale-out-in, zombie, broker-kill, broker-rolling-restart, coordinator-kill, all/],
       [['chaos', '--engine', 'streams', '--instances', '0'], /--instances: expected a positive integer, found "0"/],
       [['chaos', '--instances', '3'], /--instances: only with --engine streams/],
@@ -59,8 +59,8 @@ describe('eoswatch CLI', () => {
       [['chaos', '--engine', 'flink', '--parallelism', '0'], /--parallelism: expected a positive integer, found "0"/],
       [['chaos', '--engine', 'flink', '--full-speed'], /--full-speed: only with --engine eoswatch/],
       [['chaos', '--flink-version', '2.2'], /--flink-version: only with --engine flink/],
-      [['chaos', '--engine', 'flink', '--network'], /--network: only with --engine eoswatch/],
-      [['chaos', '--engine', 'flink', '--scenario', 'network'], /--scenario: unknown scenario "network"; expected one of: tm-kill, .*checkpoint-failure, all/],
+      [['chaos', '--engine', 'streams', '--network'], /--network: only with --engine eoswatch or flink/],
+      [['chaos', '--engine', 'streams', '--scenario', 'network'], /--scenario: unknown scenario "network"; expected one of: instance-kill, .*coordinator-kill, all/],
     ] as const;
     for (const [args, message] of bad) {
       const r = await eoswatch([...args]);
@@ -70,6 +70,7 @@ describe('eoswatch CLI', () => {
     const help = await eoswatch(['chaos', '--help']);
     assert.match(help.stdout, /Scenarios \(--engine flink\):\n {2}tm-kill\n {6}.*\n( {6}.*\n)* {2}jm-kill\n/);
     assert.match(help.stdout, /Scenarios \(--engine eoswatch\):\n {2}worker-kill\n[^]* {2}net-worker-flap\n[^]*Scenarios \(--engine flink\)/);
+    assert.match(help.stdout, / {2}checkpoint-failure\n[^]* {2}jm-isolated\n[^]* {2}tm-isolated\n[^]* {2}seed-protocol\n[^]*Scenarios \(--engine streams\)/);
     assert.match(help.stdout, /Scenarios \(--engine streams\):\n {2}instance-kill\n[^]* {2}zombie\n/);
     assert.match(help.stdout, /--flink-version LIST\s+Flink lines for --engine flink, comma-separated \(1\.20 = 1\.20\.\d+, 2\.2 = 2\.2\.\d+; default 1\.20\)/);
   });

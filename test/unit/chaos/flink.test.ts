@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ObservationTracker, type FlinkObservations } from '../../../src/chaos/flink-observations.js';
-import { FLINK_SCENARIOS, findFlinkScenarios } from '../../../src/chaos/flink-scenarios.js';
-import { formatFlinkChaosMarkdown, formatFlinkChaosTable } from '../../../src/chaos/report.js';
+import { FLINK_NETWORK_SCENARIOS, FLINK_SCENARIOS, ISOLATION_MS, SEED_FAULTS, SEED_PROTOCOL, findFlinkScenarios, seedFaultPlan, type FlinkScenarioContext } from '../../../src/chaos/flink-scenarios.js';
+import { formatFlinkChaosMarkdown, formatFlinkChaosTable, seedFigures } from '../../../src/chaos/report.js';
 import type { FlinkRoundResult } from '../../../src/chaos/flink-runner.js';
 
 const JOB = 'flink-tm-kill-1-abc123';
@@ -143,7 +143,83 @@ test('each Flink scenario fails a round whose faults left no trace in eoswatch',
   assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'] })), ['Prometheus never saw eos_checkpoint_consecutive_failures > 0 (the first clause of EosCheckpointFailing)'], 'fired only by the trigger failures of the start');
   assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 9, prometheus: false })).join('\n'), /no live Prometheus/);
   assert.deepEqual(FLINK_SCENARIOS.map((s) => s.name), ['tm-kill', 'jm-kill', 'broker-kill', 'broker-rolling-restart', 'coordinator-kill', 'checkpoint-failure']);
-  assert.throws(() => findFlinkScenarios('tm-kill,nope'), /unknown scenario "nope"; expected one of: tm-kill, jm-kill, broker-kill, broker-rolling-restart, coordinator-kill, checkpoint-failure, all/);
+  assert.throws(() => findFlinkScenarios('tm-kill,nope'), /unknown scenario "nope"; expected one of: tm-kill, jm-kill, broker-kill, broker-rolling-restart, coordinator-kill, checkpoint-failure, jm-isolated, tm-isolated, seed-protocol, all, process, network/);
+});
+
+test('the network scenarios: all stays the process faults (no root needed), network the two isolations; each fails a round that showed no failover', () => {
+  assert.deepEqual(findFlinkScenarios('all').map((s) => s.name), FLINK_SCENARIOS.map((s) => s.name));
+  assert.deepEqual(findFlinkScenarios('process').map((s) => s.name), FLINK_SCENARIOS.map((s) => s.name));
+  assert.deepEqual(findFlinkScenarios('network').map((s) => s.name), ['jm-isolated', 'tm-isolated']);
+  assert.ok(FLINK_NETWORK_SCENARIOS.every((s) => s.network) && FLINK_SCENARIOS.every((s) => !s.network));
+  const [jm, tm, seed] = findFlinkScenarios('jm-isolated,tm-isolated,seed-protocol');
+  const visible = { count: 10, meanSeconds: 0.5, p99AtMostSeconds: 1, pendingMaxSeconds: 0 };
+  const held = { fault: 'TaskManager 1 isolated', stuckMaxSeconds: 30, clearedAfterSeconds: 31 };
+  assert.deepEqual(jm!.expect(observed({ restarts: 1, jobDownSeen: true, visibility: visible })), []);
+  const bad = jm!.expect(observed({ restarts: 0, jobDownSeen: false }));
+  assert.deepEqual(bad, ['0 failovers counted (eos_pipeline_restarts_total), expected at least 1', 'eos_pipeline_up never went to 0 while the job had lost its TaskManager', 'no checkpoint completed and became visible on the sink (eos_flink_sink_visibility_latency_seconds)']);
+  assert.deepEqual(tm!.expect(observed({ restarts: 1, jobDownSeen: true, visibility: visible, lingering: [held] })), []);
+  assert.match(tm!.expect(observed({ restarts: 1, jobDownSeen: true, visibility: visible, lingering: [{ ...held, clearedAfterSeconds: null }] })).join('\n'), /never moved again/);
+  assert.match(tm!.expect(observed({ restarts: 1, jobDownSeen: true, visibility: visible })).join('\n'), /1 process kills expected, 0 recorded/);
+  // The seed's run: four kills and four isolations fail the job over at least eight times; the four kills each hold the LSO.
+  const kills = Array.from({ length: 4 }, () => ({ ...held, fault: 'SIGKILL TaskManager' }));
+  assert.deepEqual(seed!.expect(observed({ restarts: 8, jobDownSeen: true, visibility: visible, lingering: kills })), []);
+  assert.deepEqual(seed!.expect(observed({ restarts: 7, jobDownSeen: true, visibility: visible, lingering: kills })), ['7 failovers counted (eos_pipeline_restarts_total), expected at least 8']);
+  assert.equal(seed!.records, 1_000_000);
+  assert.deepEqual(seed!.thresholds, { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0.001 });
+});
+
+test("the seed protocol's plan: 12 faults, the kinds in turn, spread evenly over the input and none at its end", () => {
+  const plan = seedFaultPlan(SEED_PROTOCOL.faultsPerKind, SEED_FAULTS.map((f) => f.name));
+  assert.equal(plan.length, 12);
+  assert.deepEqual(plan.slice(0, 4).map((p) => p.kind), ['tm-kill', 'jm-isolated', 'broker-rolling-restart', 'tm-kill']);
+  for (const kind of ['tm-kill', 'jm-isolated', 'broker-rolling-restart']) assert.equal(plan.filter((p) => p.kind === kind).length, 4);
+  assert.equal(plan[0]!.at, 1 / 13);
+  assert.equal(plan[11]!.at, 12 / 13);
+  for (let i = 1; i < plan.length; i++) assert.ok(plan[i]!.at > plan[i - 1]!.at);
+});
+
+test('the seed protocol injects its faults in order at their points of the committed input, the cuts healed after the isolation', async () => {
+  const calls: string[] = [];
+  const ctx = {
+    brokers: [1, 2, 3],
+    waitProgress: async (f: number) => void calls.push(`wait ${f.toFixed(3)}`),
+    killTaskManager: async () => void calls.push('kill tm'),
+    startTaskManager: async () => void calls.push('start tm'),
+    isolateJobManager: async () => void calls.push('isolate jm'),
+    isolateTaskManager: async () => void calls.push('isolate tm'),
+    heal: async () => void calls.push('heal'),
+    sleep: async (ms: number) => void calls.push(`sleep ${ms}`),
+    fault: (t: string) => void calls.push(t),
+    stopBroker: async (n: number) => void calls.push(`stop ${n}`),
+    killBroker: async (n: number) => void calls.push(`kill ${n}`),
+    startBroker: async (n: number) => void calls.push(`start ${n}`),
+    waitReplicated: async () => void calls.push('in sync'),
+  } as unknown as FlinkScenarioContext;
+  await findFlinkScenarios('seed-protocol')[0]!.inject(ctx);
+  assert.deepEqual(calls.slice(0, 17), [
+    'wait 0.077', 'kill tm', 'start tm',
+    'wait 0.154', 'isolate jm', `sleep ${ISOLATION_MS}`, 'heal',
+    'wait 0.231', 'SIGTERM broker 1', 'stop 1', 'start 1', 'in sync', 'SIGTERM broker 2', 'stop 2', 'start 2', 'in sync', 'SIGTERM broker 3',
+  ]);
+  assert.equal(calls.filter((c) => c === 'kill tm').length, 4);
+  assert.equal(calls.filter((c) => c === 'heal').length, 4);
+  assert.equal(calls.filter((c) => c.startsWith('stop ')).length, 12);
+  assert.ok(ISOLATION_MS > 10_000, 'past the cluster\'s heartbeat.timeout');
+});
+
+test("the seed's figures: duplicates and order over the sink's total, losses over the source's, each against its bound", () => {
+  const bounds = SEED_PROTOCOL.thresholds;
+  const clean = seedFigures({ records: 1_000_000, received: 1_000_000, duplicates: 0, lost: 0, orderViolations: 800 }, bounds);
+  assert.deepEqual(clean.map((f) => [f.figure, f.count, f.of, f.rate, f.within]), [
+    ['duplicate rate', 0, 1_000_000, 0, true],
+    ['loss rate', 0, 1_000_000, 0, true],
+    ['out-of-order rate', 800, 1_000_000, 0.0008, true],
+  ]);
+  const bad = seedFigures({ records: 1000, received: 990, duplicates: 10, lost: 10, orderViolations: 2 }, bounds);
+  assert.deepEqual(bad.map((f) => [f.count, f.of, f.within]), [[10, 1000, false], [10, 1000, false], [2, 1000, false]]);
+  assert.equal(bad[2]!.rate, 0.002);
+  assert.equal(seedFigures({ records: 1000, received: 1000, duplicates: 0, lost: 0, orderViolations: 1 }, bounds)[2]!.within, true, 'exactly 0.1 % is within');
+  assert.deepEqual(seedFigures({ records: 0, received: 0, duplicates: 0, lost: 0, orderViolations: 0 }, bounds).map((f) => f.within), [false, false, false], 'an empty sink proves nothing');
 });
 
 test('the Flink report: per round the verdict figures and what eoswatch saw, misses spelled out', () => {
@@ -158,10 +234,17 @@ test('the Flink report: per round the verdict figures and what eoswatch saw, mis
   const text = formatFlinkChaosTable([run]);
   assert.match(text, /^Kafka 4\.4\.0, Flink 1\.20\.3, 10000 records per round, 6 partitions, job parallelism 2/);
   assert.match(text, /tm-kill\s+1\s+1\.20\.3\s+10000\s+0\s+0\s+0\s+64\s+41\.5 s\s+3\.2 s\s+37 s\s+4\s+1\s+0\.61 s\s+230 s\s+FAIL/);
-  assert.match(text, /SIGKILL TaskManager: LSO held 37 s, released 38\.5 s after the kill; visibility latency: 40 checkpoints, mean 0\.61 s, p99 ≤ 2\.5 s, longest pending 1\.5 s/);
+  assert.match(text, /SIGKILL TaskManager: LSO held 37 s, released 38\.5 s after the fault; visibility latency: 40 checkpoints, mean 0\.61 s, p99 ≤ 2\.5 s, longest pending 1\.5 s/);
   assert.match(text, /alerts fired: EosCheckpointFailing; MISSED: 3 process kills expected, 1 recorded/);
   assert.match(text, /verdict: FAIL\n$/);
   const md = formatFlinkChaosMarkdown([run, { ...run, flinkVersion: '2.2.0', results: [{ ...r, flinkVersion: '2.2.0' }] }]);
   assert.match(md, /Flink 1\.20\.3 and 2\.2\.0/);
   assert.match(md, /\| tm-kill \| 1 \| 2\.2\.0 \|/);
+  assert.doesNotMatch(md, /seed's table/, 'no seed table without a seed-protocol round');
+  const seed = { ...r, scenario: 'seed-protocol', records: 1_000_000, received: 1_000_000, orderViolations: 800, abortedRecords: 0 };
+  const seedMd = formatFlinkChaosMarkdown([{ ...run, results: [seed] }]);
+  assert.match(seedMd, /1000000 records per round/);
+  assert.match(seedMd, /\| duplicate rate \| duplicated records \/ records at the sink \| 0 \| 0 % \(0 of 1,000,000\) \|/);
+  assert.match(seedMd, /\| out-of-order rate \| .* \| ≤ 0\.100 % \| 0\.080 % \(800 of 1,000,000\) \|/);
+  assert.match(formatFlinkChaosMarkdown([{ ...run, results: [{ ...seed, lost: 5 }] }]), /\| loss rate \| .* \| 0 \| 0\.001 % \(5 of 1,000,000\) \*\*over\*\* \|/);
 });

@@ -176,7 +176,7 @@ test('the Streams report: per round the figures, the verdict (ERROR apart from F
   assert.match(table, /instance-kill\s+1\s+3000\s+0\s+0\s+0\s+41\s+13\.5 s\s+4\.2 s\s+5 s\s+3\s+0\s+1\s+95 s\s+PASS/);
   assert.match(table, /instance-kill\s+2\s+3000\s+3\s+.*FAIL/);
   assert.match(table, /instance-kill\s+3\s+0\s+.*ERROR/);
-  assert.match(table, /SIGKILL instance 1: LSO held 4\.5 s, released 5\.1 s after the kill; 3 rebalances/);
+  assert.match(table, /SIGKILL instance 1: LSO held 4\.5 s, released 5\.1 s after the fault; 3 rebalances/);
   assert.match(table, /MISSED: 2 rebalances counted/);
   assert.match(table, /verdict: FAIL: 1 PASS, 1 FAIL, 1 ERROR \(harness\)\n$/);
   const md = formatStreamsChaosMarkdown(run);

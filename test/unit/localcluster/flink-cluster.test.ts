@@ -36,7 +36,7 @@ test('BashJavaUtils output becomes JVM flags and dynamic properties; missing out
 });
 
 test('the cluster configuration binds everything to loopback, on the chosen ports, overridable', () => {
-  const state = { dir: '/data/flink', restPort: 40001, rpcPort: 40002 } as FlinkClusterState;
+  const state = { dir: '/data/flink', restPort: 40001, rpcPort: 40002, jobmanager: { name: 'jobmanager', logFile: '', pid: null } } as unknown as FlinkClusterState;
   const text = flinkConfig(state, 2, { 'rest.cache.checkpoint-statistics.timeout': '1 s' });
   const conf = new Map(text.trim().split('\n').map((l) => [l.slice(0, l.indexOf(':')), JSON.parse(l.slice(l.indexOf(':') + 2)) as string]));
   for (const k of ['rest.bind-address', 'jobmanager.bind-host', 'taskmanager.bind-host', 'taskmanager.host', 'jobmanager.rpc.address']) assert.equal(conf.get(k), '127.0.0.1', k);
@@ -45,4 +45,17 @@ test('the cluster configuration binds everything to loopback, on the chosen port
   assert.equal(conf.get('taskmanager.numberOfTaskSlots'), '2');
   assert.equal(conf.get('state.checkpoints.dir'), 'file:///data/flink/checkpoints');
   assert.equal(conf.get('rest.cache.checkpoint-statistics.timeout'), '1 s');
+});
+
+test('in a networked cluster the JobManager is reached at its own address and binds every address of its namespace', () => {
+  const state = {
+    dir: '/data/flink',
+    restPort: 40001,
+    rpcPort: 40002,
+    jobmanager: { name: 'jobmanager', logFile: '', pid: null, endpoint: { role: 'fjm', ns: 'eosw-x-fjm', addr: '10.231.7.13' } },
+  } as unknown as FlinkClusterState;
+  const conf = new Map(flinkConfig(state, 2, {}).trim().split('\n').map((l) => [l.slice(0, l.indexOf(':')), JSON.parse(l.slice(l.indexOf(':') + 2)) as string]));
+  for (const k of ['jobmanager.rpc.address', 'rest.address']) assert.equal(conf.get(k), '10.231.7.13', k);
+  // 0.0.0.0 inside the namespace: its own address and its loopback (the REST handlers' client reaches the blob server there), nothing of the host.
+  for (const k of ['jobmanager.bind-host', 'rest.bind-address']) assert.equal(conf.get(k), '0.0.0.0', k);
 });
