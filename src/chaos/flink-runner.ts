@@ -31,6 +31,8 @@ export interface FlinkChaosOptions {
   partitions: number;
   /** The job's parallelism (the TaskManager needs as many slots). */
   parallelism: number;
+  /** The KafkaSink's transactional-id naming (FLIP-511): incrementing (the default) or pooling (the Flink 2.x connector only). */
+  transactionNaming?: 'incrementing' | 'pooling';
   /** Worker logs and the daemons' configs. */
   workDir: string;
   /** HTTP port of each round's eoswatch daemon: one fixed port, so one Prometheus scrapes every round. */
@@ -57,6 +59,7 @@ export interface FlinkChaosRun {
   rounds: number;
   partitions: number;
   parallelism: number;
+  transactionNaming?: 'incrementing' | 'pooling';
   results: FlinkRoundResult[];
   passed: boolean;
 }
@@ -103,7 +106,14 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       sinkTopic: sink,
       parallelism: opts.parallelism,
       fromPath,
-      args: { name: id, group: groupId, 'transactional-id-prefix': id, 'transaction-timeout-ms': FLINK_TRANSACTION_TIMEOUT_MS, parallelism: opts.parallelism },
+      args: {
+        name: id,
+        group: groupId,
+        'transactional-id-prefix': id,
+        'transaction-timeout-ms': FLINK_TRANSACTION_TIMEOUT_MS,
+        parallelism: opts.parallelism,
+        ...(opts.transactionNaming ? { 'transaction-naming': opts.transactionNaming.toUpperCase() } : {}),
+      },
     });
     await flink.waitJobRunning(jobId, 300_000);
   };
@@ -351,6 +361,7 @@ export async function runFlinkScenarios(cluster: LocalCluster, flink: LocalFlink
     rounds: opts.rounds,
     partitions: opts.partitions,
     parallelism: opts.parallelism,
+    ...(opts.transactionNaming ? { transactionNaming: opts.transactionNaming } : {}),
     results: [],
     passed: true,
   };

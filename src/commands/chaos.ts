@@ -55,6 +55,8 @@ Options:
   --kafka-version V      Kafka version of the local cluster (default ${kafkaVersion})
   --flink-version LIST   Flink lines for --engine flink, comma-separated (${flinkLines}; default ${flinkDefault})
   --parallelism N        the Flink job's parallelism (default 2)
+  --transaction-naming N the KafkaSink's transactional ids, --engine flink: incrementing (default)
+                         or pooling (FLIP-511, Flink 2.2's connector only)
   --instances N          instances of the Streams app per round, --engine streams (default 2)
   --dir DIR              cluster data and worker logs (default .eoswatch/chaos)
   --format FMT           table | json | markdown (default table)
@@ -96,6 +98,7 @@ export async function handler(args: string[]): Promise<number> {
     network: { type: 'boolean', default: false },
     'kafka-version': { type: 'string' },
     'flink-version': { type: 'string' },
+    'transaction-naming': { type: 'string' },
     parallelism: { type: 'string' },
     instances: { type: 'string' },
     dir: { type: 'string', default: '.eoswatch/chaos' },
@@ -119,7 +122,7 @@ export async function handler(args: string[]): Promise<number> {
   } catch (err) {
     throw new EosError(ErrorCodes.USAGE, `--scenario: ${errorMessage(err)}`);
   }
-  if (engine !== 'flink') for (const flag of ['flink-version', 'parallelism'] as const) if (values[flag] !== undefined) throw new EosError(ErrorCodes.USAGE, `--${flag}: only with --engine flink`);
+  if (engine !== 'flink') for (const flag of ['flink-version', 'parallelism', 'transaction-naming'] as const) if (values[flag] !== undefined) throw new EosError(ErrorCodes.USAGE, `--${flag}: only with --engine flink`);
   if (engine !== 'streams' && values.instances !== undefined) throw new EosError(ErrorCodes.USAGE, '--instances: only with --engine streams');
   if (engine !== 'eoswatch') {
     if (values['full-speed']) throw new EosError(ErrorCodes.USAGE, `--full-speed: only with --engine eoswatch (a ${engine === 'flink' ? 'Flink' : 'Streams'} round writes its input as a steady stream)`);
@@ -136,6 +139,12 @@ export async function handler(args: string[]): Promise<number> {
         throw new EosError(ErrorCodes.USAGE, `--flink-version: ${errorMessage(err)}`);
       }
     }
+  }
+  const transactionNaming = values['transaction-naming'] === undefined ? undefined : choiceOption('transaction-naming', values['transaction-naming'], ['incrementing', 'pooling'] as const);
+  if (transactionNaming === 'pooling') {
+    const { resolveFlinkLine } = await import('../localcluster/flink-dist.js');
+    const without = flinkLines.filter((v) => !resolveFlinkLine(v).pooledNaming);
+    if (without.length) throw new EosError(ErrorCodes.USAGE, `--transaction-naming pooling: the Kafka connector of Flink ${without.join(', ')} has no pooled naming (FLIP-511, the connector of the Flink 2.x line); use --flink-version 2.2`);
   }
   const records = positiveIntegerOption('records', values.records, 10_000);
   const rounds = positiveIntegerOption('rounds', values.rounds, 1);
@@ -204,6 +213,7 @@ export async function handler(args: string[]): Promise<number> {
       const runs = await runFlinkLines(cluster, flinkScenarios, flinkLines, {
         records,
         recordsGiven: values.records !== undefined,
+        ...(transactionNaming ? { transactionNaming } : {}),
         rounds,
         partitions,
         parallelism,

@@ -252,6 +252,13 @@ export class FlinkService implements Service {
       if (!w.commits) continue;
       try {
         this.observeCommits(w, w.commits.pass(events, baseline));
+        if (w.commits.pooled) {
+          this.logger.warn(
+            { job: w.labels.pipeline, jobId: w.labels.job_id, prefix: w.commits.prefix, reason: w.commits.pooled },
+            "the job's KafkaSink names its transactions from a pool (FLIP-511 POOLING): their ids are not checkpoint ids, so its commit latency per checkpoint is not measured",
+          );
+          w.commits = undefined;
+        }
       } catch (err) {
         this.logger.warn({ job: w.labels.pipeline, err: (err as Error).message }, 'cannot take the sink commits of a transaction log pass');
       }

@@ -31,6 +31,13 @@
 // wholly inside the gap while another's Ongoing was logged just after the partition was read:
 // that Ongoing is in the first pass after the gap, so the checkpoints that pass touches are not
 // observed either.
+//
+// Pooled naming (FLIP-511, TransactionNamingStrategy.POOLING of the Flink 2.x connector): the last
+// number is then an index into a pool of ids, the lowest not in use, starting at 0, and an id is
+// used again once its transaction is committed; it says nothing about the checkpoint. INCREMENTING
+// never writes a 0 (checkpoint ids start at 1) and never begins a transaction under an id whose
+// transaction was committed. Either sign makes the tracker stop for good (`pooled`): a commit
+// latency joined to the wrong checkpoint would be a false signal, so none is better.
 import type { TxnEvent } from '../coordinator/events.js';
 
 /** The subtask and checkpoint of a KafkaSink transactional id of `prefix`; null when it is not one. */
@@ -84,10 +91,18 @@ export class SinkCommitTracker {
   private readonly closed = new Set<number>();
   /** The next pass follows a gap (a baseline, or this tracker is new): the checkpoints it touches are not observed. */
   private afterBaseline = true;
+  /** Ids whose transaction was committed (markers written): one beginning again means pooled naming. */
+  private readonly committedIds = new Set<string>();
+  private pooledBy: string | null = null;
 
   constructor(opts: SinkCommitTrackerOptions) {
     this.prefix = opts.prefix;
     this.maxPending = opts.maxPending ?? 64;
+  }
+
+  /** Why the sink's ids are pooled, not checkpoint ids (then nothing is observed any more); null while they look incrementing. */
+  get pooled(): string | null {
+    return this.pooledBy;
   }
 
   /** Checkpoints waiting (for their transactions or their completion), for tests and /readyz-style details. */
@@ -106,12 +121,20 @@ export class SinkCommitTracker {
       this.afterBaseline = true;
       return [];
     }
+    if (this.pooledBy) return [];
     const tainted = this.afterBaseline;
     this.afterBaseline = false;
     const touched = new Set<number>();
     for (const ev of events) {
       const id = parseSinkTransactionalId(ev.transactionalId, this.prefix);
-      if (!id || this.closed.has(id.checkpointId)) continue;
+      if (!id) continue;
+      const reused = ev.kind === 'began' && this.committedIds.has(ev.transactionalId);
+      if (id.checkpointId === 0 || reused) {
+        this.stopPooled(reused ? `${ev.transactionalId} began a transaction again after one was committed under it` : `${ev.transactionalId} ends in 0, which no checkpoint id is`);
+        return [];
+      }
+      if (ev.kind === 'completed' && ev.committed) this.remember(ev.transactionalId);
+      if (this.closed.has(id.checkpointId)) continue;
       if (tainted) {
         this.close(id.checkpointId);
         continue;
@@ -142,7 +165,7 @@ export class SinkCommitTracker {
 
   /** A checkpoint of the job reached a terminal state (REST): completed, with its latest_ack_timestamp (ms), or failed. */
   checkpoint(checkpointId: number, completed: boolean, lastAckMs: number): SinkCommitObservation[] {
-    if (this.closed.has(checkpointId)) return [];
+    if (this.pooledBy || this.closed.has(checkpointId)) return [];
     if (!completed) {
       this.close(checkpointId);
       return [];
@@ -150,6 +173,19 @@ export class SinkCommitTracker {
     this.completedAt.set(checkpointId, lastAckMs);
     this.trim();
     return this.ready();
+  }
+
+  private stopPooled(why: string): void {
+    this.pooledBy = why;
+    this.groups.clear();
+    this.completedAt.clear();
+    this.committedIds.clear();
+  }
+
+  /** Bounded like the checkpoints kept: an id committed long ago and begun again is caught by its 0 sooner or later. */
+  private remember(transactionalId: string): void {
+    this.committedIds.add(transactionalId);
+    if (this.committedIds.size > 16 * this.maxPending) this.committedIds.delete(this.committedIds.values().next().value!);
   }
 
   private group(checkpointId: number): Group {

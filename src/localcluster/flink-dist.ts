@@ -16,12 +16,14 @@ const run = promisify(execFile);
 export interface FlinkLine {
   version: string;
   connector: string;
+  /** The connector's KafkaSink can name its transactions from a pool (FLIP-511, TransactionNamingStrategy.POOLING). */
+  pooledNaming: boolean;
 }
 
 /** One entry per supported Flink line: the runtime version and the matching flink-connector-kafka. */
 export const FLINK_LINES: Record<string, FlinkLine> = {
-  '1.20': { version: '1.20.3', connector: '3.4.0-1.20' },
-  '2.2': { version: '2.2.0', connector: '5.0.0-2.2' },
+  '1.20': { version: '1.20.3', connector: '3.4.0-1.20', pooledNaming: false },
+  '2.2': { version: '2.2.0', connector: '5.0.0-2.2', pooledNaming: true },
 };
 export const DEFAULT_FLINK_LINE = '1.20';
 const LOG4J2_VERSION = '2.24.3';

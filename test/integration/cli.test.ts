@@ -59,6 +59,9 @@ describe('eoswatch CLI', () => {
       [['chaos', '--engine', 'flink', '--parallelism', '0'], /--parallelism: expected a positive integer, found "0"/],
       [['chaos', '--engine', 'flink', '--full-speed'], /--full-speed: only with --engine eoswatch/],
       [['chaos', '--flink-version', '2.2'], /--flink-version: only with --engine flink/],
+      [['chaos', '--transaction-naming', 'pooling'], /--transaction-naming: only with --engine flink/],
+      [['chaos', '--engine', 'flink', '--transaction-naming', 'random'], /--transaction-naming: expected incrementing or pooling, found "random"/],
+      [['chaos', '--engine', 'flink', '--flink-version', '1.20,2.2', '--transaction-naming', 'pooling'], /--transaction-naming pooling: the Kafka connector of Flink 1\.20 has no pooled naming \(FLIP-511/],
       [['chaos', '--engine', 'streams', '--network'], /--network: only with --engine eoswatch or flink/],
       [['chaos', '--engine', 'streams', '--scenario', 'network'], /--scenario: unknown scenario "network"; expected one of: instance-kill, .*coordinator-kill, all/],
     ] as const;

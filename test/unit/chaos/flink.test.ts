@@ -240,7 +240,8 @@ test('the Flink report: per round the verdict figures and what eoswatch saw, mis
   const md = formatFlinkChaosMarkdown([run, { ...run, flinkVersion: '2.2.0', results: [{ ...r, flinkVersion: '2.2.0' }] }]);
   assert.match(md, /Flink 1\.20\.3 and 2\.2\.0/);
   assert.match(md, /\| tm-kill \| 1 \| 2\.2\.0 \|/);
-  assert.doesNotMatch(md, /seed's table/, 'no seed table without a seed-protocol round');
+  assert.doesNotMatch(md, /seed's table|POOLING/, 'no seed table without a seed-protocol round');
+  assert.match(formatFlinkChaosTable([{ ...run, transactionNaming: 'pooling' }]), /job parallelism 2, transactional ids from a pool \(FLIP-511 POOLING\)\n/);
   const seed = { ...r, scenario: 'seed-protocol', records: 1_000_000, received: 1_000_000, orderViolations: 800, abortedRecords: 0 };
   const seedMd = formatFlinkChaosMarkdown([{ ...run, results: [seed] }]);
   assert.match(seedMd, /1000000 records per round/);

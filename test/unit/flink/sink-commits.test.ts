@@ -143,3 +143,37 @@ test('at most maxPending checkpoints wait; the oldest go first', () => {
     [2, 3, 4],
   );
 });
+
+test('pooled naming (FLIP-511 POOLING): an id ending in 0, or one begun again after its transaction was committed, stops the tracker for good, with the reason', () => {
+  // The pool hands out 0 first: no checkpoint id is 0.
+  const zero = tracker();
+  zero.checkpoint(1, true, 1_000);
+  assert.deepEqual(zero.pass([began(tid(0, 0), 900), endTxn(tid(0, 0), 1_010), markers(tid(0, 0), 1_010, 1_020)]), []);
+  assert.match(zero.pooled ?? '', /orders-sink-0-0 ends in 0, which no checkpoint id is/);
+  assert.equal(zero.pending, 0, 'nothing kept');
+  assert.deepEqual(zero.pass([]), [], 'and nothing observed after');
+
+  // Ids 1 and 2 in turn, each used again once committed: the second Ongoing of id 1 gives it away,
+  // before its transaction could be joined with checkpoint 1's completion.
+  const reuse = tracker();
+  reuse.checkpoint(1, true, 1_000);
+  assert.deepEqual(reuse.pass([began(tid(0, 1), 500), endTxn(tid(0, 1), 1_010), markers(tid(0, 1), 1_010, 1_020), began(tid(0, 2), 1_030)]), []);
+  assert.equal(reuse.pooled, null, 'incrementing so far');
+  const observed = reuse.pass([endTxn(tid(0, 2), 2_010), markers(tid(0, 2), 2_010, 2_020), began(tid(0, 1), 2_030)]);
+  assert.deepEqual(observed, [], 'checkpoint 1 was complete, and is not taken: the naming is pooled');
+  assert.match(reuse.pooled ?? '', /orders-sink-0-1 began a transaction again after one was committed under it/);
+  assert.deepEqual(reuse.checkpoint(2, true, 2_000), [], 'completions are ignored too');
+
+  // INCREMENTING after a restore: the lingering transaction of an id aborted, the same id begun
+  // again (not committed before): still incrementing, and measured.
+  const restore = tracker();
+  restore.pass([began(tid(0, 7), 6_000), endTxn(tid(0, 7), 6_500, 'aborted'), markers(tid(0, 7), 6_500, 6_510, false), began(tid(0, 7), 6_600)]);
+  assert.equal(restore.pooled, null);
+  restore.checkpoint(7, true, 7_000);
+  restore.pass([endTxn(tid(0, 7), 7_010), markers(tid(0, 7), 7_010, 7_050)]);
+  assert.deepEqual(restore.pass([]), [{ checkpointId: 7, seconds: 0.05, transactions: 1, from: 'checkpoint' }]);
+  // Another prefix's 0 is not this sink's.
+  const other = tracker();
+  other.pass([began('orders-sinkX-0-0', 1)]);
+  assert.equal(other.pooled, null);
+});

@@ -13,6 +13,7 @@ import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaPartitioner;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.sink.KafkaSinkBuilder;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -72,6 +73,25 @@ public final class IncrementJob {
     }
   }
 
+  /**
+   * The sink's transactional-id naming (FLIP-511): INCREMENTING (prefix-subtask-checkpoint, the
+   * default) or POOLING (ids reused from a pool, lingering ones found by listing the coordinator's
+   * transactions). Only the Kafka connector of the Flink 2.x line has it, so it is looked up by name
+   * and the job builds against both lines.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  static void setTransactionNaming(KafkaSinkBuilder<String> builder, String name) throws Exception {
+    Class<?> strategy;
+    try {
+      strategy = Class.forName("org.apache.flink.connector.kafka.sink.TransactionNamingStrategy");
+    } catch (ClassNotFoundException e) {
+      throw new IllegalArgumentException(
+          "--transaction-naming " + name + ": this Kafka connector has no TransactionNamingStrategy (FLIP-511: the connector of the Flink 2.x line)");
+    }
+    Object value = Enum.valueOf((Class<? extends Enum>) strategy, name);
+    builder.getClass().getMethod("setTransactionNamingStrategy", strategy).invoke(builder, value);
+  }
+
   public static void main(String[] argv) throws Exception {
     Map<String, String> a = parseArgs(argv);
     String bootstrap = required(a, "bootstrap");
@@ -109,7 +129,7 @@ public final class IncrementJob {
             .setProperty("commit.offsets.on.checkpoint", "true")
             .build();
 
-    KafkaSink<String> sink =
+    KafkaSinkBuilder<String> sinkBuilder =
         KafkaSink.<String>builder()
             .setBootstrapServers(bootstrap)
             .setRecordSerializer(
@@ -121,8 +141,9 @@ public final class IncrementJob {
             .setDeliveryGuarantee(delivery)
             .setTransactionalIdPrefix(prefix)
             // Explicit: the sink's default (1 h) exceeds the brokers' transaction.max.timeout.ms (15 min).
-            .setProperty("transaction.timeout.ms", a.getOrDefault("transaction-timeout-ms", "60000"))
-            .build();
+            .setProperty("transaction.timeout.ms", a.getOrDefault("transaction-timeout-ms", "60000"));
+    if (a.containsKey("transaction-naming")) setTransactionNaming(sinkBuilder, a.get("transaction-naming"));
+    KafkaSink<String> sink = sinkBuilder.build();
 
     env.fromSource(source, WatermarkStrategy.noWatermarks(), "source: " + sourceTopic)
         .map((MapFunction<String, String>) IncrementJob::increment)
