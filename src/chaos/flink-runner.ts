@@ -27,6 +27,8 @@ export interface FlinkChaosOptions {
   records: number;
   /** --records was given: it overrides a scenario's own count (the seed protocol's 1,000,000). */
   recordsGiven?: boolean;
+  /** Write the input over this many seconds instead of the scenario's own (a shorter round in CI). */
+  seconds?: number;
   rounds: number;
   partitions: number;
   /** The job's parallelism (the TaskManager needs as many slots). */
@@ -90,7 +92,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
   mkdirSync(opts.workDir, { recursive: true });
 
   await admin.connect();
-  const rate = Math.max(10, Math.ceil(records / scenario.seconds));
+  const rate = Math.max(10, Math.ceil(records / (opts.seconds ?? scenario.seconds)));
   const fault = (text: string) => {
     lastFaultAt = progress.fault(text, opts.log);
     tracker.faultInjected(lastFaultAt);

@@ -74,7 +74,7 @@ for (const [version, name] of LINES) {
         const scenario = findFlinkScenarios('jm-isolated')[0]!;
         const lines: string[] = [];
         const records = 3000;
-        const r = await runFlinkRound(h.cluster, flink, scenario, 1, { records, rounds: 1, partitions: 2, parallelism: 2, workDir, daemonPort: await freePort(), log: (l) => lines.push(l) });
+        const r = await runFlinkRound(h.cluster, flink, scenario, 1, { records, seconds: 60, rounds: 1, partitions: 2, parallelism: 2, workDir, daemonPort: await freePort(), log: (l) => lines.push(l) });
         const run = { startedAt: '', kafkaVersion: version, flinkVersion: flink.state.version, records, rounds: 1, partitions: 2, parallelism: 2, results: [r], passed: r.passed };
         const context = `${formatFlinkChaosTable([run])}\n${lines.join('\n')}\n${r.error ?? ''}`;
         assert.equal(r.error, undefined, context);

@@ -13,10 +13,12 @@ import { runRound, type RoundResult } from '../../src/chaos/runner.js';
 import { formatChaosTable } from '../../src/chaos/report.js';
 
 const RECORDS = 10_000;
-// `npm test` runs a representative subset (process kills, a leader failover, the coordinator, the
-// zombie) to keep CI within its budget; EOSWATCH_CHAOS_ALL=1 runs every scenario in short form.
+// `npm test` runs a representative subset (process kills, the coordinator's broker killed, the
+// zombie) to keep CI within its budget; EOSWATCH_CHAOS_ALL=1 runs every scenario in short form
+// (worker-term and broker-kill left CI for the Flink network round of chaos-network.test.ts: a
+// SIGTERM is the kind case of worker-kill, and coordinator-kill kills a broker too).
 // The full set at 100,000 records is `eoswatch chaos --scenario all`, results in docs/chaos-results.md.
-const SUBSET = new Set(['worker-kill', 'worker-term', 'broker-kill', 'coordinator-kill', 'zombie']);
+const SUBSET = new Set(['worker-kill', 'coordinator-kill', 'zombie']);
 const scenarios = process.env.EOSWATCH_CHAOS_ALL === '1' ? SCENARIOS : SCENARIOS.filter((s) => SUBSET.has(s.name));
 
 describe('chaos scenarios, short form (3-node cluster)', () => {
