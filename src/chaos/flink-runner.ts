@@ -29,6 +29,8 @@ export interface FlinkChaosOptions {
   recordsGiven?: boolean;
   /** Write the input over this many seconds instead of the scenario's own (a shorter round in CI). */
   seconds?: number;
+  /** Write the input as fast as the job takes it (held back at MAX_AHEAD), not as a steady stream: faults meet full transactions. */
+  fullSpeed?: boolean;
   rounds: number;
   partitions: number;
   /** The job's parallelism (the TaskManager needs as many slots). */
@@ -61,6 +63,7 @@ export interface FlinkChaosRun {
   rounds: number;
   partitions: number;
   parallelism: number;
+  fullSpeed?: boolean;
   transactionNaming?: 'incrementing' | 'pooling';
   results: FlinkRoundResult[];
   passed: boolean;
@@ -216,11 +219,11 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     daemon = new WorkerProcess(daemonConfig(brokers, flink.restUrl, id, sink, opts.daemonPort), 'eoswatch', { logFile: join(opts.workDir, `${id}-eoswatch.log`) });
     await daemon.url;
     await submit();
-    opts.log(`  job ${jobId} running (parallelism ${opts.parallelism}); writing ${records} records at ${rate} records/s`);
+    opts.log(`  job ${jobId} running (parallelism ${opts.parallelism}); writing ${records} records ${opts.fullSpeed ? 'at full speed' : `at ${rate} records/s`}`);
     // A steady stream, held back while more than MAX_AHEAD of the round's records wait for the job:
     // records still flow when the last fault comes, however long the earlier outages lasted.
     const hold = progress.hold(Math.ceil(records * MAX_AHEAD), () => finished);
-    producing = produceVerifyRecords(kafka, source, { records: records, run: id, perSecond: rate, signal: stopProducer.signal, hold });
+    producing = produceVerifyRecords(kafka, source, { records, run: id, ...(opts.fullSpeed ? {} : { perSecond: rate }), signal: stopProducer.signal, hold });
     producing.catch(() => undefined);
 
     // Progress, the sink's LSOs and eoswatch's metrics, for the whole round.
@@ -363,6 +366,7 @@ export async function runFlinkScenarios(cluster: LocalCluster, flink: LocalFlink
     rounds: opts.rounds,
     partitions: opts.partitions,
     parallelism: opts.parallelism,
+    ...(opts.fullSpeed ? { fullSpeed: true } : {}),
     ...(opts.transactionNaming ? { transactionNaming: opts.transactionNaming } : {}),
     results: [],
     passed: true,

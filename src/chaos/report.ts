@@ -199,7 +199,7 @@ function flinkHeader(runs: FlinkChaosRun[]): string {
   const r = runs[0];
   if (!r) return 'no Flink chaos run';
   const counts = [...new Set(runs.flatMap((x) => x.results.map((y) => y.records)))];
-  return `Kafka ${r.kafkaVersion}, Flink ${runs.map((x) => x.flinkVersion).join(' and ')}, ${(counts.length ? counts : [r.records]).join(' or ')} records per round, ${r.partitions} partitions, job parallelism ${r.parallelism}${r.transactionNaming === 'pooling' ? ', transactional ids from a pool (FLIP-511 POOLING)' : ''}`;
+  return `Kafka ${r.kafkaVersion}, Flink ${runs.map((x) => x.flinkVersion).join(' and ')}, ${(counts.length ? counts : [r.records]).join(' or ')} records per round, ${r.partitions} partitions, job parallelism ${r.parallelism}${r.fullSpeed ? ', the input written at full speed' : ''}${r.transactionNaming === 'pooling' ? ', transactional ids from a pool (FLIP-511 POOLING)' : ''}`;
 }
 
 /** The seed's three figures of one round (../shared/seeds, section 5): each a count over its base, and the bound. */

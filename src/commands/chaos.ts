@@ -51,7 +51,9 @@ Options:
   --rounds N             rounds per scenario (default 1)
   --partitions N         partitions of the round's topics (default 6)
   --full-speed           do not slow the pipeline: faults hit transactions of a full-speed run
-                         (give enough --records for the run to outlast the scenario's faults)
+                         (give enough --records for the run to outlast the scenario's faults);
+                         --engine flink: the input written as fast as the job takes it (still
+                         held back at 15 % ahead of the job), not as a steady stream
   --kafka-version V      Kafka version of the local cluster (default ${kafkaVersion})
   --flink-version LIST   Flink lines for --engine flink, comma-separated (${flinkLines}; default ${flinkDefault})
   --parallelism N        the Flink job's parallelism (default 2)
@@ -125,7 +127,7 @@ export async function handler(args: string[]): Promise<number> {
   if (engine !== 'flink') for (const flag of ['flink-version', 'parallelism', 'transaction-naming'] as const) if (values[flag] !== undefined) throw new EosError(ErrorCodes.USAGE, `--${flag}: only with --engine flink`);
   if (engine !== 'streams' && values.instances !== undefined) throw new EosError(ErrorCodes.USAGE, '--instances: only with --engine streams');
   if (engine !== 'eoswatch') {
-    if (values['full-speed']) throw new EosError(ErrorCodes.USAGE, `--full-speed: only with --engine eoswatch (a ${engine === 'flink' ? 'Flink' : 'Streams'} round writes its input as a steady stream)`);
+    if (values['full-speed'] && engine === 'streams') throw new EosError(ErrorCodes.USAGE, '--full-speed: only with --engine eoswatch or flink (a Streams round writes its input as a steady stream)');
     if (values.network && engine === 'streams') throw new EosError(ErrorCodes.USAGE, '--network: only with --engine eoswatch or flink (the Streams rounds run on the plain local cluster)');
   }
   let flinkLines: string[] = [];
@@ -213,6 +215,7 @@ export async function handler(args: string[]): Promise<number> {
       const runs = await runFlinkLines(cluster, flinkScenarios, flinkLines, {
         records,
         recordsGiven: values.records !== undefined,
+        fullSpeed: values['full-speed'],
         ...(transactionNaming ? { transactionNaming } : {}),
         rounds,
         partitions,
