@@ -20,6 +20,8 @@ export interface FlinkObservations {
   restUnreachableSeen: boolean;
   /** eos_checkpoint_restored_id of the last job, when it restored. */
   restoredFromId: number | null;
+  /** Checkpoints that became visible on the sink after the round's last fault ended (the job resumed committing). */
+  visibleAfterLastFault: number;
   /** eos_flink_sink_visibility_latency_seconds over the round: observations, mean, the p99 bucket bound; and the longest pending. */
   visibility: { count: number; meanSeconds: number | null; p99AtMostSeconds: number | null; pendingMaxSeconds: number };
   /** Alerts of the shipped rules that fired for the round's job (or without a pipeline label), and those only pending. */
@@ -43,6 +45,9 @@ export class ObservationTracker {
   private restSeenUp = false;
   private readonly lingering = new LingeringWindows();
   private firstFaultAt: number | null = null;
+  /** The visibility count of the last scrape, and its value when the last fault was injected. */
+  private visibleCount = 0;
+  private visibleAtLastFault = 0;
 
   constructor(
     private readonly pipeline: string,
@@ -58,6 +63,7 @@ export class ObservationTracker {
       jobDownSeen: false,
       restUnreachableSeen: false,
       restoredFromId: null,
+      visibleAfterLastFault: 0,
       visibility: { count: 0, meanSeconds: null, p99AtMostSeconds: null, pendingMaxSeconds: 0 },
       alertsFired: [],
       alertsPending: [],
@@ -69,6 +75,8 @@ export class ObservationTracker {
   /** A fault was injected at `at` (the first one starts the counting of consecutive failures). */
   faultInjected(at: number): void {
     this.firstFaultAt ??= at;
+    this.visibleAtLastFault = this.visibleCount;
+    this.o.visibleAfterLastFault = 0;
   }
 
   /** A process was killed at `at`: from now on, how long the sink's LSO stays held and when it moves again. */
@@ -101,6 +109,8 @@ export class ObservationTracker {
     if (restored !== undefined) o.restoredFromId = restored;
     o.visibility.pendingMaxSeconds = Math.max(o.visibility.pendingMaxSeconds, max(of('eos_flink_sink_visibility_pending_seconds')));
     const count = of('eos_flink_sink_visibility_latency_seconds_count').reduce((a, s) => a + s.value, 0);
+    this.visibleCount = count;
+    o.visibleAfterLastFault = Math.max(0, count - this.visibleAtLastFault);
     if (count > 0) {
       const sum = of('eos_flink_sink_visibility_latency_seconds_sum').reduce((a, s) => a + s.value, 0);
       const byLe = new Map<number, number>();

@@ -170,12 +170,13 @@ async function rollingRestart(ctx: FlinkScenarioContext): Promise<void> {
   for (const id of ctx.brokers) await bounceBroker(ctx, id, 'SIGTERM', 0);
 }
 
-/** The job restarted and was seen down; checkpoints failed while it was. */
+/** The job restarted and was seen down, a checkpoint failed while it was, and checkpoints completed again after the last fault. */
 function failedOver(o: FlinkObservations, faults: number): string[] {
   const out: string[] = [];
   if (o.restarts < faults) out.push(`${o.restarts} failovers counted (eos_pipeline_restarts_total), expected at least ${faults}`);
   if (!o.jobDownSeen) out.push('eos_pipeline_up never went to 0 while the job had lost its TaskManager');
-  if (o.visibility.count === 0) out.push('no checkpoint completed and became visible on the sink (eos_flink_sink_visibility_latency_seconds)');
+  if (o.consecutiveFailuresMax < 1) out.push('no failed checkpoint counted (eos_checkpoint_consecutive_failures) while the job had lost its TaskManager');
+  if (o.visibleAfterLastFault === 0) out.push('no checkpoint became visible on the sink after the last fault (eos_flink_sink_visibility_latency_seconds): the job was not seen committing again');
   return out;
 }
 

@@ -76,6 +76,19 @@ test('visibility: mean and the bucket bounding the 99th percentile, summed over 
   const slow = new ObservationTracker(JOB, SINK, false);
   slow.scrape(scrape({ extra: hist('j1', [['0.5', 0], ['+Inf', 3]], 600) }), 'j1', 0);
   assert.deepEqual([slow.o.visibility.count, slow.o.visibility.p99AtMostSeconds], [3, null], 'beyond the last bucket: no bound');
+  // Checkpoints visible after the last fault: counted from the scrape before it, a new fault starts again.
+  const after = new ObservationTracker(JOB, SINK, false);
+  after.scrape(scrape({ extra: hist('j1', [['+Inf', 10]], 5) }), 'j1', 0);
+  after.faultInjected(500);
+  assert.equal(after.o.visibleAfterLastFault, 0);
+  after.scrape(scrape({ extra: hist('j1', [['+Inf', 10]], 5) }), 'j1', 1000);
+  assert.equal(after.o.visibleAfterLastFault, 0, 'nothing new since the fault');
+  after.scrape(scrape({ extra: [...hist('j1', [['+Inf', 12]], 6), ...hist('j2', [['+Inf', 1]], 1)] }), 'j2', 2000);
+  assert.equal(after.o.visibleAfterLastFault, 3, 'over every job id of the round');
+  after.faultInjected(2500);
+  assert.equal(after.o.visibleAfterLastFault, 0, 'a later fault: counted from it');
+  after.scrape(scrape({ extra: [...hist('j1', [['+Inf', 12]], 6), ...hist('j2', [['+Inf', 2]], 1)] }), 'j2', 3000);
+  assert.equal(after.o.visibleAfterLastFault, 1);
 });
 
 test("EosCheckpointFailing's consecutive-failures clause, asked of Prometheus for the round's job", () => {
@@ -153,17 +166,23 @@ test('the network scenarios: all stays the process faults (no root needed), netw
   assert.ok(FLINK_NETWORK_SCENARIOS.every((s) => s.network) && FLINK_SCENARIOS.every((s) => !s.network));
   const [jm, tm, seed] = findFlinkScenarios('jm-isolated,tm-isolated,seed-protocol');
   const visible = { count: 10, meanSeconds: 0.5, p99AtMostSeconds: 1, pendingMaxSeconds: 0 };
+  const resumed = { visibility: visible, visibleAfterLastFault: 4, consecutiveFailuresMax: 1 };
   const held = { fault: 'TaskManager 1 isolated', stuckMaxSeconds: 30, clearedAfterSeconds: 31 };
-  assert.deepEqual(jm!.expect(observed({ restarts: 1, jobDownSeen: true, visibility: visible })), []);
-  const bad = jm!.expect(observed({ restarts: 0, jobDownSeen: false }));
-  assert.deepEqual(bad, ['0 failovers counted (eos_pipeline_restarts_total), expected at least 1', 'eos_pipeline_up never went to 0 while the job had lost its TaskManager', 'no checkpoint completed and became visible on the sink (eos_flink_sink_visibility_latency_seconds)']);
-  assert.deepEqual(tm!.expect(observed({ restarts: 1, jobDownSeen: true, visibility: visible, lingering: [held] })), []);
-  assert.match(tm!.expect(observed({ restarts: 1, jobDownSeen: true, visibility: visible, lingering: [{ ...held, clearedAfterSeconds: null }] })).join('\n'), /never moved again/);
-  assert.match(tm!.expect(observed({ restarts: 1, jobDownSeen: true, visibility: visible })).join('\n'), /1 process kills expected, 0 recorded/);
+  assert.deepEqual(jm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed })), []);
+  const bad = jm!.expect(observed({ restarts: 0, jobDownSeen: false, visibility: visible }));
+  assert.deepEqual(bad, [
+    '0 failovers counted (eos_pipeline_restarts_total), expected at least 1',
+    'eos_pipeline_up never went to 0 while the job had lost its TaskManager',
+    'no failed checkpoint counted (eos_checkpoint_consecutive_failures) while the job had lost its TaskManager',
+    'no checkpoint became visible on the sink after the last fault (eos_flink_sink_visibility_latency_seconds): the job was not seen committing again',
+  ]);
+  assert.deepEqual(tm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed, lingering: [held] })), []);
+  assert.match(tm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed, lingering: [{ ...held, clearedAfterSeconds: null }] })).join('\n'), /never moved again/);
+  assert.match(tm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed })).join('\n'), /1 process kills expected, 0 recorded/);
   // The seed's run: four kills and four isolations fail the job over at least eight times; the four kills each hold the LSO.
   const kills = Array.from({ length: 4 }, () => ({ ...held, fault: 'SIGKILL TaskManager' }));
-  assert.deepEqual(seed!.expect(observed({ restarts: 8, jobDownSeen: true, visibility: visible, lingering: kills })), []);
-  assert.deepEqual(seed!.expect(observed({ restarts: 7, jobDownSeen: true, visibility: visible, lingering: kills })), ['7 failovers counted (eos_pipeline_restarts_total), expected at least 8']);
+  assert.deepEqual(seed!.expect(observed({ restarts: 8, jobDownSeen: true, ...resumed, lingering: kills })), []);
+  assert.deepEqual(seed!.expect(observed({ restarts: 7, jobDownSeen: true, ...resumed, lingering: kills })), ['7 failovers counted (eos_pipeline_restarts_total), expected at least 8']);
   assert.equal(seed!.records, 1_000_000);
   assert.deepEqual(seed!.thresholds, { maxDuplicateRate: 0, maxLossRate: 0, maxOutOfOrderRate: 0.001 });
 });
