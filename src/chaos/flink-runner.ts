@@ -203,6 +203,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       tracker.processKilled('TaskManager 1 isolated', lastFaultAt);
       await net.partition([flink.role(flink.taskManager(1))], [flink.role(flink.state.jobmanager), ...brokerIds.map((n) => `n${n}`)]);
     },
+    gateInput: (fraction) => progress.gateAt(fraction),
     async heal() {
       fault('network healed');
       await network().heal();

@@ -33,6 +33,8 @@ export interface FlinkScenarioContext extends BrokerFaults {
   isolateJobManager(): Promise<void>;
   isolateTaskManager(): Promise<void>;
   heal(): Promise<void>;
+  /** The input is written no further than this fraction until the gate moves (null: no gate); see RoundProgress.gateAt. */
+  gateInput(fraction: number | null): void;
 }
 
 export interface FlinkScenario {
@@ -227,7 +229,11 @@ export const FLINK_NETWORK_SCENARIOS: FlinkScenario[] = [
     description: `the seed's own run: ${SEED_PROTOCOL.faultsPerKind * SEED_FAULTS.length} faults spread over the input, in turn ${SEED_FAULTS.map((f) => f.name).join(', ')} (${SEED_PROTOCOL.faultsPerKind} of each)`,
     seconds: 600,
     async inject(ctx) {
-      for (const step of seedFaultPlan(SEED_PROTOCOL.faultsPerKind, SEED_FAULTS.map((f) => f.name))) {
+      const plan = seedFaultPlan(SEED_PROTOCOL.faultsPerKind, SEED_FAULTS.map((f) => f.name));
+      for (const [i, step] of plan.entries()) {
+        // A rolling restart takes minutes: without the gate the writer, and then the job, would be
+        // done before the last faults. With it, each fault meets input not yet written.
+        ctx.gateInput(plan[i + 1]?.at ?? null);
         await ctx.waitProgress(step.at);
         await SEED_FAULTS.find((f) => f.name === step.kind)!.inject(ctx);
       }

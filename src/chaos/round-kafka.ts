@@ -236,6 +236,7 @@ export class RoundProgress {
   /** The largest HW − LSO of a sink partition seen. */
   worstLag = 0n;
   private readonly total: bigint;
+  private gate: number | null = null;
 
   constructor(
     private readonly records: number,
@@ -299,8 +300,17 @@ export class RoundProgress {
   /** The writer's hold: it waits while more than `ahead` records written are not committed yet (until `finished()`). */
   hold(ahead: number, finished: () => boolean): (written: number) => Promise<void> {
     return async (written) => {
-      while (!finished() && written - Number(this.last?.committed ?? 0n) > ahead) await sleep(200);
+      while (!finished() && (written - Number(this.last?.committed ?? 0n) > ahead || (this.gate !== null && written >= this.gate))) await sleep(200);
     };
+  }
+
+  /**
+   * The writer writes no further than this fraction of the input until the gate moves (null: no
+   * gate). A scenario of many faults sets it to the next fault's point while one fault runs, so the
+   * input is never all written, let alone committed, before its last fault however long each took.
+   */
+  gateAt(fraction: number | null): void {
+    this.gate = fraction === null ? null : Math.ceil(fraction * this.records);
   }
 
   /** Resolves once every record is committed and the sink settled, in a reading taken after `after`. */
