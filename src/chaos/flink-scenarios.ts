@@ -178,6 +178,8 @@ function failedOver(o: FlinkObservations, faults: number): string[] {
   if (o.restarts < faults) out.push(`${o.restarts} failovers counted (eos_pipeline_restarts_total), expected at least ${faults}`);
   if (!o.jobDownSeen) out.push('eos_pipeline_up never went to 0 while the job had lost its TaskManager');
   if (o.consecutiveFailuresMax < 1) out.push('no failed checkpoint counted (eos_checkpoint_consecutive_failures) while the job had lost its TaskManager');
+  // Judged by the live Prometheus too: the first clause of EosCheckpointFailing held after the fault.
+  else if (o.prometheus && !o.consecutiveFailuresClauseSeen) out.push('Prometheus never saw eos_checkpoint_consecutive_failures > 0 after the fault (the first clause of EosCheckpointFailing)');
   if (o.visibleAfterLastFault === 0) out.push('no checkpoint became visible on the sink after the last fault (eos_flink_sink_visibility_latency_seconds): the job was not seen committing again');
   return out;
 }

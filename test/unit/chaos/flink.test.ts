@@ -166,7 +166,7 @@ test('the network scenarios: all stays the process faults (no root needed), netw
   assert.ok(FLINK_NETWORK_SCENARIOS.every((s) => s.network) && FLINK_SCENARIOS.every((s) => !s.network));
   const [jm, tm, seed] = findFlinkScenarios('jm-isolated,tm-isolated,seed-protocol');
   const visible = { count: 10, meanSeconds: 0.5, p99AtMostSeconds: 1, pendingMaxSeconds: 0 };
-  const resumed = { visibility: visible, visibleAfterLastFault: 4, consecutiveFailuresMax: 1 };
+  const resumed = { visibility: visible, visibleAfterLastFault: 4, consecutiveFailuresMax: 1, consecutiveFailuresClauseSeen: true };
   const held = { fault: 'TaskManager 1 isolated', stuckMaxSeconds: 30, clearedAfterSeconds: 31 };
   assert.deepEqual(jm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed })), []);
   const bad = jm!.expect(observed({ restarts: 0, jobDownSeen: false, visibility: visible }));
@@ -176,6 +176,8 @@ test('the network scenarios: all stays the process faults (no root needed), netw
     'no failed checkpoint counted (eos_checkpoint_consecutive_failures) while the job had lost its TaskManager',
     'no checkpoint became visible on the sink after the last fault (eos_flink_sink_visibility_latency_seconds): the job was not seen committing again',
   ]);
+  assert.deepEqual(jm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed, consecutiveFailuresClauseSeen: false })), ['Prometheus never saw eos_checkpoint_consecutive_failures > 0 after the fault (the first clause of EosCheckpointFailing)']);
+  assert.deepEqual(jm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed, consecutiveFailuresClauseSeen: false, prometheus: false })), [], 'without Prometheus only eoswatch is asked');
   assert.deepEqual(tm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed, lingering: [held] })), []);
   assert.match(tm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed, lingering: [{ ...held, clearedAfterSeconds: null }] })).join('\n'), /never moved again/);
   assert.match(tm!.expect(observed({ restarts: 1, jobDownSeen: true, ...resumed })).join('\n'), /1 process kills expected, 0 recorded/);
