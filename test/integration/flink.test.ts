@@ -21,11 +21,10 @@ import { createLogger } from '../../src/log.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { checkSinkTopic, produceVerifyRecords } from '../../src/verify/verify.js';
 import { findFlinkScenarios } from '../../src/chaos/flink-scenarios.js';
-import { runFlinkRound } from '../../src/chaos/flink-runner.js';
 import { LivePrometheus } from '../../src/chaos/prometheus.js';
-import { formatFlinkChaosTable } from '../../src/chaos/report.js';
 import { freePort } from '../../src/localcluster/cluster.js';
 import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { exactFlinkRound } from '../harness/flink-round.js';
 import { dashboardPanels, grafanaToPromql } from '../harness/promql.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 
@@ -324,19 +323,9 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
     const daemonPort = await freePort();
     const prometheus = await LivePrometheus.start({ dir: join(workDir, 'prometheus'), target: `127.0.0.1:${daemonPort}` });
     t.after(() => prometheus.stop());
-    const lines: string[] = [];
     const tm = findFlinkScenarios('tm-kill')[0]!;
     const t0 = Date.now();
-    const records = 2000;
-    const r = await runFlinkRound(kafka.cluster, flink!, tm, 1, { records, rounds: 1, partitions: 2, parallelism: 2, workDir, daemonPort, prometheus, log: (l) => lines.push(l) });
-    const run = { startedAt: '', kafkaVersion: kafka.cluster.version, flinkVersion: flink!.state.version, records, rounds: 1, partitions: 2, parallelism: 2, results: [r], passed: r.passed };
-    const context = `${formatFlinkChaosTable([run])}\n${lines.join('\n')}\n${r.error ?? ''}`;
-    assert.equal(r.error, undefined, context);
-    assert.deepEqual(
-      { received: r.received, duplicates: r.duplicates, lost: r.lost, unexpected: r.unexpected, wrongValue: r.wrongValue, orderViolations: r.orderViolations, missed: r.missed },
-      { received: records, duplicates: 0, lost: 0, unexpected: 0, wrongValue: 0, orderViolations: 0, missed: [] },
-      context,
-    );
+    const { r, context } = await exactFlinkRound(kafka.cluster, flink!, tm, { records: 2000, partitions: 2, parallelism: 2, workDir, daemonPort, prometheus });
     assert.deepEqual(r.faults.map((f) => f.replace(/ at \d+ %$/, '')), ['SIGKILL TaskManager', 'SIGKILL TaskManager', 'SIGKILL TaskManager'], context);
     assert.ok(!r.faults[2]!.endsWith('at 100 %'), `the last kill came while records were still flowing\n${context}`);
     // missed = []: each kill's open transaction held the sink's LSO ≥ 3 s until the restored job
