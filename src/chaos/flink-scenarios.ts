@@ -233,9 +233,11 @@ export const FLINK_NETWORK_SCENARIOS: FlinkScenario[] = [
     async inject(ctx) {
       const plan = seedFaultPlan(SEED_PROTOCOL.faultsPerKind, SEED_FAULTS.map((f) => f.name));
       for (const [i, step] of plan.entries()) {
-        // A rolling restart takes minutes: without the gate the writer, and then the job, would be
-        // done before the last faults. With it, each fault meets input not yet written.
-        ctx.gateInput(plan[i + 1]?.at ?? null);
+        // A rolling restart takes minutes: without a gate the writer, and then the job, would be done
+        // before the last faults. The gate halfway to the next fault's point: each fault meets input
+        // still being written and not yet committed, and the job never idles at the gate before it.
+        const next = plan[i + 1];
+        ctx.gateInput(next ? step.at + (next.at - step.at) / 2 : null);
         await ctx.waitProgress(step.at);
         await SEED_FAULTS.find((f) => f.name === step.kind)!.inject(ctx);
       }

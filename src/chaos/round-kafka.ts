@@ -306,8 +306,9 @@ export class RoundProgress {
 
   /**
    * The writer writes no further than this fraction of the input until the gate moves (null: no
-   * gate). A scenario of many faults sets it to the next fault's point while one fault runs, so the
-   * input is never all written, let alone committed, before its last fault however long each took.
+   * gate). A scenario of many faults moves it ahead of each fault's point while that fault runs
+   * (src/chaos/flink-scenarios.ts, seed-protocol), so the input is never all written, let alone
+   * committed, before its last fault, however long each fault took.
    */
   gateAt(fraction: number | null): void {
     this.gate = fraction === null ? null : Math.ceil(fraction * this.records);

@@ -219,12 +219,12 @@ test('the seed protocol injects its faults in order at their points of the commi
   } as unknown as FlinkScenarioContext;
   await findFlinkScenarios('seed-protocol')[0]!.inject(ctx);
   assert.deepEqual(calls.slice(0, 20), [
-    'gate 0.154', 'wait 0.077', 'kill tm', 'start tm',
-    'gate 0.231', 'wait 0.154', 'isolate jm', `sleep ${ISOLATION_MS}`, 'heal',
-    'gate 0.308', 'wait 0.231', 'SIGTERM broker 1', 'stop 1', 'start 1', 'in sync', 'SIGTERM broker 2', 'stop 2', 'start 2', 'in sync', 'SIGTERM broker 3',
+    'gate 0.115', 'wait 0.077', 'kill tm', 'start tm',
+    'gate 0.192', 'wait 0.154', 'isolate jm', `sleep ${ISOLATION_MS}`, 'heal',
+    'gate 0.269', 'wait 0.231', 'SIGTERM broker 1', 'stop 1', 'start 1', 'in sync', 'SIGTERM broker 2', 'stop 2', 'start 2', 'in sync', 'SIGTERM broker 3',
   ]);
-  // The input is written no further than the next fault's point while one runs; open for the last.
-  assert.deepEqual(calls.filter((c) => c.startsWith('gate')).slice(-2), ['gate 0.923', 'gate open']);
+  // The input is written no further than halfway to the next fault's point while one runs; open for the last.
+  assert.deepEqual(calls.filter((c) => c.startsWith('gate')).slice(-2), ['gate 0.885', 'gate open']);
   assert.ok(calls.indexOf('gate open') < calls.lastIndexOf('wait 0.923'));
   assert.equal(calls.filter((c) => c === 'kill tm').length, 4);
   assert.equal(calls.filter((c) => c === 'heal').length, 4);
