@@ -178,9 +178,12 @@ export async function handler(args: string[]): Promise<number> {
   await fetchKafkaWithProgress(version);
   // Ctrl-C: the cluster's nodes and its network namespaces go with this process (exit hooks), or with cluster.down().
   let started: import('../localcluster/cluster.js').LocalCluster | undefined;
-  const stop = () => void (started?.down() ?? Promise.resolve()).finally(() => process.exit(ExitCodes.RUNTIME));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const disarm = armInterrupt(
+    async () => {
+      await started?.down().catch((err: unknown) => log(`taking the cluster down after the signal failed: ${errorMessage(err)}`));
+    },
+    () => process.exit(ExitCodes.RUNTIME),
+  );
   if (values.scenario === undefined && engine === 'eoswatch') log('no --scenario: running the process faults (--scenario all adds the net-* faults, which need root, iproute2, nftables, iptables and python3)');
   log(`starting a local 3-node Kafka ${version} cluster in ${clusterDir}${network ? ', each node in a network namespace of its own' : ''}`);
   const cluster = await LocalCluster.start({ nodes: 3, version, dir: clusterDir, network });
@@ -252,10 +255,40 @@ export async function handler(args: string[]): Promise<number> {
     log(`worker logs: ${join(resolve(dir), 'workers')}`);
     return code;
   } finally {
+    try {
+      await cluster.down();
+    } finally {
+      disarm();
+    }
+  }
+}
+
+/**
+ * SIGINT and SIGTERM during a chaos run: the first takes the cluster down (`down`), then `exit`;
+ * any later one is ignored meanwhile. The listeners stay until disarmed. With none left, a repeated
+ * signal cut the clean-up short: Node's default action runs no exit hook, and the tsx CLI's
+ * preflight handler calls process.exit(130), whose synchronous exit hooks (an `ip` per namespace)
+ * keep the process from answering a signal tsx relays, and tsx SIGKILLs a child that has not
+ * answered within 30 ms, leaving the network namespaces behind. Repeats are usual: a terminal's
+ * Ctrl-C reaches every process of the job, and tsx and timeout pass a signal on again. Returns the
+ * function that removes the listeners.
+ */
+export function armInterrupt(down: () => Promise<void>, exit: () => void): () => void {
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    void down().then(
+      () => exit(),
+      () => exit(),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  return () => {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    await cluster.down();
-  }
+  };
 }
 
 /**
