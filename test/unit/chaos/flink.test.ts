@@ -147,11 +147,16 @@ test('each Flink scenario fails a round whose faults left no trace in eoswatch',
 
   const jmHeld = { ...held, fault: 'SIGKILL JobManager' };
   assert.deepEqual(jm!.expect(observed({ lingering: [jmHeld], restUnreachableSeen: true, restoredFromId: 12 })), []);
-  assert.deepEqual(jm!.expect(observed({ lingering: [jmHeld], restUnreachableSeen: false, restoredFromId: null })).length, 2);
+  assert.deepEqual(jm!.expect(observed({ lingering: [jmHeld], restUnreachableSeen: false, restoredFromId: null })), [
+    'eos_flink_rest_up never went to 0 while the JobManager was gone',
+    'the resubmitted job shows no restored checkpoint (eos_checkpoint_restored_id)',
+  ]);
+  assert.deepEqual(jm!.expect(observed({ lingering: [jmHeld], restUnreachableSeen: true, restoredFromId: 0 })), ['the resubmitted job shows no restored checkpoint (eos_checkpoint_restored_id)']);
+  assert.deepEqual(jm!.expect(observed({ lingering: [jmHeld], restUnreachableSeen: true, restoredFromId: 1 })), []);
 
   assert.deepEqual([broker!.expect(observed({})), coordinator!.expect(observed({}))], [[], []]);
 
-  assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'], consecutiveFailuresClauseSeen: true })), []);
+  assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 3, alertsFired: ['EosCheckpointFailing'], consecutiveFailuresClauseSeen: true })), []);
   assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 2, alertsFired: [] })).join('\n'), /reached 2, expected at least 3[\s\S]*EosCheckpointFailing did not fire[\s\S]*never saw eos_checkpoint_consecutive_failures > 0/);
   assert.deepEqual(ckpt!.expect(observed({ consecutiveFailuresMax: 9, alertsFired: ['EosCheckpointFailing'] })), ['Prometheus never saw eos_checkpoint_consecutive_failures > 0 (the first clause of EosCheckpointFailing)'], 'fired only by the trigger failures of the start');
   assert.match(ckpt!.expect(observed({ consecutiveFailuresMax: 9, prometheus: false })).join('\n'), /no live Prometheus/);
@@ -199,9 +204,9 @@ test("the seed protocol's plan: 12 faults, the kinds in turn, spread evenly over
   for (let i = 1; i < plan.length; i++) assert.ok(plan[i]!.at > plan[i - 1]!.at);
 });
 
-test('the seed protocol injects its faults in order at their points of the committed input, the cuts healed after the isolation', async () => {
-  const calls: string[] = [];
-  const ctx = {
+/** A scenario context that records every call, in order. */
+function recordingContext(calls: string[]): FlinkScenarioContext {
+  return {
     brokers: [1, 2, 3],
     waitProgress: async (f: number) => void calls.push(`wait ${f.toFixed(3)}`),
     killTaskManager: async () => void calls.push('kill tm'),
@@ -216,8 +221,48 @@ test('the seed protocol injects its faults in order at their points of the commi
     startBroker: async (n: number) => void calls.push(`start ${n}`),
     waitReplicated: async () => void calls.push('in sync'),
     gateInput: (f: number | null) => void calls.push(`gate ${f === null ? 'open' : f.toFixed(3)}`),
+    leaderOf: async (topic: string, p: number) => (calls.push(`leader of ${topic} ${p}`), 2),
+    openTransactionCoordinator: async () => (calls.push('coordinator'), { transactionalId: 'x-0-7', broker: 3 }),
+    killJobManager: async () => void calls.push('kill jm'),
+    startJobManager: async () => void calls.push('start jm'),
+    resubmitFromRetainedCheckpoint: async () => (calls.push('resubmit'), '/chk-7'),
+    blockCheckpoints: async () => void calls.push('block'),
+    unblockCheckpoints: async () => void calls.push('unblock'),
   } as unknown as FlinkScenarioContext;
-  await findFlinkScenarios('seed-protocol')[0]!.inject(ctx);
+}
+
+test('each Flink scenario injects its faults in order, at its points of the committed input', async () => {
+  const run = async (name: string) => {
+    const calls: string[] = [];
+    await findFlinkScenarios(name)[0]!.inject(recordingContext(calls));
+    return calls;
+  };
+  assert.deepEqual(await run('tm-kill'), ['wait 0.200', 'kill tm', 'start tm', 'wait 0.450', 'kill tm', 'start tm', 'wait 0.700', 'kill tm', 'start tm']);
+  assert.deepEqual(await run('jm-kill'), ['wait 0.300', 'kill jm', 'start jm', 'resubmit']);
+  assert.deepEqual(await run('broker-kill'), ['wait 0.300', 'leader of sink 0', 'SIGKILL broker 2 (leader of sink partition 0)', 'kill 2', 'sleep 5000', 'start 2', 'in sync']);
+  assert.deepEqual(await run('broker-rolling-restart'), ['wait 0.200', ...[1, 2, 3].flatMap((n) => [`SIGTERM broker ${n}`, `stop ${n}`, `start ${n}`, 'in sync'])]);
+  assert.deepEqual(await run('coordinator-kill'), ['wait 0.300', 'coordinator', 'SIGKILL broker 3 (transaction coordinator of x-0-7)', 'kill 3', 'sleep 5000', 'start 3', 'in sync']);
+  assert.deepEqual(await run('checkpoint-failure'), ['wait 0.300', 'block', 'sleep 20000', 'unblock']);
+  assert.deepEqual(await run('jm-isolated'), ['wait 0.300', 'isolate jm', `sleep ${ISOLATION_MS}`, 'heal']);
+  assert.deepEqual(await run('tm-isolated'), ['wait 0.300', 'isolate tm', `sleep ${ISOLATION_MS}`, 'heal']);
+});
+
+test('the scenarios say what they do: each description names its faults and their timing', () => {
+  const text = (name: string) => findFlinkScenarios(name)[0]!.description;
+  assert.match(text('tm-kill'), /SIGKILL at 20 %, 45 % and 70 %/);
+  assert.match(text('jm-kill'), /SIGKILL at 30 % \(no HA/);
+  assert.match(text('broker-kill'), /leading sink partition 0 at 30 %, restarted after 5 s/);
+  assert.match(text('broker-rolling-restart'), /every broker in turn stopped with SIGTERM/);
+  assert.match(text('coordinator-kill'), /coordinating the sink's open transaction/);
+  assert.match(text('checkpoint-failure'), /replaced by a file for 20 s at 30 %/);
+  assert.match(text('jm-isolated'), /JobManager cut off from the TaskManager .* for 20 s at 30 %, past heartbeat\.timeout/);
+  assert.match(text('tm-isolated'), /TaskManager cut off from the JobManager and every broker for 20 s at 30 %/);
+  assert.match(text('seed-protocol'), /12 faults spread over the input, in turn tm-kill, jm-isolated, broker-rolling-restart \(4 of each\)/);
+});
+
+test('the seed protocol injects its faults in order at their points of the committed input, the cuts healed after the isolation', async () => {
+  const calls: string[] = [];
+  await findFlinkScenarios('seed-protocol')[0]!.inject(recordingContext(calls));
   assert.deepEqual(calls.slice(0, 20), [
     'gate 0.115', 'wait 0.077', 'kill tm', 'start tm',
     'gate 0.192', 'wait 0.154', 'isolate jm', `sleep ${ISOLATION_MS}`, 'heal',
