@@ -262,7 +262,8 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
     opts.log('  every input record committed and the sink settled; cancelling the job and reading the sink (read_committed, then read_uncommitted)');
     await cancelAll(flink);
     const report = await verifyRound(kafka, sink, id, records, opts.partitions, scenario.thresholds);
-    const missed = scenario.expect(tracker.o);
+    const late = scenario.faultsMidRun ? progress.faultsAfterInput.map((f) => `"${f}" landed after the whole input was committed`) : [];
+    const missed = [...scenario.expect(tracker.o), ...late];
     const problems = [...report.violations, ...missed];
     return {
       scenario: scenario.name,

@@ -232,7 +232,7 @@ export function verifyRound(
 export class RoundProgress {
   readonly log: { t: number; committed: bigint; settled: boolean }[] = [];
   /** The faults injected, each with the input committed at that moment ("SIGKILL instance 1 at 45 %"). */
-  readonly faults: { t: number; text: string }[] = [];
+  readonly faults: { t: number; text: string; committed: bigint }[] = [];
   /** The largest HW − LSO of a sink partition seen. */
   worstLag = 0n;
   private readonly total: bigint;
@@ -259,9 +259,14 @@ export class RoundProgress {
   /** A fault injected now: recorded with the progress at this moment and logged; returns its time. */
   fault(text: string, log: (line: string) => void): number {
     const t = Date.now();
-    this.faults.push({ t, text: `${text} at ${this.pct}` });
+    this.faults.push({ t, text: `${text} at ${this.pct}`, committed: this.last?.committed ?? 0n });
     log(`  ${text} (progress ${this.pct})`);
     return t;
+  }
+
+  /** The faults injected once the whole input was committed (they tested nothing of the job's exactly-once). */
+  get faultsAfterInput(): string[] {
+    return this.faults.filter((f) => f.committed >= this.total).map((f) => f.text);
   }
 
   /** The last fault's text, for the progress line. */

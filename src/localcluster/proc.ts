@@ -41,11 +41,15 @@ export type ProcessStatus = 'running' | 'paused' | 'stopped';
  * whether its command line still names the harness's files. A recorded start time must match;
  * a record without one (an old state file) falls back to the command line alone.
  */
-export function judgeProcess(recorded: TrackedProcess, observed: ProcStat | null, cmdlineMatches: boolean): ProcessStatus {
+export function judgeProcess(recorded: TrackedProcess, observed: ProcStat | null, cmdlineMatches: boolean | 'empty'): ProcessStatus {
   if (recorded.pid === null || observed === null) return 'stopped';
   if (observed.state === 'Z' || observed.state === 'X') return 'stopped';
-  if (recorded.startTime !== undefined && recorded.startTime !== null && recorded.startTime !== observed.startTime) return 'stopped';
-  if (!cmdlineMatches) return 'stopped';
+  const timed = recorded.startTime !== undefined && recorded.startTime !== null;
+  if (timed && recorded.startTime !== observed.startTime) return 'stopped';
+  // An empty command line is a process inside execve (the new image's arguments not yet set up:
+  // `ip netns exec` becoming java, seen on a loaded machine as a JVM "exited during start-up"). With
+  // its start time matching, pid and start time are the identity; without one, nothing says it is ours.
+  if (cmdlineMatches === 'empty' ? !timed : !cmdlineMatches) return 'stopped';
   return observed.state === 'T' || observed.state === 't' ? 'paused' : 'running';
 }
 
@@ -68,7 +72,8 @@ function readCmdline(pid: number): string | null {
 /** The live status of a recorded process whose command line must contain `needle`. */
 export function processStatus(p: TrackedProcess, needle: string): ProcessStatus {
   if (p.pid === null) return 'stopped';
-  return judgeProcess(p, readProcStat(p.pid), readCmdline(p.pid)?.includes(needle) ?? false);
+  const cmdline = readCmdline(p.pid);
+  return judgeProcess(p, readProcStat(p.pid), cmdline === '' ? 'empty' : (cmdline?.includes(needle) ?? false));
 }
 
 /** The start time of a pid just spawned, to record with it (null when it is already gone). */

@@ -124,6 +124,13 @@ describe('process identity (pid and start time)', () => {
     // A state file written before start times were recorded: the command line decides.
     assert.equal(judgeProcess({ pid: 4242 }, { state: 'S', startTime: 5 }, true), 'running');
     assert.equal(judgeProcess({ pid: 4242 }, { state: 'S', startTime: 5 }, false), 'stopped');
+    // Inside execve (`ip netns exec` becoming java) the command line reads empty for a moment: ours
+    // when the start time matches, not without a recorded start time, never when it differs or the process is a zombie.
+    assert.equal(judgeProcess(rec, { state: 'R', startTime: 1000 }, 'empty'), 'running');
+    assert.equal(judgeProcess(rec, { state: 'R', startTime: 1001 }, 'empty'), 'stopped');
+    assert.equal(judgeProcess(rec, { state: 'Z', startTime: 1000 }, 'empty'), 'stopped');
+    assert.equal(judgeProcess({ pid: 4242 }, { state: 'R', startTime: 5 }, 'empty'), 'stopped');
+    assert.equal(judgeProcess({ pid: 4242, startTime: null }, { state: 'R', startTime: 5 }, 'empty'), 'stopped');
   });
 
   test('processStatus on a real process: our own start time is ours, another is not', () => {
