@@ -6,9 +6,10 @@ import { flinkConfig, parseBashJavaUtils, type FlinkClusterState } from '../../.
 import { flinkPom, resolveFlinkLine } from '../../../src/localcluster/flink-dist.js';
 
 test('Flink lines resolve by line or full version, each with its Kafka connector; others are refused', () => {
-  assert.deepEqual(resolveFlinkLine('1.20'), { version: '1.20.3', connector: '3.4.0-1.20' });
+  assert.deepEqual(resolveFlinkLine('1.20'), { version: '1.20.3', connector: '3.4.0-1.20', pooledNaming: false });
   assert.deepEqual(resolveFlinkLine('1.20.3'), resolveFlinkLine('1.20'));
-  assert.equal(resolveFlinkLine('2.2').connector, '5.0.0-2.2');
+  // FLIP-511's pooled transactional ids exist only in the connector of the 2.x line.
+  assert.deepEqual(resolveFlinkLine('2.2'), { version: '2.2.0', connector: '5.0.0-2.2', pooledNaming: true });
   assert.throws(() => resolveFlinkLine('1.19'), /Flink version "1.19" is not supported: expected one of 1.20 \(1.20.3\), 2.2/);
   assert.throws(() => resolveFlinkLine('1.20.1'), /not supported/);
 });
