@@ -3,11 +3,12 @@
 // the machines this runs on, so Maven is the only way to get a real broker.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EosError, ErrorCodes } from '../errors.js';
+import { startTimeOf } from './proc.js';
 
 const run = promisify(execFile);
 
@@ -50,14 +51,32 @@ ${deps.join('\n')}
 `;
 }
 
+/**
+ * Whether a lock directory's holder is gone: its `owner` file names a pid and start time that no
+ * longer run. A lock without an owner file (being created, or from an older eoswatch) is not judged.
+ */
+export function lockHolderGone(ownerText: string | null, startTimeOfPid: (pid: number) => number | null): boolean {
+  const m = /^(\d+) (\d+)$/.exec(ownerText?.trim() ?? '');
+  if (!m) return false;
+  const now = startTimeOfPid(Number(m[1]));
+  return now === null || now !== Number(m[2]);
+}
+
 export async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + 15 * 60_000;
+  const owner = join(lockDir, 'owner');
   for (;;) {
     try {
       await mkdir(lockDir);
+      await writeFile(owner, `${process.pid} ${startTimeOf(process.pid) ?? 0}\n`);
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // A holder killed without its finally (SIGKILL) leaves the lock behind: taken over, not waited 15 minutes for.
+      if (lockHolderGone(await readFile(owner, 'utf8').catch(() => null), startTimeOf)) {
+        await rm(lockDir, { recursive: true, force: true });
+        continue;
+      }
       if (Date.now() > deadline) throw new EosError(ErrorCodes.HARNESS_FAILED, `timed out waiting for lock ${lockDir}; remove it if no fetch is running`);
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -65,7 +84,7 @@ export async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promis
   try {
     return await fn();
   } finally {
-    await rmdir(lockDir).catch(() => undefined);
+    await rm(lockDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { brokerDefaults, mergeRecordedNodes, newClusterId, nodeProperties, type ClusterState } from '../../../src/localcluster/cluster.js';
 import { mergeRecordedFlink, type FlinkClusterState } from '../../../src/localcluster/flink-cluster.js';
 import { describeSurvivors, judgeProcess, parseProcStat, processStatus, processesReferencing, startTimeOf } from '../../../src/localcluster/proc.js';
-import { assertSupportedVersion, isKafka4, pomFor } from '../../../src/localcluster/kafka-dist.js';
+import { assertSupportedVersion, isKafka4, lockHolderGone, pomFor } from '../../../src/localcluster/kafka-dist.js';
 
 function state(nodes: number, version = '4.4.0', overrides: Record<string, string> = {}): ClusterState {
   return {
@@ -179,4 +179,14 @@ describe('process identity (pid and start time)', () => {
     assert.deepEqual([ours.taskmanagers[0]!.pid, ours.taskmanagers[0]!.startTime], [555, 66]);
     assert.deepEqual([ours.jobmanager.pid, ours.jobmanager.startTime], [10, 1]);
   });
+});
+
+test('a fetch lock whose holder is gone is taken over; a live holder, or a lock without an owner yet, is waited for', () => {
+  const running = (pid: number) => (pid === 100 ? 5000 : null);
+  assert.equal(lockHolderGone('100 5000\n', running), false, 'the holder runs');
+  assert.equal(lockHolderGone('100 4999', running), true, 'its pid now belongs to another process');
+  assert.equal(lockHolderGone('200 5000', running), true, 'no such pid');
+  assert.equal(lockHolderGone(null, running), false, 'no owner file yet (being created)');
+  assert.equal(lockHolderGone('', running), false);
+  assert.equal(lockHolderGone('garbage', running), false);
 });
