@@ -22,6 +22,8 @@ export type ArrivalEstimate =
 export class OffsetTimeTable {
   /** Increasing in time, non-decreasing in offset. A flat run keeps its first and its last reading. */
   private readonly samples: OffsetSample[] = [];
+  /** The table restarted on an end offset that went backwards: what came before its first reading is unknown. */
+  private restarted = false;
 
   constructor(private readonly capacity = 240) {
     if (capacity < 3) throw new Error('an offset-time table needs at least 3 samples');
@@ -35,7 +37,10 @@ export class OffsetTimeTable {
   add(at: number, offset: bigint): void {
     const s = this.samples;
     const last = s[s.length - 1];
-    if (last && (offset < last.offset || at < last.at)) s.length = 0;
+    if (last && (offset < last.offset || at < last.at)) {
+      s.length = 0;
+      this.restarted = true;
+    }
     const prev = s[s.length - 2];
     // In a flat run only the first and the latest reading matter: replace the latest.
     if (last && prev && last.offset === offset && prev.offset === offset) last.at = at;
@@ -53,6 +58,12 @@ export class OffsetTimeTable {
     if (!last || offset >= last.offset) return null;
     const first = s[0]!;
     if (offset < first.offset) {
+      // After a restart the rate since it says nothing of the offsets before it: a new leader's high
+      // watermark can lag its predecessor's for a moment (seen in a broker rolling restart), and
+      // extrapolating from the few readings since put an open transaction's first record 1,946 s in
+      // the past, older than its topic: a false EosTransactionNearTimeout. The restart's reading is
+      // then the bound (an age never overstated).
+      if (this.restarted) return { at: first.at, estimate: 'extrapolated' };
       // Before the oldest reading: extrapolate at the table's average rate; without one, the oldest reading is the bound.
       const span = last.at - first.at;
       const grown = Number(last.offset - first.offset);

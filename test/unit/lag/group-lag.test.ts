@@ -72,6 +72,19 @@ describe('offset-time table', () => {
     assert.equal(t.size, 1);
     assert.equal(t.arrival(550n), null);
   });
+
+  test('after a restart, an offset before its first reading is bounded by that reading, never extrapolated into the past', () => {
+    // A new leader's high watermark a little behind its predecessor's, then growing slowly again;
+    // the LSO held by an open transaction below the restart's reading.
+    const t = new OffsetTimeTable();
+    for (let at = 0; at <= 100_000; at += 1000) t.add(at, BigInt(at / 10));
+    t.add(101_000, 9_900n);
+    t.add(111_000, 9_910n);
+    t.add(121_000, 9_920n);
+    assert.deepEqual(t.arrival(5_000n), { at: 101_000, estimate: 'extrapolated' }, 'the restart, not 101 s − 4,900 × 20 s / 20 records');
+    assert.equal(t.ageSeconds(5_000n, 121_000), 20);
+    assert.equal(t.arrival(9_905n)!.estimate, 'interpolated', 'inside the table: as before');
+  });
 });
 
 describe('lag calculator', () => {
