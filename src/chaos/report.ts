@@ -4,7 +4,7 @@
 // latency, alerts). Beside the exactly-once verdict of each round, its availability (failed
 // checkpoints, restarts, worker exits, the longest commit stall) in a table of its own.
 import type { FlinkChaosRun, FlinkRoundResult } from './flink-runner.js';
-import { SEED_PROTOCOL } from './flink-scenarios.js';
+import { SEED_FAULTS, SEED_PROTOCOL } from './flink-scenarios.js';
 import type { StreamsChaosRun, StreamsRoundResult } from './streams-runner.js';
 import type { Lingering } from './observed.js';
 import type { ChaosRun, RoundResult } from './runner.js';
@@ -241,7 +241,7 @@ function seedTableMarkdown(results: FlinkRoundResult[]): string {
   const head = `| figure | definition | bound | ${rounds.map((r) => `Flink ${r.flinkVersion} #${r.round}`).join(' | ')} |`;
   const rule = `|---|---|---|${rounds.map(() => '---|').join('')}`;
   const rows = figs[0]!.map((f, i) => `| ${f.figure} | ${f.definition} | ${f.bound === 0 ? '0' : `≤ ${pct(f.bound)}`} | ${figs.map((x) => `${pct(x[i]!.rate)} (${x[i]!.count.toLocaleString('en-US')} of ${x[i]!.of.toLocaleString('en-US')})${x[i]!.within ? '' : ' **over**'}`).join(' | ')} |`);
-  return `The seed's table (${SEED_PROTOCOL.records.toLocaleString('en-US')} records and ${SEED_PROTOCOL.faultsPerKind * 3} faults in the seed's run):\n\n${[head, rule, ...rows].join('\n')}\n\n`;
+  return `The seed's table (${SEED_PROTOCOL.records.toLocaleString('en-US')} records and ${SEED_PROTOCOL.faultsPerKind * SEED_FAULTS.length} faults in the seed's run):\n\n${[head, rule, ...rows].join('\n')}\n\n`;
 }
 
 export function formatFlinkChaosTable(runs: FlinkChaosRun[]): string {

@@ -130,23 +130,22 @@ export async function handler(args: string[]): Promise<number> {
     if (values['full-speed'] && engine === 'streams') throw new EosError(ErrorCodes.USAGE, '--full-speed: only with --engine eoswatch or flink (a Streams round writes its input as a steady stream)');
     if (values.network && engine === 'streams') throw new EosError(ErrorCodes.USAGE, '--network: only with --engine eoswatch or flink (the Streams rounds run on the plain local cluster)');
   }
+  const transactionNaming = values['transaction-naming'] === undefined ? undefined : choiceOption('transaction-naming', values['transaction-naming'], ['incrementing', 'pooling'] as const);
   let flinkLines: string[] = [];
   if (engine === 'flink') {
     const { resolveFlinkLine, DEFAULT_FLINK_LINE } = await import('../localcluster/flink-dist.js');
     flinkLines = (values['flink-version'] ?? DEFAULT_FLINK_LINE).split(',').map((v) => v.trim());
+    const withoutPool: string[] = [];
     for (const v of flinkLines) {
       try {
-        resolveFlinkLine(v);
+        if (!resolveFlinkLine(v).pooledNaming) withoutPool.push(v);
       } catch (err) {
         throw new EosError(ErrorCodes.USAGE, `--flink-version: ${errorMessage(err)}`);
       }
     }
-  }
-  const transactionNaming = values['transaction-naming'] === undefined ? undefined : choiceOption('transaction-naming', values['transaction-naming'], ['incrementing', 'pooling'] as const);
-  if (transactionNaming === 'pooling') {
-    const { resolveFlinkLine } = await import('../localcluster/flink-dist.js');
-    const without = flinkLines.filter((v) => !resolveFlinkLine(v).pooledNaming);
-    if (without.length) throw new EosError(ErrorCodes.USAGE, `--transaction-naming pooling: the Kafka connector of Flink ${without.join(', ')} has no pooled naming (FLIP-511, the connector of the Flink 2.x line); use --flink-version 2.2`);
+    if (transactionNaming === 'pooling' && withoutPool.length) {
+      throw new EosError(ErrorCodes.USAGE, `--transaction-naming pooling: the Kafka connector of Flink ${withoutPool.join(', ')} has no pooled naming (FLIP-511, the connector of the Flink 2.x line); use --flink-version 2.2`);
+    }
   }
   const records = positiveIntegerOption('records', values.records, 10_000);
   const rounds = positiveIntegerOption('rounds', values.rounds, 1);
