@@ -18,7 +18,7 @@ export default defineConfig(
     ],
   },
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    files: ['src/**/*.ts', 'harness/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommended],
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
@@ -26,6 +26,15 @@ export default defineConfig(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', ignoreRestSiblings: true }],
       // A `let` that a callback reads before its one assignment (a SIGINT handler, a service's failed()) stays `let`: as a `const`, that read would throw (temporal dead zone) instead of seeing undefined.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+    },
+  },
+  {
+    // The product never imports the harness (harness/: local clusters, chaos, demos), the tests or
+    // the benchmarks: they sit on top of it. (tsconfig.build.json compiles src/ alone, so such an
+    // import would also fail the build.)
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+(harness|test|bench|scripts)/', message: 'src/ is the product: the harness, tests and benchmarks import it, never the reverse.' }] }],
     },
   },
 );

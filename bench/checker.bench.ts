@@ -29,7 +29,7 @@ import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, 
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { LocalCluster } from '../src/localcluster/cluster.js';
+import type { LocalCluster } from '../harness/localcluster/cluster.js';
 import { produceVerifyRecords } from '../src/verify/verify.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { fuzzCheckerScan } from './checker-scan-fuzz.js';
@@ -401,7 +401,7 @@ function section(r: Report): string {
         ['machine', `nproc ${cpu.nproc} (${cpu.model}), ${fmt(cpu.memGiB, 1)} GiB memory; **shared**: other people's tests and benchmarks ran on it at the same time`],
         loadAverageRow(r.load0, r.load1),
         ['Node', r.env.node ?? ''],
-        ['Kafka (broker, ConsumerPerformance)', `${r.kafka}: ${NODES} KRaft broker+controller node${NODES > 1 ? 's' : ''} on loopback (src/localcluster), heap 512m`],
+        ['Kafka (broker, ConsumerPerformance)', `${r.kafka}: ${NODES} KRaft broker+controller node${NODES > 1 ? 's' : ''} on loopback (harness/localcluster), heap 512m`],
         ['Java', r.env.java ?? ''],
         ['kcat', r.env.kcat ?? ''],
         ['kafkajs (the checker\'s client)', r.env.kafkajs ?? ''],
@@ -416,7 +416,7 @@ function section(r: Report): string {
   line();
   line('**Runs**, each a fresh process timed from spawn to exit, stdout of the peers to /dev/null:');
   line();
-  line(`- **checker**: \`node <out>/eoswatch.mjs verify check -b … --topic … --run … --records ${N} --partitions ${PARTITIONS} --value-delta 0 --format json\`; it reads every partition from the beginning to the end it had at the start (read_committed, raw Fetch requests over kafkajs' connections, record batches decoded by src/verify/record-batches.ts, no consumer group), judges every record, and must report all ${fmt(N)} received with no duplicate, loss, unexpected or wrong value and no order violation.`);
+  line(`- **checker**: \`node <out>/eoswatch.mjs verify check -b … --topic … --run … --records ${N} --partitions ${PARTITIONS} --value-delta 0 --format json\`; it reads every partition from the beginning to the end it had at the start (read_committed, raw Fetch requests over kafkajs' connections, record batches decoded by src/kafka/record-batches.ts, no consumer group), judges every record, and must report all ${fmt(N)} received with no duplicate, loss, unexpected or wrong value and no order violation.`);
   if (!SKIP.has('kcat')) line('- **kcat**: `kcat -C -b … -t … -X isolation.level=read_committed -e -o beginning -q > /dev/null` (librdkafka, every partition assigned, exits at the end of all partitions); the warm-up run piped its output here instead and counted the records.');
   if (!SKIP.has('tsx')) line('- extra, **checker under tsx**: the same command run from the TypeScript source, `node --import tsx src/cli.ts` (how the tests and a checkout without a build run it): the same code with tsx\'s loader and compilation in its start-up.');
   if (!SKIP.has('kcat-fw10')) line('- extra, **kcat, fetch.wait.max.ms=10**: kcat as above plus `-X fetch.wait.max.ms=10`. kcat only sees the end of a partition in a fetch response that returns nothing, and by default the broker holds such a fetch for 500 ms (librdkafka\'s fetch.wait.max.ms): the plain kcat runs above include that wait (it took 1.0–1.5 s on an empty topic here, 0.03 s with this option).');

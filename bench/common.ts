@@ -9,8 +9,8 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { LocalCluster, type ClusterOptions } from '../src/localcluster/cluster.js';
-import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../src/localcluster/kafka-dist.js';
+import { LocalCluster, type ClusterOptions } from '../harness/localcluster/cluster.js';
+import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../harness/localcluster/kafka-dist.js';
 import { EndOffsetReader } from '../src/kafka/offsets.js';
 import { kafkaFor } from '../test/harness/index.js';
 

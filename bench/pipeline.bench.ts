@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import type { LocalCluster } from '../src/localcluster/cluster.js';
+import type { LocalCluster } from '../harness/localcluster/cluster.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { checkSink, produceSeed, sourceRecords, type SentRecord } from '../test/harness/seed.js';
 import { parsePrometheusText, sampleValue, type Parsed } from '../test/harness/promtext.js';
@@ -749,7 +749,7 @@ function report(r: {
         loadAverageRow(r.load0, r.load1),
         ['Node', r.env.node ?? ''],
         ['Java', r.env.java ?? ''],
-        ['Kafka (brokers, tools, Java clients)', `${r.env.kafka ?? ''}: 3 KRaft broker+controller nodes on loopback (src/localcluster), heap 512m each, min.insync.replicas 2`],
+        ['Kafka (brokers, tools, Java clients)', `${r.env.kafka ?? ''}: 3 KRaft broker+controller nodes on loopback (harness/localcluster), heap 512m each, min.insync.replicas 2`],
         ['transaction.version finalized (2 = KIP-890 transactions v2)', r.env.txnVersion ?? ''],
         ['kafkajs', r.env.kafkajs ?? ''],
         ['eoswatch measured', r.env.eoswatch ?? ''],

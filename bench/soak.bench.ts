@@ -9,7 +9,7 @@
 // On a 1-node cluster each bounce is a full outage (what a sidecar sees when its cluster restarts).
 // Run: npm run bench:soak [-- --minutes 30 --every 5 --down 60 --nodes 1]
 import { parseArgs } from 'node:util';
-import { WorkerProcess } from '../src/chaos/worker.js';
+import { WorkerProcess } from '../harness/chaos/worker.js';
 import { createTopic, kafkaFor, readAll } from '../test/harness/index.js';
 import { waitCaughtUp } from '../test/harness/pipeline.js';
 import { parsePrometheusText, sampleValue } from '../test/harness/promtext.js';

@@ -11,7 +11,7 @@ import { flinkMetrics } from '../src/flink/flink-service.js';
 import { defineWebReloadMetrics } from '../src/http/web-reload.js';
 import { defineKafkaHealthMetrics } from '../src/kafka/health.js';
 import { permissionMetrics } from '../src/kafka/permissions.js';
-import { auditMetrics } from '../src/metrics/audit.js';
+import { auditMetrics } from '../src/audit/metrics.js';
 import { checkpointMetrics } from '../src/metrics/checkpoint-stats.js';
 import { lagMetrics, pipelineTransactionAgeMetrics } from '../src/metrics/lag.js';
 import { lsoMetrics } from '../src/metrics/lso.js';
@@ -35,7 +35,7 @@ export const DEFINITIONS: { module: string; covers: string; define: (r: Registry
   { module: 'src/metrics/transactions.ts', covers: 'every transactional producer of the cluster (transaction coordinator)', define: (r) => void defineTransactionsMetrics(r) },
   { module: 'src/metrics/streams.ts', covers: 'watched Kafka Streams applications: rebalances', define: (r) => void streamsMetrics(r) },
   { module: 'src/canary/canary-service.ts', covers: 'the canary', define: (r) => void defineCanaryMetrics(r) },
-  { module: 'src/metrics/audit.ts', covers: 'the audit', define: (r) => void auditMetrics(r) },
+  { module: 'src/audit/metrics.ts', covers: 'the audit', define: (r) => void auditMetrics(r) },
   { module: 'src/flink/flink-service.ts', covers: 'Flink jobs', define: (r) => void flinkMetrics(r) },
   { module: 'src/kafka/health.ts', covers: 'the Kafka cluster', define: (r) => void defineKafkaHealthMetrics(r) },
   { module: 'src/kafka/permissions.ts', covers: "every service's missing ACLs", define: (r) => void permissionMetrics(r) },

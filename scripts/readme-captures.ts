@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demoInstructions } from '../src/demo.js';
+import { demoInstructions } from '../harness/demo/kafka.js';
 import { StatusReader } from '../src/status/reader.js';
 import { formatSummary } from '../src/status/summary.js';
 
@@ -15,7 +15,7 @@ const SHOWN_URL = 'http://127.0.0.1:7395';
 /** The demo's summary once it has run a while (the port it got replaced by the default one). */
 async function demoSummary(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'eoswatch-captures-'));
-  const demo = spawn('node', ['--import', 'tsx', 'src/cli.ts', 'demo', '--port', '0', '--dir', join(dir, 'demo'), '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const demo = spawn('node', ['--import', 'tsx', 'harness/cli.ts', 'demo', '--port', '0', '--dir', join(dir, 'demo'), '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let buf = '';

@@ -2,11 +2,12 @@
 // src/daemon.ts. start() resolves once the service runs; ready() is cheap and in-memory (it is
 // read by /readyz and by a scrape); stop() releases everything the service holds. A service must
 // start again after stop(): the supervisor restarts a failed one that way.
-import type { Router } from 'express';
+import { Router } from 'express';
 import type { Kafka, RetryOptions } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { Config, KafkaConfig } from './config/types.js';
 import type { Logger } from './log.js';
+import { redactValue } from './redact.js';
 
 export interface ServiceHealth {
   ready: boolean;
@@ -98,4 +99,20 @@ export interface ServiceDefinition<S extends Service = Service> {
 /** A service definition, typed by the service it builds. */
 export function defineService<S extends Service>(def: ServiceDefinition<S>): ServiceDefinition<S> {
   return def;
+}
+
+/**
+ * A service's last report as a JSON route (GET /, `?pretty=1` indents it for people): 503 with what
+ * is awaited until the first report, then 200 with the report, redacted (src/redact.ts).
+ */
+export function jsonReportRouter(report: () => unknown, pending: () => string): Router {
+  const r = Router();
+  r.get('/', (req, res) => {
+    const pretty = ['1', 'true', ''].includes(String(req.query.pretty ?? 'no'));
+    const send = (status: number, body: unknown) => res.status(status).type('application/json').send(`${JSON.stringify(redactValue(body), null, pretty ? 2 : undefined)}\n`);
+    const body = report();
+    if (body === undefined) send(503, { status: pending() });
+    else send(200, body);
+  });
+  return r;
 }

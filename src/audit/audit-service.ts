@@ -8,7 +8,7 @@ import { measured } from '../runtime/runs.js';
 import type { Config } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { auditMetrics } from '../metrics/audit.js';
+import { auditMetrics } from './metrics.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { ALL_CHECKS } from './checks/index.js';
 import { sortFindings } from './report.js';

@@ -1,5 +1,5 @@
 // Option handling shared by the commands of src/commands/ and by the local-cluster CLIs (`npm run
-// kafka|flink|streams`, src/localcluster/*cli.ts): one parser, one wording for each kind of bad
+// kafka|flink|streams`, harness/localcluster/*cli.ts): one parser, one wording for each kind of bad
 // option value, each an EosError USAGE (exit 2).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, validateConfig } from '../config/load.js';
@@ -69,7 +69,7 @@ export async function durationOption(name: string, v: string): Promise<number> {
   }
 }
 
-/** `--nodes` of a local cluster (eoswatch demo, npm run kafka -- up): 1 or 3. */
+/** `--nodes` of a local cluster (npm run demo, npm run kafka -- up): 1 or 3. */
 export function nodesOption(v: string | undefined): 1 | 3 {
   return v === undefined ? 3 : Number(choiceOption('nodes', v, ['1', '3'])) as 1 | 3;
 }

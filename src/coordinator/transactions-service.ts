@@ -15,7 +15,6 @@
 // /readyz and /transactions say which source is used). A missing permission is a metric and a
 // logged finding, never a crash.
 import type { Router } from 'express';
-import { jsonReportRouter } from '../http/json-report.js';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
@@ -32,7 +31,7 @@ import { HeldAborts } from './fence-window.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
 import { abortDue, findHanging, isTwoPhaseCommit, WriteActivity, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
-import { defineService } from '../service.js';
+import { defineService, jsonReportRouter } from '../service.js';
 import { watchedTopics } from '../kafka/lso-monitor.js';
 import { periodicRequestTimeout } from '../kafka/client.js';
 

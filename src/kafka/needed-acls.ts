@@ -1,7 +1,7 @@
 // The ACLs each eoswatch service needs, least privilege: the one list that the services ask the
 // brokers about after a refusal (src/kafka/permissions.ts), the secured integration test grants
-// (test/integration/secure.test.ts, through src/localcluster/acl.ts) and docs/security.md prints
-// (aclTableMarkdown in src/localcluster/acl.ts). Pure.
+// (test/integration/secure.test.ts, through harness/localcluster/acl.ts) and docs/security.md prints
+// (aclTableMarkdown in harness/localcluster/acl.ts). Pure.
 import type { AclOperationName } from './authorized-operations.js';
 import { permissionText, type NeededPermission, type ResourceKind } from './permissions.js';
 

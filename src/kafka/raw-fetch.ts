@@ -1,5 +1,5 @@
 // Fetch requests whose responses come back as bytes, undecoded: the verifier decodes the record
-// batches itself (src/verify/record-batches.ts). kafkajs encodes the request (Fetch v11) and sends
+// batches itself (src/kafka/record-batches.ts). kafkajs encodes the request (Fetch v11) and sends
 // it over its own connections, so TLS, SASL, metadata and leader lookup are kafkajs' as everywhere
 // else; only the response decoder is replaced. Built on kafkajs' cluster factory (see
 // createCluster in offsets.ts), kafkajs 2.2.4's inner API.

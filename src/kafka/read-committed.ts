@@ -9,7 +9,7 @@
 // pass the earlier one's records to the application as if committed. A Flink job that loses its
 // JobManager leaves exactly that behind: the task aborts its open transaction when it is
 // cancelled, and the pre-committed one before it is aborted only when the job is restored
-// (found by `eoswatch chaos --engine flink`, scenario jm-kill: the verifier counted those
+// (found by `npm run chaos -- --engine flink`, scenario jm-kill: the verifier counted those
 // records as duplicates; Kafka's Java consumer does not show them).
 //
 // filterAborted below is the Java consumer's rule (Fetcher/CompletedFetch): the aborted

@@ -1,11 +1,11 @@
 // Reads __transaction_state from the beginning with the raw fetch path (src/kafka/raw-fetch.ts,
-// src/verify/record-batches.ts for the Fetch response), each record's key and value decoded by
+// src/kafka/record-batches.ts for the Fetch response), each record's key and value decoded by
 // src/kafka/txn-log.ts. Reading the topic needs Describe and Read on it (an internal topic: a
 // cluster-wide ACL few deployments grant), which is why the coordinator's APIs (txn-admin.ts)
 // come first; this reader is for what those APIs do not keep: the history of each id.
 import type { Kafka } from 'kafkajs';
 import { RawFetcher } from './raw-fetch.js';
-import { decodeFetchResponse } from '../verify/record-batches.js';
+import { decodeFetchResponse } from './record-batches.js';
 import { decodeTxnLogRecord, logRecords, type TxnLogRecord } from './txn-log.js';
 import { EosError, ErrorCodes } from '../errors.js';
 

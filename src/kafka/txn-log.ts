@@ -176,7 +176,7 @@ const BATCH_HEADER = 61;
  * The records (with their keys) of the record batches (magic 2) of a fetched partition, from
  * `fromOffset` on; a batch cut off at the end (the fetch size limit) is left for the next fetch.
  * The coordinator writes its log uncompressed (TransactionLog.EnforcedCompression = NONE), so a
- * compressed batch is refused rather than guessed at. src/verify/record-batches.ts decodes only
+ * compressed batch is refused rather than guessed at. src/kafka/record-batches.ts decodes only
  * values; the transaction log needs keys. Every field of a record is read within that record
  * (its length prefix), and every record within its batch: a malformed one is an error naming the
  * batch, the record and the field, never bytes of its neighbour.

@@ -220,7 +220,7 @@ export class PipelineService implements Service {
       // Throttled (fault-injection runs): small fetches, so that batches are small steps of progress.
       // With whole 1 MiB batches waiting their turn, a coordinator kill left the consumer crashing and
       // re-fetching while batches held their slots, and the pipeline stalled (coordinator-kill chaos);
-      // `eoswatch chaos --full-speed` runs faults at default fetch sizes instead, unthrottled.
+      // `npm run chaos -- --full-speed` runs faults at default fetch sizes instead, unthrottled.
       ...(c.faultInjection.maxRecordsPerSecond > 0 ? { maxBytesPerPartition: Math.min(16_384, c.maxBytesPerPartition), maxBytes: 65_536 } : { maxBytesPerPartition: c.maxBytesPerPartition }),
       allowAutoTopicCreation: false,
       // A consumer of an earlier run never restarts itself after a crash: it would rejoin the group

@@ -5,11 +5,10 @@
 import type { Registry } from 'prom-client';
 import type { AuditReport } from '../audit/runner.js';
 import { sortFindings } from '../audit/report.js';
-import type { Readiness } from '../http/server.js';
 import { rendererFor } from '../metrics/render.js';
 import { parsePrometheusText } from '../metrics/text-format.js';
 import { redactText } from '../redact.js';
-import type { Service, ServiceHealth } from '../service.js';
+import type { Readiness, Service, ServiceHealth } from '../service.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import { Periodic } from '../runtime/periodic.js';

@@ -7,7 +7,6 @@
 // application.id by src/coordinator/applications.ts): neither is read again here. /streams shows
 // each application's group and members (client ids carry Streams' process UUID).
 import type { Router } from 'express';
-import { jsonReportRouter } from '../http/json-report.js';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
@@ -19,7 +18,7 @@ import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { RebalanceTracker, type RebalanceEvent } from './rebalance.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every } from '../runtime/runs.js';
-import { defineService } from '../service.js';
+import { defineService, jsonReportRouter } from '../service.js';
 import { periodicRequestTimeout } from '../kafka/client.js';
 import type { PermissionWatch } from '../kafka/permissions.js';
 import { permissionWatch } from '../kafka/permission-probe.js';

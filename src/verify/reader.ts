@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { EndOffsetReader } from '../kafka/offsets.js';
 import { RawFetcher } from '../kafka/raw-fetch.js';
-import { decodeFetchResponse, scanRecordSet } from './record-batches.js';
+import { decodeFetchResponse, scanRecordSet } from '../kafka/record-batches.js';
 import { stableLine, targetsOf, unstableMessage, unstablePartitions, type UnstablePartition } from './stability.js';
 import { EosError, ErrorCodes } from '../errors.js';
 
@@ -212,7 +212,7 @@ const RETRIABLE = new Set([3, 5, 6, 7, 13, 56, 74, 75]);
 /**
  * readTopic for the verifier: the same records of the same range (the topic from its log start to
  * the high watermark it had when the read started, read_committed, once stable, unless told otherwise), fetched with raw
- * Fetch requests and decoded by src/verify/record-batches.ts instead of a kafkajs consumer: no
+ * Fetch requests and decoded by src/kafka/record-batches.ts instead of a kafkajs consumer: no
  * consumer group, no per-record objects. One request per partition leader at a time; a record is
  * passed on as (partition, value, timestamp, offset).
  */

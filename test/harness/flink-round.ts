@@ -1,12 +1,12 @@
-// One round of `eoswatch chaos --engine flink` in a test: run it, and hold it to exactly once
+// One round of `npm run chaos -- --engine flink` in a test: run it, and hold it to exactly once
 // (every record once, in order, value + 1) and to what eoswatch must have shown (no miss), with
 // the round's report and log as the failure message.
 import assert from 'node:assert/strict';
-import type { FlinkScenario } from '../../src/chaos/flink-scenarios.js';
-import { runFlinkRound, type FlinkChaosOptions, type FlinkRoundResult } from '../../src/chaos/flink-runner.js';
-import { formatFlinkChaosTable } from '../../src/chaos/report.js';
-import type { LocalCluster } from '../../src/localcluster/cluster.js';
-import type { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
+import type { FlinkScenario } from '../../harness/chaos/flink-scenarios.js';
+import { runFlinkRound, type FlinkChaosOptions, type FlinkRoundResult } from '../../harness/chaos/flink-runner.js';
+import { formatFlinkChaosTable } from '../../harness/chaos/report.js';
+import type { LocalCluster } from '../../harness/localcluster/cluster.js';
+import type { LocalFlinkCluster } from '../../harness/localcluster/flink-cluster.js';
 
 export async function exactFlinkRound(
   kafka: LocalCluster,

@@ -5,7 +5,7 @@ import { after, before } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
-import { LocalCluster, type ClusterOptions } from '../../src/localcluster/cluster.js';
+import { LocalCluster, type ClusterOptions } from '../../harness/localcluster/cluster.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
 import { readTopic, type SinkStable } from '../../src/verify/reader.js';
 
@@ -111,7 +111,10 @@ export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 90
   });
 }
 
+/** The product's command line (src/cli.ts: what the installed CLI and the image run). */
 export const CLI = ['--import', 'tsx', 'src/cli.ts'];
+/** The repository's command line (harness/cli.ts): the product's commands, chaos and demo. */
+export const REPO_CLI = ['--import', 'tsx', 'harness/cli.ts'];
 
 /** Runs the eoswatch command line to its end: exit code and output, whatever the code. */
 export async function runEoswatch(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -1,7 +1,7 @@
 // Pipeline processes for tests: `eoswatch run` as a child process with a generated config,
 // tracked by pid, plus a steady seed stream and "caught up" detection on the group's offsets.
 import { after } from 'node:test';
-import { WorkerProcess } from '../../src/chaos/worker.js';
+import { WorkerProcess } from '../../harness/chaos/worker.js';
 import { createTopic, kafkaFor, uniqueName } from './index.js';
 import { until } from './wait.js';
 import { produceSeed } from './seed.js';
@@ -37,7 +37,7 @@ export function pipelineConfig(s: PipelineSetup, pipeline: Record<string, unknow
   };
 }
 
-/** A pipeline worker (src/chaos/worker.ts) stopped by pid at the end of the test file, with /metrics lookups. */
+/** A pipeline worker (harness/chaos/worker.ts) stopped by pid at the end of the test file, with /metrics lookups. */
 export class PipelineProcess extends WorkerProcess {
   constructor(config: Record<string, unknown>, name = uniqueName('instance')) {
     super(config, name);

@@ -4,7 +4,7 @@
 // (src/verify/reader.ts), never by the pipeline's code.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { LocalCluster } from '../../src/localcluster/cluster.js';
+import type { LocalCluster } from '../../harness/localcluster/cluster.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
 import { readTopic } from '../../src/verify/reader.js';
 import type { SentRecord } from './seed.js';

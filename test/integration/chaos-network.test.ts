@@ -2,7 +2,7 @@
 // cluster, on both Kafka lines: 3.9 (transactions v1) and 4.x (KIP-890 transactions v2). Each
 // round must end with every record in the sink exactly once, in order, with value + 1, and its
 // report must say when the partition started and healed and that the pipeline committed again
-// after the heal. The full matrix at 100,000 records is `eoswatch chaos --scenario all` on each
+// after the heal. The full matrix at 100,000 records is `npm run chaos -- --scenario all` on each
 // line (docs/chaos-results.md). Skipped, with the reason printed, only where the machine cannot
 // build network namespaces.
 import { test, describe, after } from 'node:test';
@@ -11,13 +11,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useCluster } from '../harness/index.js';
-import { freePort } from '../../src/localcluster/cluster.js';
-import { NETWORK_SCENARIOS } from '../../src/chaos/net-scenarios.js';
-import { runRound } from '../../src/chaos/runner.js';
-import { formatChaosTable } from '../../src/chaos/report.js';
-import { ClusterNetwork } from '../../src/localcluster/network.js';
-import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
-import { findFlinkScenarios } from '../../src/chaos/flink-scenarios.js';
+import { freePort } from '../../harness/localcluster/cluster.js';
+import { NETWORK_SCENARIOS } from '../../harness/chaos/net-scenarios.js';
+import { runRound } from '../../harness/chaos/runner.js';
+import { formatChaosTable } from '../../harness/chaos/report.js';
+import { ClusterNetwork } from '../../harness/localcluster/network.js';
+import { LocalFlinkCluster } from '../../harness/localcluster/flink-cluster.js';
+import { findFlinkScenarios } from '../../harness/chaos/flink-scenarios.js';
 import { exactFlinkRound } from '../harness/flink-round.js';
 
 const RECORDS = 10_000;
@@ -64,7 +64,7 @@ for (const [version, name] of LINES) {
     // The seed's network fault under Flink (issue: Flink under the seed's own fault protocol): the
     // JobManager and the TaskManager each in a namespace of their own on the brokers' bridge, the
     // JobManager cut off from the TaskManager past heartbeat.timeout. One round in CI; the others
-    // and the seed's 1,000,000-record run are `eoswatch chaos --engine flink` (docs/chaos-results.md).
+    // and the seed's 1,000,000-record run are `npm run chaos -- --engine flink` (docs/chaos-results.md).
     if (version === '4.4.0') {
       test('Flink jm-isolated: the JobManager cut off from its TaskManager, the job fails over and resumes, every record once', { timeout: 900_000 }, async (t) => {
         const flink = await LocalFlinkCluster.start({ taskManagers: 1, slots: 2, network: h.cluster.network! });

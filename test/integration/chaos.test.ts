@@ -1,6 +1,6 @@
 // The chaos scenarios in their short form (10,000 records, one round each) on the real 3-node
 // cluster: each must end with every record in the sink exactly once, in order, with value + 1.
-// The runner is the one behind `eoswatch chaos`; its verdict comes from the verifier, which
+// The runner is the one behind `npm run chaos`; its verdict comes from the verifier, which
 // reads the sink read_committed with its own consumer.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,16 +8,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useCluster } from '../harness/index.js';
-import { SCENARIOS, type Scenario } from '../../src/chaos/scenarios.js';
-import { runRound, type RoundResult } from '../../src/chaos/runner.js';
-import { formatChaosTable } from '../../src/chaos/report.js';
+import { SCENARIOS, type Scenario } from '../../harness/chaos/scenarios.js';
+import { runRound, type RoundResult } from '../../harness/chaos/runner.js';
+import { formatChaosTable } from '../../harness/chaos/report.js';
 
 const RECORDS = 10_000;
 // `npm test` runs a representative subset (process kills, the coordinator's broker killed, the
 // zombie) to keep CI within its budget; EOSWATCH_CHAOS_ALL=1 runs every scenario in short form
 // (worker-term and broker-kill left CI for the Flink network round of chaos-network.test.ts: a
 // SIGTERM is the kind case of worker-kill, and coordinator-kill kills a broker too).
-// The full set at 100,000 records is `eoswatch chaos --scenario all`, results in docs/chaos-results.md.
+// The full set at 100,000 records is `npm run chaos -- --scenario all`, results in docs/chaos-results.md.
 const SUBSET = new Set(['worker-kill', 'coordinator-kill', 'zombie']);
 const scenarios = process.env.EOSWATCH_CHAOS_ALL === '1' ? SCENARIOS : SCENARIOS.filter((s) => SUBSET.has(s.name));
 
@@ -79,7 +79,7 @@ describe('chaos scenarios, short form (3-node cluster)', () => {
     });
   }
 
-  // One round at default fetch and transaction sizes (`eoswatch chaos --full-speed`): unthrottled,
+  // One round at default fetch and transaction sizes (`npm run chaos -- --full-speed`): unthrottled,
   // every kill meets transactions of thousands of records, and each kill waits for progress the
   // restarted worker made, so all three land inside the run. This round found the restart position
   // of never-committed partitions (docs/chaos-results.md); the full-speed matrix is in that file.

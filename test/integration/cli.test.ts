@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
+import { CLI, REPO_CLI, spawnTracked, waitForLine } from '../harness/index.js';
 import { tempDirs } from '../harness/tmp.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { makeTestPki, webConfigFile } from '../harness/tls.js';
@@ -17,9 +17,9 @@ import { EosError, exitCodeFor } from '../../src/errors.js';
 
 const execFileP = promisify(execFile);
 
-async function eoswatch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function eoswatch(args: string[], env: NodeJS.ProcessEnv = {}, cli = args[0] === 'chaos' || args[0] === 'demo' ? REPO_CLI : CLI): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await execFileP('node', [...CLI, ...args], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await execFileP('node', [...cli, ...args], { env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -31,10 +31,23 @@ const temp = tempDirs('eoswatch-cli-');
 const tempDir = () => temp.make();
 
 describe('eoswatch CLI', () => {
-  test('--help lists the commands and exits 0', async () => {
+  test('--help lists the commands and exits 0: the product\'s, and in the repository\'s CLI also chaos and demo', async () => {
     const r = await eoswatch(['--help']);
     assert.equal(r.code, 0);
-    for (const c of ['run', 'audit', 'verify', 'chaos', 'transactions', 'config validate', 'demo']) assert.match(r.stdout, new RegExp(`^  ${c}`, 'm'));
+    for (const c of ['run', 'audit', 'verify', 'topics create', 'transactions', 'status', 'config validate']) assert.match(r.stdout, new RegExp(`^  ${c}`, 'm'));
+    for (const c of ['chaos', 'demo']) assert.doesNotMatch(r.stdout, new RegExp(`^  ${c}`, 'm'));
+    const repo = await eoswatch(['--help'], {}, REPO_CLI);
+    assert.equal(repo.code, 0);
+    for (const c of ['run', 'audit', 'verify', 'topics create', 'transactions', 'status', 'config validate', 'chaos', 'demo']) assert.match(repo.stdout, new RegExp(`^  ${c}`, 'm'));
+  });
+
+  test('the product\'s CLI has no harness commands: chaos there is a usage error that says where it runs', async () => {
+    const r = await eoswatch(['chaos', '--scenario', 'worker-kill'], {}, CLI);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown command "chaos"; expected one of: run, audit, verify, topics create, transactions, status, config validate \(chaos and demo run from a checkout of the repository: npm run chaos -- …, npm run demo\)/);
+    const repo = await eoswatch(['nope'], {}, REPO_CLI);
+    assert.equal(repo.code, 2);
+    assert.match(repo.stderr, /unknown command "nope"; expected one of: run, .*config validate, chaos, demo\n/);
   });
 
   test('chaos rejects an unknown scenario or a bad count with exit 2 and names the option', async () => {
@@ -100,7 +113,7 @@ describe('eoswatch CLI', () => {
     for (const args of [['run', '--help'], ['audit', '--help'], ['verify', '--help'], ['config', 'validate', '--help'], ['demo', '--help'], ['chaos', '--help'], ['transactions', '--help'], ['transactions', 'find-hanging', '--help']]) {
       const r = await eoswatch(args);
       assert.equal(r.code, 0, args.join(' '));
-      assert.match(r.stdout, /^Usage: eoswatch /m);
+      assert.match(r.stdout, args[0] === 'chaos' || args[0] === 'demo' ? new RegExp(`^Usage: npm run ${args[0]} -- `, 'm') : /^Usage: eoswatch /m);
     }
   });
 

@@ -2,7 +2,7 @@
 // SIGKILL and restarted, and a teardown that leaves no Java process behind.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_KAFKA_VERSION } from '../../src/localcluster/kafka-dist.js';
+import { DEFAULT_KAFKA_VERSION } from '../../harness/localcluster/kafka-dist.js';
 import { useCluster } from '../harness/index.js';
 import { commitAndAbort, healthReportsUp, javaProcessesUnder } from './cluster-scenarios.js';
 

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { createServer, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { LocalCluster, spawnTracked, waitForLine } from '../harness/index.js';
-import { processesReferencing, startTimeOf } from '../../src/localcluster/proc.js';
+import { processesReferencing, startTimeOf } from '../../harness/localcluster/proc.js';
 import { javaProcessesUnder } from './cluster-scenarios.js';
 import { tempDirs } from '../harness/tmp.js';
 
@@ -17,7 +17,7 @@ const execFileP = promisify(execFile);
 const temp = tempDirs('eoswatch-cli-cluster-');
 
 async function kafkaCli(args: string[]): Promise<string> {
-  const { stdout } = await execFileP('node', ['--import', 'tsx', 'src/localcluster/cli.ts', ...args], { timeout: 180_000 });
+  const { stdout } = await execFileP('node', ['--import', 'tsx', 'harness/localcluster/cli.ts', ...args], { timeout: 180_000 });
   return stdout;
 }
 
@@ -35,13 +35,13 @@ async function waitUntil(what: string, ok: () => boolean, timeoutMs = 15_000): P
 }
 
 async function flinkCli(args: string[]): Promise<string> {
-  const { stdout } = await execFileP('node', ['--import', 'tsx', 'src/localcluster/flink-cli.ts', ...args], { timeout: 240_000 });
+  const { stdout } = await execFileP('node', ['--import', 'tsx', 'harness/localcluster/flink-cli.ts', ...args], { timeout: 240_000 });
   return stdout;
 }
 
 /** As OWNER, for a Flink session cluster (demo --flink). */
 const FLINK_OWNER = `
-import { LocalFlinkCluster } from './src/localcluster/flink-cluster.ts';
+import { LocalFlinkCluster } from './harness/localcluster/flink-cluster.ts';
 const c = await LocalFlinkCluster.start({ dir: process.env.DIR, taskManagers: 1, slots: 1, killOnExit: true });
 process.on('SIGINT', () => process.exit(130));
 console.log('flink up ' + c.restUrl);
@@ -50,7 +50,7 @@ setInterval(() => undefined, 1 << 30);
 
 /** A process like the demo: starts a cluster that dies with it, exits on SIGINT through process.exit (so only the exit hook cleans up). */
 const OWNER = `
-import { LocalCluster } from './src/localcluster/cluster.ts';
+import { LocalCluster } from './harness/localcluster/cluster.ts';
 const c = await LocalCluster.start({ nodes: Number(process.env.NODES), dir: process.env.DIR, killOnExit: true });
 process.on('SIGINT', () => process.exit(130));
 console.log('cluster up ' + c.bootstrapServers);
@@ -141,7 +141,7 @@ describe('cluster CLI', () => {
   test('Flink: a TaskManager started again with start-tm is stopped by the owner\'s exit hook; status and down tell the truth', async () => {
     const dir = join(await temp.make(), 'f');
     after(async () => {
-      const { LocalFlinkCluster } = await import('../../src/localcluster/flink-cluster.js');
+      const { LocalFlinkCluster } = await import('../../harness/localcluster/flink-cluster.js');
       await (await LocalFlinkCluster.load(dir).catch(() => undefined))?.down().catch(() => undefined);
     });
     const owner = spawnTracked('node', ['--import', 'tsx', '--input-type=module', '-e', FLINK_OWNER], { env: { ...process.env, DIR: dir } });

@@ -1,18 +1,18 @@
-// The first of README's two commands, `eoswatch demo`: a local cluster it starts itself, the
+// The first of README's two commands, `npm run demo`: a local cluster it starts itself, the
 // pipeline, canary, LSO monitor and audit running against it, and Ctrl-C stopping everything.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { CLI, spawnTracked, until as waitUntil, waitForLine } from '../harness/index.js';
+import { REPO_CLI, spawnTracked, until as waitUntil, waitForLine } from '../harness/index.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { tempDirs } from '../harness/tmp.js';
 
 const temp = tempDirs('eoswatch-demo-');
 
-test('eoswatch demo (1 node): metrics of the pipeline and the canary within seconds, Ctrl-C stops the daemon and the cluster', async () => {
+test('npm run demo (1 node): metrics of the pipeline and the canary within seconds, Ctrl-C stops the daemon and the cluster', async () => {
   const dir = join(await temp.make(), 'demo');
-  const child = spawnTracked('node', [...CLI, 'demo', '--port', '0', '--nodes', '1', '--rate', '100', '--dir', dir]);
+  const child = spawnTracked('node', [...REPO_CLI, 'demo', '--port', '0', '--nodes', '1', '--rate', '100', '--dir', dir]);
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d));
   const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 120_000);
@@ -46,9 +46,9 @@ test('eoswatch demo (1 node): metrics of the pipeline and the canary within seco
   assert.equal(left.trim(), '', 'processes left over from the demo');
 });
 
-test('eoswatch demo (3 nodes), broken as its instructions say: survives kill 2 / start 2, Ctrl-C with broker 1 paused exits within the grace period, last line says why, nothing left', async () => {
+test('npm run demo (3 nodes), broken as its instructions say: survives kill 2 / start 2, Ctrl-C with broker 1 paused exits within the grace period, last line says why, nothing left', async () => {
   const dir = join(await temp.make(), 'demo3');
-  const child = spawnTracked('node', [...CLI, 'demo', '--port', '0', '--nodes', '3', '--rate', '100', '--dir', dir]);
+  const child = spawnTracked('node', [...REPO_CLI, 'demo', '--port', '0', '--nodes', '3', '--rate', '100', '--dir', dir]);
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d));
   const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 180_000);
@@ -58,7 +58,7 @@ test('eoswatch demo (3 nodes), broken as its instructions say: survives kill 2 /
   const completed = () => value('eos_checkpoints_total', { outcome: 'completed' });
   const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number) =>
     waitUntil(what, ok, timeoutMs, { intervalMs: 500, giveUp: () => (code !== undefined ? `the demo exited (${code})` : undefined), context: () => output.slice(-3000) });
-  const kafka = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'src/localcluster/cli.ts', ...args, '--dir', dir], { encoding: 'utf8', timeout: 180_000 });
+  const kafka = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'harness/localcluster/cli.ts', ...args, '--dir', dir], { encoding: 'utf8', timeout: 180_000 });
   await until('checkpoints complete', async () => (await completed()) > 0, 120_000);
 
   assert.match(kafka('kill', '2'), /^node 2: stopped$/m);
@@ -90,9 +90,9 @@ test('eoswatch demo (3 nodes), broken as its instructions say: survives kill 2 /
   assert.match(kafka('status'), /^node 2: stopped pid - /m);
 });
 
-test('eoswatch demo --streams (1 node), broken as its instructions say: the killed instance\'s rebalance seen and timed, the app up again after start --instance 1, its commits counted under the application; Ctrl-C stops the instances and the cluster, nothing left', async () => {
+test('npm run demo -- --streams (1 node), broken as its instructions say: the killed instance\'s rebalance seen and timed, the app up again after start --instance 1, its commits counted under the application; Ctrl-C stops the instances and the cluster, nothing left', async () => {
   const dir = join(await temp.make(), 'demo-streams');
-  const child = spawnTracked('node', [...CLI, 'demo', '--streams', '--port', '0', '--nodes', '1', '--rate', '100', '--dir', dir]);
+  const child = spawnTracked('node', [...REPO_CLI, 'demo', '--streams', '--port', '0', '--nodes', '1', '--rate', '100', '--dir', dir]);
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d));
   // The first run builds the app with Maven (cached for the next ones).
@@ -109,7 +109,7 @@ test('eoswatch demo --streams (1 node), broken as its instructions say: the kill
   // The demo's own "break it" line, as printed.
   const breakIt = /break it:\s+npm run streams -- (kill --instance 1 --dir (\S+))/.exec(output);
   assert.ok(breakIt, `a break-it line in the output:\n${output.slice(-2000)}`);
-  const streams = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'src/localcluster/streams-cli.ts', ...args], { encoding: 'utf8', timeout: 180_000 });
+  const streams = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'harness/localcluster/streams-cli.ts', ...args], { encoding: 'utf8', timeout: 180_000 });
   const timedBefore = await value('eos_streams_rebalance_duration_seconds_count', { application: app });
   streams(...breakIt[1]!.split(' '));
   streams('start', '--instance', '1', '--dir', breakIt[2]!);

@@ -1,8 +1,8 @@
-// The Flink service against a real Flink 1.20 session cluster (src/localcluster/flink-cluster.ts)
+// The Flink service against a real Flink 1.20 session cluster (harness/localcluster/flink-cluster.ts)
 // running the seed's job (flink/job) on a real 1-node Kafka: the metrics appear and move with the
 // job, a TaskManager SIGKILL shows as job down then up again with one restart counted, and the
 // sink holds every record exactly once (eoswatch's verifier, read_committed). The short Flink chaos
-// run of CI is here too: the tm-kill scenario of `eoswatch chaos --engine flink`, with a live
+// run of CI is here too: the tm-kill scenario of `npm run chaos -- --engine flink`, with a live
 // Prometheus evaluating the alerts and the dashboard's Flink panels.
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,17 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAudit } from '../../src/audit/runner.js';
 import { checkpointChecks } from '../../src/audit/checks/checkpoint.js';
-import { flinkJobsSource, jobTarget } from '../../src/flink/audit-source.js';
+import { flinkJobsSource, jobTarget } from '../../src/audit/sources/flink.js';
 import { FlinkService } from '../../src/flink/flink-service.js';
 import { TransactionsService } from '../../src/coordinator/transactions-service.js';
 import { LsoMonitorService } from '../../src/kafka/lso-monitor.js';
-import { LocalFlinkCluster } from '../../src/localcluster/flink-cluster.js';
+import { LocalFlinkCluster } from '../../harness/localcluster/flink-cluster.js';
 import { createLogger } from '../../src/log.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { checkSinkTopic, produceVerifyRecords } from '../../src/verify/verify.js';
-import { findFlinkScenarios } from '../../src/chaos/flink-scenarios.js';
-import { LivePrometheus } from '../../src/chaos/prometheus.js';
-import { freePort } from '../../src/localcluster/cluster.js';
+import { findFlinkScenarios } from '../../harness/chaos/flink-scenarios.js';
+import { LivePrometheus } from '../../harness/chaos/prometheus.js';
+import { freePort } from '../../harness/localcluster/cluster.js';
 import { createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
 import { exactFlinkRound } from '../harness/flink-round.js';
 import { dashboardPanels, grafanaToPromql } from '../harness/promql.js';
@@ -329,7 +329,7 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
     assert.deepEqual(r.faults.map((f) => f.replace(/ at \d+ %$/, '')), ['SIGKILL TaskManager', 'SIGKILL TaskManager', 'SIGKILL TaskManager'], context);
     assert.ok(!r.faults[2]!.endsWith('at 100 %'), `the last kill came while records were still flowing\n${context}`);
     // missed = []: each kill's open transaction held the sink's LSO ≥ 3 s until the restored job
-    // aborted it, the job showed down, 3 failovers were counted (src/chaos/flink-scenarios.ts).
+    // aborted it, the job showed down, 3 failovers were counted (harness/chaos/flink-scenarios.ts).
     assert.equal(r.observed.lingering.length, 3, context);
     assert.ok(r.observed.visibility.count > 0, `the visibility latency observed checkpoints\n${context}`);
     assert.ok(r.observed.alertsFired.includes('EosFlinkJobRestarting'), context);

@@ -8,7 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { kafkaFor, uniqueName, until, useCluster } from '../harness/index.js';
-import { WorkerProcess } from '../../src/chaos/worker.js';
+import { WorkerProcess } from '../../harness/chaos/worker.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics } from '../harness/pipeline.js';
 import { produceSeed } from '../harness/seed.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';

@@ -1,4 +1,4 @@
-// The networked local cluster's network (src/localcluster/network.ts), on its own: real
+// The networked local cluster's network (harness/localcluster/network.ts), on its own: real
 // namespaces, a real bridge, real packets between small TCP echo servers. Skipped, with the reason
 // printed, only where the machine cannot build network namespaces (not root, tools missing).
 import { test, describe, before, after } from 'node:test';
@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ClusterNetwork, NET_REGISTRY } from '../../src/localcluster/network.js';
+import { ClusterNetwork, NET_REGISTRY } from '../../harness/localcluster/network.js';
 
 const execFileP = promisify(execFile);
 const reason = await ClusterNetwork.probe();
@@ -162,7 +162,7 @@ describe('networked cluster: namespaces, bridge, cuts, links, slow links, sweep'
 
   test("the sweep removes a crashed owner's network and leaves a live one alone", async () => {
     // A child process creates a network and is killed with SIGKILL: no exit hook runs.
-    const code = `import('${new URL('../../src/localcluster/network.ts', import.meta.url).pathname}').then(async ({ ClusterNetwork }) => {
+    const code = `import('${new URL('../../harness/localcluster/network.ts', import.meta.url).pathname}').then(async ({ ClusterNetwork }) => {
       const n = await ClusterNetwork.create(); await n.endpoint('n1'); console.log(n.id); setInterval(() => {}, 1000); });`;
     const child = spawn(process.execPath, ['--import', 'tsx', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
     const id = await new Promise<string>((resolve, reject) => {
@@ -188,7 +188,7 @@ describe('networked cluster: namespaces, bridge, cuts, links, slow links, sweep'
     const dir = mkdtempSync(join(tmpdir(), 'eoswatch-net-detach-'));
     try {
       // As `npm run kafka -- up --network`: create, write the cluster's state, detach, exit.
-      const code = `import('${new URL('../../src/localcluster/network.ts', import.meta.url).pathname}').then(async ({ ClusterNetwork }) => {
+      const code = `import('${new URL('../../harness/localcluster/network.ts', import.meta.url).pathname}').then(async ({ ClusterNetwork }) => {
         const n = await ClusterNetwork.create(); await n.endpoint('n1');
         require('node:fs').writeFileSync(process.argv[1] + '/cluster.json', JSON.stringify({ network: n.state }));
         await n.detach(process.argv[1]); console.log(n.id); process.exit(0); });`;

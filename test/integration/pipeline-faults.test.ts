@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { kafkaFor, useCluster } from '../harness/index.js';
-import { javaStringHash, transactionCoordinator } from '../../src/chaos/runner.js';
+import { javaStringHash, transactionCoordinator } from '../../harness/chaos/runner.js';
 import { assertExactlyOnce, checkSink, produceSeed, sourceRecords } from '../harness/seed.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, seedStream, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
 

@@ -1,7 +1,7 @@
 // The pipeline's group membership at default fetch sizes, on a real 1-node cluster: a member stays
 // in its group through a checkpoint longer than the session timeout, and a partition task dropped
 // by an assignment handled late (after a newer one gave the partition back) does not leave the
-// partition behind. Both were found by `eoswatch chaos --full-speed` (docs/chaos-results.md).
+// partition behind. Both were found by `npm run chaos -- --full-speed` (docs/chaos-results.md).
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';

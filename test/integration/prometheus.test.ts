@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { createTopic, runEoswatch, until, useCluster } from '../harness/index.js';
 import { killedWithOpenTransaction } from '../harness/txn.js';
 import { pipelineConfig, pipelineTopics } from '../harness/pipeline.js';
-import { WorkerProcess } from '../../src/chaos/worker.js';
+import { WorkerProcess } from '../../harness/chaos/worker.js';
 import { produceSeed } from '../harness/seed.js';
 import { RULES_FILE, alertRules, dashboardPanels, grafanaToPromql, metricNames } from '../harness/promql.js';
 import { tempDirs } from '../harness/tmp.js';

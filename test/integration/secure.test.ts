@@ -1,6 +1,6 @@
 // eoswatch against a secured 1-node cluster (SASL_SSL, SCRAM-SHA-512, private CA, StandardAuthorizer
 // deny-by-default): the daemon's services under a principal holding exactly the ACLs of
-// src/localcluster/acl.ts (the table docs/security.md prints), one ACL revoked, a wrong password,
+// harness/localcluster/acl.ts (the table docs/security.md prints), one ACL revoked, a wrong password,
 // OAUTHBEARER (a good and an expired token), PLAIN, an untrusted CA, an expired client certificate,
 // and mutual TLS with the certificate as the identity. Everything the harness
 // does (topics, seed, reading the sink) it does as the cluster's super user.
@@ -16,11 +16,11 @@ import { holds, until as waitUntil } from '../harness/wait.js';
 import { PipelineProcess, pipelineConfig } from '../harness/pipeline.js';
 import { assertSinkExactlyOnce, createTopicsAsAdmin, produceAsAdmin, waitCaughtUpAsAdmin } from '../harness/secure.js';
 import { makeTestPki } from '../harness/tls.js';
-import { aclsFor, grantAcls, listAcls, revokeAcls, type AclNames, type AclSpec } from '../../src/localcluster/acl.js';
-import { cliCommand } from '../../src/chaos/worker.js';
+import { aclsFor, grantAcls, listAcls, revokeAcls, type AclNames, type AclSpec } from '../../harness/localcluster/acl.js';
+import { cliCommand } from '../../harness/chaos/worker.js';
 import { permissionText } from '../../src/kafka/permissions.js';
-import type { LocalCluster } from '../../src/localcluster/cluster.js';
-import { issueExpiredCertificate, unsecuredJwt } from '../../src/localcluster/security.js';
+import type { LocalCluster } from '../../harness/localcluster/cluster.js';
+import { issueExpiredCertificate, unsecuredJwt } from '../../harness/localcluster/security.js';
 
 const P = 3;
 const VERSION = process.env.EOSWATCH_SECURE_KAFKA_VERSION ?? '4.4.0';
@@ -415,7 +415,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
 
   test('npm run kafka -- acl grant|list|revoke on the running cluster, as its super user; no password in the output', async () => {
     const c = h.cluster;
-    const cli = async (...args: string[]) => (await promisify(execFile)('node', ['--import', 'tsx', 'src/localcluster/cli.ts', ...args, '--dir', c.dir], { timeout: 60_000 })).stdout;
+    const cli = async (...args: string[]) => (await promisify(execFile)('node', ['--import', 'tsx', 'harness/localcluster/cli.ts', ...args, '--dir', c.dir], { timeout: 60_000 })).stdout;
     const who = `User:${uniqueName('cli')}`;
     const out = [
       await cli('acl', 'grant', '--principal', who, '--resource', 'transactional-id:app-*', '--operation', 'Write', '--operation', 'Describe'),

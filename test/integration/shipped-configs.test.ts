@@ -12,7 +12,7 @@ import { kafkaFor, uniqueName, useCluster, runEoswatch } from '../harness/index.
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { runConfiguredAudit } from '../../src/audit/cli.js';
-import { demoConfig } from '../../src/demo.js';
+import { demoConfig } from '../../harness/demo/kafka.js';
 
 
 const eoswatch = runEoswatch;

@@ -1,5 +1,5 @@
 // A real Kafka Streams app (streams/app, exactly_once_v2, value + 1) run by the instance harness
-// (src/localcluster/streams-app.ts) on a 1-node cluster, watched by a real eoswatch daemon
+// (harness/localcluster/streams-app.ts) on a 1-node cluster, watched by a real eoswatch daemon
 // (streams, lag through the Streams section, transactions) scraped over HTTP: two instances
 // process seeded records, each exactly once by `eoswatch verify check`; an instance SIGKILLed and
 // a new one started: the Streams service sees the rebalance (in progress, then counted and timed),
@@ -13,8 +13,8 @@ import { promisify } from 'node:util';
 import { createTopic, kafkaFor, runEoswatch, uniqueName, useCluster } from '../harness/index.js';
 import { until as waitUntil } from '../harness/wait.js';
 import { parsePrometheusText, type Parsed as ParsedMetrics } from '../harness/promtext.js';
-import { StreamsRun } from '../../src/localcluster/streams-app.js';
-import { freePort } from '../../src/localcluster/cluster.js';
+import { StreamsRun } from '../../harness/localcluster/streams-app.js';
+import { freePort } from '../../harness/localcluster/cluster.js';
 import { createDaemon } from '../../src/create-daemon.js';
 import { validateConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
@@ -24,10 +24,10 @@ import type { StreamsReport } from '../../src/streams/streams-service.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findStreamsScenarios } from '../../src/chaos/streams-scenarios.js';
-import { runStreamsRound } from '../../src/chaos/streams-runner.js';
-import { formatStreamsChaosTable } from '../../src/chaos/report.js';
-import { countVerdicts } from '../../src/chaos/verdict.js';
+import { findStreamsScenarios } from '../../harness/chaos/streams-scenarios.js';
+import { runStreamsRound } from '../../harness/chaos/streams-runner.js';
+import { formatStreamsChaosTable } from '../../harness/chaos/report.js';
+import { countVerdicts } from '../../harness/chaos/verdict.js';
 
 const execFileP = promisify(execFile);
 const PARTITIONS = 3;
@@ -237,7 +237,7 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
   test('npm run streams: bad options exit 2 naming them; status finds the instances of a run directory', async () => {
     const cli = async (args: string[]) => {
       try {
-        const { stdout, stderr } = await execFileP('node', ['--import', 'tsx', 'src/localcluster/streams-cli.ts', ...args]);
+        const { stdout, stderr } = await execFileP('node', ['--import', 'tsx', 'harness/localcluster/streams-cli.ts', ...args]);
         return { code: 0, stdout, stderr };
       } catch (err) {
         const e = err as { code: number; stdout: string; stderr: string };
@@ -280,7 +280,7 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
     assert.deepEqual(r.faults.map((f) => f.replace(/ at \d+ %$/, '')), ['SIGKILL instance 1', 'SIGKILL instance 1', 'SIGKILL instance 1'], context);
     assert.ok(!r.faults[2]!.endsWith('at 100 %'), `the last kill came while records were still flowing\n${context}`);
     // missed = []: each kill's open transaction held the output LSO ≥ 2 s and was aborted, ≥ 3
-    // rebalances were counted and the app showed down (src/chaos/streams-scenarios.ts).
+    // rebalances were counted and the app showed down (harness/chaos/streams-scenarios.ts).
     assert.equal(r.observed.lingering.length, 3, context);
     assert.ok(r.observed.transactions.committed > 0, `the app's commits counted under its application\n${context}`);
     process.stderr.write(`${report}\n`);

@@ -365,7 +365,7 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     reason: 'a quoted value that is already [REDACTED] is replaced by a quoted [REDACTED]: the same text',
   },
   {
-    file: 'src/verify/record-batches.ts',
+    file: 'src/kafka/record-batches.ts',
     mutator: 'EqualityOperator',
     original: 'this.i >= b.length',
     replacement: 'this.i > b.length',

@@ -29,7 +29,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/audit/checks/broker.ts', tests: ['test/unit/audit/checks/cluster.test.ts'] },
   { file: 'src/audit/checks/streams.ts', tests: ['test/unit/audit/checks/streams.test.ts', 'test/unit/audit/checks/cluster.test.ts'] },
   { file: 'src/redact.ts', tests: ['test/unit/redact.test.ts'] },
-  { file: 'src/verify/record-batches.ts', tests: ['test/unit/verify/record-batches.test.ts'] },
+  { file: 'src/kafka/record-batches.ts', tests: ['test/unit/kafka/record-batches.test.ts'] },
   { file: 'src/kafka/read-committed.ts', tests: ['test/unit/kafka/read-committed.test.ts'] },
   { file: 'src/kafka/module-cache.ts', tests: ['test/unit/kafka/module-cache.test.ts', 'test/unit/kafka/read-committed.test.ts'] },
   { file: 'src/kafka/linear-grouping.ts', tests: ['test/unit/kafka/linear-grouping.test.ts'] },
@@ -47,7 +47,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/runtime/periodic.ts', tests: ['test/unit/runtime/periodic.test.ts'] },
   { file: 'src/runtime/poll-until.ts', tests: ['test/unit/runtime/poll-until.test.ts'] },
   { file: 'src/runtime/runs.ts', tests: ['test/unit/runtime/runs.test.ts'] },
-  { file: 'src/chaos/flink-scenarios.ts', tests: ['test/unit/chaos/flink.test.ts'] },
+  { file: 'harness/chaos/flink-scenarios.ts', tests: ['test/unit/harness/chaos/flink.test.ts'] },
 ];
 
 /** Score (killed ÷ killed + survived + not covered, equivalent mutants left out) each module must reach. */

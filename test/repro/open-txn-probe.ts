@@ -10,7 +10,7 @@ import { LocalCluster, kafkaFor, createTopic, uniqueName } from '../harness/inde
 import { readTopic, readTopicRecords } from '../../src/verify/reader.js';
 import { EndOffsetReader } from '../../src/kafka/offsets.js';
 import { RawFetcher } from '../../src/kafka/raw-fetch.js';
-import { decodeFetchResponse, scanRecordSet } from '../../src/verify/record-batches.js';
+import { decodeFetchResponse, scanRecordSet } from '../../src/kafka/record-batches.js';
 
 test('open-transaction probe', { timeout: 600_000 }, async () => {
   const cluster = await LocalCluster.start({ nodes: 1 });

@@ -4,7 +4,7 @@
 import { test, describe, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeReason, runUntilStoppedOutcome } from '../../src/lifecycle.js';
-import { demoConfig, demoExitLine } from '../../src/demo.js';
+import { demoConfig, demoExitLine } from '../../harness/demo/kafka.js';
 import { memoryLogger } from '../harness/log.js';
 
 const last = (lines: string[]) => JSON.parse(lines.at(-1)!) as Record<string, unknown> & { msg: string };

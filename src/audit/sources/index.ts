@@ -9,7 +9,7 @@ import { flinkSource, propertiesSource } from './files.js';
 import { pipelineSource } from './pipeline.js';
 import { coordinatorSource } from './coordinator.js';
 import { checkPattern } from '../../coordinator/applications.js';
-import { flinkJobsSource } from '../../flink/audit-source.js';
+import { flinkJobsSource } from './flink.js';
 
 /** The transactional-id prefixes of the applications the configuration names: whose writers acl.transactional-id-writers lists. */
 export function watchedPrefixes(config: Config): WatchedPrefix[] {

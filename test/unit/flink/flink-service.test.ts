@@ -114,7 +114,7 @@ test('the Flink REST credentials are redacted from the printed and logged config
 
 test('REST URLs are shown without user info (logs, readiness, the audit source name)', async () => {
   const { shownUrl } = await import('../../../src/flink/rest-client.js');
-  const { flinkJobsSource } = await import('../../../src/flink/audit-source.js');
+  const { flinkJobsSource } = await import('../../../src/audit/sources/flink.js');
   assert.equal(shownUrl('https://ops:pw-3e1d@jm.example:8081/flink/'), 'https://jm.example:8081/flink');
   assert.equal(flinkJobsSource(config(['http://ops:pw-3e1d@127.0.0.1:8081', 'http://127.0.0.1:8082'])).name, 'flink-jobs:http://127.0.0.1:8081,http://127.0.0.1:8082');
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { captureStream } from '../../harness/capture.js';
 import { LivePanel } from '../../../src/status/live.js';
-import { demoInstructions } from '../../../src/demo.js';
+import { demoInstructions } from '../../../harness/demo/kafka.js';
 
 const sink = captureStream;
 
