@@ -8,6 +8,7 @@ import { RawFetcher } from './raw-fetch.js';
 import { decodeFetchResponse } from './record-batches.js';
 import { decodeTxnLogRecord, logRecords, type TxnLogRecord } from './txn-log.js';
 import { EosError, ErrorCodes } from '../errors.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 
@@ -27,7 +28,23 @@ export interface TxnLogReadOptions {
   /** Where each partition starts (default 0: the log start). */
   from?: Map<number, number>;
   maxBytesPerPartition?: number;
+  /** A partition whose leader is moving or not yet elected is read again this many times (default 4), */
+  leaderRetries?: number;
+  /** after waiting this long times the attempt's number, on fresh metadata (default 250 ms). */
+  leaderBackoffMs?: number;
+  clock?: Clock;
 }
+
+/**
+ * Partition errors that say the leader moved, is not elected yet or is loading (Kafka's retriable
+ * errors of a Fetch: UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
+ * REPLICA_NOT_AVAILABLE, KAFKA_STORAGE_ERROR, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
+ * OFFSET_NOT_AVAILABLE). A consumer refreshes its metadata and asks again; so does this reader,
+ * within the pass: the log's partitions are created, and their leaders elected, when the first
+ * transactional producer of a cluster starts, and a broker restart moves them. Only a leader that
+ * does not settle within the retries fails the pass.
+ */
+const LEADER_MOVED = new Set([3, 5, 6, 9, 56, 74, 75, 78]);
 
 /**
  * The log's partitions; null when the topic does not exist (no transactional producer has run on
@@ -61,80 +78,108 @@ export async function readTransactionLog(kafka: Kafka, opts: TxnLogReadOptions =
   // No log yet is an empty log: nothing to read, and every partition starts at 0 when it comes.
   const partitions = opts.partitions ?? (await logPartitions(kafka));
   if (partitions === null) return { entries, next };
+  const position = new Map(partitions.map((partition) => [partition, opts.from?.get(partition) ?? 0]));
   const fetcher = new RawFetcher(kafka, false);
-  const perPartition = opts.maxBytesPerPartition ?? 1 << 20;
+  const retries = opts.leaderRetries ?? 4;
+  const backoffMs = opts.leaderBackoffMs ?? 250;
   try {
     await fetcher.connect(TRANSACTION_STATE_TOPIC);
-    // Every partition a broker leads in one Fetch (50 partitions by default: one round trip per
-    // leader and round, not one per partition), the leaders read side by side.
-    await Promise.all(
-      [...fetcher.leaders(TRANSACTION_STATE_TOPIC, partitions)].map(async ([leader, parts]) => {
-        const position = new Map(parts.map((partition) => [partition, opts.from?.get(partition) ?? 0]));
-        const pending = new Set(parts);
-        while (pending.size) {
-          const asked = [...pending];
-          const body = await fetcher.fetch(
-            leader,
-            TRANSACTION_STATE_TOPIC,
-            asked.map((partition) => ({ partition, offset: position.get(partition)!, maxBytes: perPartition })),
-            { maxWaitMs: 0, maxBytes: Math.min(perPartition * asked.length, MAX_FETCH_BYTES) },
-          );
-          const res = decodeFetchResponse(body);
-          if (res.errorCode !== 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC} from broker ${leader}: error code ${res.errorCode}`);
-          // A partition below its high watermark answered with no records: the response filled up
-          // on the others (the Fetch's total size, the broker's fetch.max.bytes). It is asked again
-          // while others still bring records, so a pass reads every partition to its end (a
-          // baseline that stopped short would count the rest of the history as news next pass).
-          let progressed = false;
-          const starved: number[] = [];
-          for (const partition of asked) {
-            const p = res.partitions.find((x) => x.partition === partition);
-            if (!p) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: no answer for the partition`);
-            if (p.errorCode !== 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: partition error code ${p.errorCode}`);
-            let offset = position.get(partition)!;
-            if (offset < p.logStartOffset) offset = p.logStartOffset;
-            position.set(partition, offset);
-            if (offset >= p.highWatermark) {
-              pending.delete(partition);
-              continue;
-            }
-            if (!p.records || p.records.length === 0) {
-              starved.push(partition);
-              continue;
-            }
-            const got = logRecords(p.records, offset);
-            if (got.records.length === 0 && got.nextOffset <= offset) {
-              // Only part of a batch: the response's total size ran out inside it. The first
-              // partition of a Fetch always gets its first batch whole (KIP-74), so there it means
-              // a batch larger than the partition's limit.
-              if (partition === asked[0]) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
-              starved.push(partition);
-              continue;
-            }
-            progressed = true;
-            // A record at or past the high watermark this answer gave is left for the next pass (read
-            // again from its offset), never stepped over.
-            const beyond = got.records.find((r) => r.offset >= p.highWatermark);
-            for (const r of got.records) {
-              if (r.offset >= p.highWatermark) break;
-              entries.push({ partition, offset: r.offset, timestampMs: r.timestampMs, record: decodeTxnLogRecord(r.key, r.value) });
-            }
-            if (beyond) {
-              position.set(partition, beyond.offset);
-              pending.delete(partition);
-              continue;
-            }
-            if (got.nextOffset <= offset) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
-            position.set(partition, got.nextOffset);
-          }
-          // Nothing came for any of them: the rest waits for the next pass.
-          if (!progressed) for (const partition of starved) pending.delete(partition);
-        }
-        for (const [partition, offset] of position) next.set(partition, offset);
-      }),
-    );
+    let todo = partitions;
+    for (let attempt = 1; ; attempt++) {
+      const moved = await readRound(fetcher, todo, position, opts.maxBytesPerPartition ?? 1 << 20, entries);
+      if (moved.length === 0) break;
+      if (attempt > retries) {
+        const m = moved[0]!;
+        throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC}-${m.partition} from broker ${m.leader}: partition error code ${m.errorCode} (its leader did not settle in ${retries} retries)`);
+      }
+      await (opts.clock ?? systemClock).sleep(backoffMs * attempt);
+      await fetcher.refresh();
+      todo = moved.map((m) => m.partition);
+    }
   } finally {
     await fetcher.close();
   }
+  for (const [partition, offset] of position) next.set(partition, offset);
   return { entries, next };
+}
+
+/**
+ * One round over `partitions`, each from its `position` to its end (moved on in place), entries
+ * appended; the partitions whose leader answered that it moved or is not ready (LEADER_MOVED), to be
+ * asked again on fresh metadata.
+ */
+async function readRound(fetcher: RawFetcher, partitions: number[], position: Map<number, number>, perPartition: number, entries: TxnLogEntry[]): Promise<{ partition: number; leader: string; errorCode: number }[]> {
+  const moved: { partition: number; leader: string; errorCode: number }[] = [];
+  // Every partition a broker leads in one Fetch (50 partitions by default: one round trip per
+  // leader and round, not one per partition), the leaders read side by side.
+  await Promise.all(
+    [...fetcher.leaders(TRANSACTION_STATE_TOPIC, partitions)].map(async ([leader, parts]) => {
+      const pending = new Set(parts);
+      while (pending.size) {
+        const asked = [...pending];
+        const body = await fetcher.fetch(
+          leader,
+          TRANSACTION_STATE_TOPIC,
+          asked.map((partition) => ({ partition, offset: position.get(partition)!, maxBytes: perPartition })),
+          { maxWaitMs: 0, maxBytes: Math.min(perPartition * asked.length, MAX_FETCH_BYTES) },
+        );
+        const res = decodeFetchResponse(body);
+        if (res.errorCode !== 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC} from broker ${leader}: error code ${res.errorCode}`);
+        // A partition below its high watermark answered with no records: the response filled up
+        // on the others (the Fetch's total size, the broker's fetch.max.bytes). It is asked again
+        // while others still bring records, so a pass reads every partition to its end (a
+        // baseline that stopped short would count the rest of the history as news next pass).
+        let progressed = false;
+        const starved: number[] = [];
+        for (const partition of asked) {
+          const p = res.partitions.find((x) => x.partition === partition);
+          if (!p) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: no answer for the partition`);
+          if (p.errorCode !== 0) {
+            if (!LEADER_MOVED.has(p.errorCode)) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `fetching ${TRANSACTION_STATE_TOPIC}-${partition} from broker ${leader}: partition error code ${p.errorCode}`);
+            moved.push({ partition, leader, errorCode: p.errorCode });
+            pending.delete(partition);
+            continue;
+          }
+          let offset = position.get(partition)!;
+          if (offset < p.logStartOffset) offset = p.logStartOffset;
+          position.set(partition, offset);
+          if (offset >= p.highWatermark) {
+            pending.delete(partition);
+            continue;
+          }
+          if (!p.records || p.records.length === 0) {
+            starved.push(partition);
+            continue;
+          }
+          const got = logRecords(p.records, offset);
+          if (got.records.length === 0 && got.nextOffset <= offset) {
+            // Only part of a batch: the response's total size ran out inside it. The first
+            // partition of a Fetch always gets its first batch whole (KIP-74), so there it means
+            // a batch larger than the partition's limit.
+            if (partition === asked[0]) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
+            starved.push(partition);
+            continue;
+          }
+          progressed = true;
+          // A record at or past the high watermark this answer gave is left for the next pass (read
+          // again from its offset), never stepped over.
+          const beyond = got.records.find((r) => r.offset >= p.highWatermark);
+          for (const r of got.records) {
+            if (r.offset >= p.highWatermark) break;
+            entries.push({ partition, offset: r.offset, timestampMs: r.timestampMs, record: decodeTxnLogRecord(r.key, r.value) });
+          }
+          if (beyond) {
+            position.set(partition, beyond.offset);
+            pending.delete(partition);
+            continue;
+          }
+          if (got.nextOffset <= offset) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `${TRANSACTION_STATE_TOPIC}-${partition}: a record batch at offset ${offset} is larger than ${perPartition} bytes`);
+          position.set(partition, got.nextOffset);
+        }
+        // Nothing came for any of them: the rest waits for the next pass.
+        if (!progressed) for (const partition of starved) pending.delete(partition);
+      }
+    }),
+  );
+  return moved;
 }

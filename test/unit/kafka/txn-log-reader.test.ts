@@ -93,6 +93,9 @@ function committedLog(n: number, ids: number): Buffer[] {
  */
 class FakeBroker {
   fetches: { offset: number; maxBytes: number }[] = [];
+  /** Partition error codes the next fetches answer, one each, before the log is served (a leader not elected yet). */
+  partitionErrors: number[] = [];
+  refreshes = 0;
   visibleHw: number;
   reportedHw: (visible: number) => number = (v) => v;
 
@@ -121,7 +124,9 @@ class FakeBroker {
       connect: async () => undefined,
       disconnect: async () => undefined,
       addMultipleTargetTopics: async () => undefined,
-      refreshMetadata: async () => undefined,
+      refreshMetadata: async () => {
+        this.refreshes++;
+      },
       findTopicPartitionMetadata: () => [{ partitionId: 0 }],
       findLeaderForPartitions: (_t: string, parts: number[]) => ({ '1': parts }),
       findBroker: async () => broker,
@@ -131,7 +136,8 @@ class FakeBroker {
 
   /** A Fetch v11 response body: whole batches from the one holding `offset` below the visible high watermark, cut at maxBytes. */
   private answer(offset: number, maxBytes: number): Buffer {
-    const visible = this.batches.slice(offset, this.visibleHw);
+    const errorCode = this.partitionErrors.shift() ?? 0;
+    const visible = errorCode ? [] : this.batches.slice(offset, this.visibleHw);
     const bytes = Buffer.concat(visible);
     const first = visible[0]?.length ?? 0;
     const records = bytes.subarray(0, Math.max(Math.min(maxBytes, bytes.length), first));
@@ -143,7 +149,7 @@ class FakeBroker {
     topic.copy(b, (i += 2));
     b.writeInt32BE(1, (i += topic.length));
     b.writeInt32BE(0, (i += 4)); // partition
-    b.writeInt16BE(0, (i += 4)); // error code
+    b.writeInt16BE(errorCode, (i += 4)); // error code
     b.writeBigInt64BE(BigInt(this.reportedHw(this.visibleHw)), (i += 2));
     b.writeBigInt64BE(BigInt(this.visibleHw), (i += 8)); // last stable offset
     b.writeBigInt64BE(0n, (i += 8)); // log start offset
@@ -172,6 +178,44 @@ function commits(passes: TxnLogEntry[][]): number {
 describe('readTransactionLog: the raw-fetch loop', () => {
   const log = committedLog(40, 3); // 120 records
   const size = Math.max(...log.map((b) => b.length));
+
+  test('a partition whose leader moved or is not elected yet is asked again on fresh metadata within the pass: every record once, no error', async () => {
+    for (const codes of [[6], [5, 6], [3, 9, 74, 75], [78, 56]]) {
+      const broker = new FakeBroker(log);
+      broker.partitionErrors = [...codes];
+      const { entries, next } = await readTransactionLog(broker.kafka(), { partitions: [0], from: new Map([[0, 3]]), leaderBackoffMs: 1 });
+      assert.deepEqual(entries.map((e) => e.offset), log.map((_, i) => i).slice(3), `codes ${codes.join(',')}`);
+      assert.equal(next.get(0), log.length);
+      assert.equal(broker.refreshes, codes.length, 'metadata refreshed before each retry');
+      // Asked again from where it stood, not from the start or past it.
+      assert.deepEqual(broker.fetches.slice(0, codes.length + 1).map((f) => f.offset), Array(codes.length + 1).fill(3));
+    }
+  });
+
+  test('a leader that does not settle within the retries fails the pass, naming the partition, the broker and the code', async () => {
+    const broker = new FakeBroker(log);
+    broker.partitionErrors = [6, 6, 6, 6];
+    await assert.rejects(
+      readTransactionLog(broker.kafka(), { partitions: [0], leaderRetries: 2, leaderBackoffMs: 1 }),
+      /^EosError: fetching __transaction_state-0 from broker 1: partition error code 6 \(its leader did not settle in 2 retries\)$/,
+    );
+    assert.equal(broker.fetches.length, 3, 'the first read and two retries');
+    assert.equal(broker.refreshes, 2);
+    // The third retry would have been answered: a leader that settles in time is read.
+    const settles = new FakeBroker(log);
+    settles.partitionErrors = [6, 6];
+    assert.equal((await readTransactionLog(settles.kafka(), { partitions: [0], leaderRetries: 2, leaderBackoffMs: 1 })).entries.length, log.length);
+  });
+
+  test('any other partition error fails the pass at once, without a retry', async () => {
+    for (const code of [1, 29, 87]) {
+      const broker = new FakeBroker(log);
+      broker.partitionErrors = [code];
+      await assert.rejects(readTransactionLog(broker.kafka(), { partitions: [0], leaderBackoffMs: 1 }), new RegExp(`fetching __transaction_state-0 from broker 1: partition error code ${code}$`));
+      assert.equal(broker.refreshes, 0);
+      assert.equal(broker.fetches.length, 1);
+    }
+  });
 
   test('a batch cut off at maxBytes is fetched again whole: every record once, in order, whatever the cut', async () => {
     const log = committedLog(12, 3); // 36 records
