@@ -1,17 +1,13 @@
-// A strict reader of the Prometheus text exposition format (0.0.4): eoswatch status and the tests read /metrics with it.
+// A strict reader of the Prometheus text exposition format (0.0.4): what reads /metrics over HTTP
+// (the chaos observers, the benchmarks, the tests) reads it with this.
 // It throws on any line that is not a comment, HELP, TYPE or a well-formed sample.
+// In the daemon, the status sampler reads the registry's metric objects instead (src/metrics/samples.ts).
 import { EosError, ErrorCodes } from '../errors.js';
-export interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
+import type { Sample, Samples } from './samples.js';
 
-export interface Parsed {
-  samples: Sample[];
-  types: Map<string, string>;
-  help: Map<string, string>;
-}
+export type { Sample };
+/** What a text parses to: the same shape as the samples read from a registry. */
+export type Parsed = Samples;
 
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const SAMPLE = new RegExp(`^(${NAME})(\\{(.*)\\})?\\s+(\\S+)(\\s+-?[0-9]+)?$`);
