@@ -54,7 +54,8 @@ export async function registrySamples(registry: Registry): Promise<Samples> {
       const labels: Record<string, string> = {};
       for (const [k, x] of Object.entries(v.labels ?? {})) labels[k] = String(x);
       if (defaults) for (const [k, x] of Object.entries(defaults)) labels[k] ??= x;
-      out.samples.push({ name: v.metricName ?? metric.name, labels, value: v.value });
+      // (-0 as the text writes it: 0)
+      out.samples.push({ name: v.metricName ?? metric.name, labels, value: v.value === 0 ? 0 : v.value });
     }
   }
   return out;
