@@ -44,6 +44,28 @@ export function createRegistry(): Registry {
   return registry;
 }
 
+export type LabelSet = Readonly<Record<string, string>>;
+
+const defaultLabels = new WeakMap<Registry, LabelSet>();
+
+/**
+ * Sets the labels prom-client adds to every series of `registry` (`registry.setDefaultLabels`) and
+ * keeps them for eoswatch's readers of the registry (src/metrics/render.ts, src/metrics/samples.ts):
+ * prom-client has no public reader of them. Default labels set on the registry directly are not seen
+ * by those readers; eoswatch sets none itself.
+ */
+export function setDefaultLabels(registry: Registry, labels: Record<string, string>): void {
+  const copy: LabelSet = Object.freeze({ ...labels });
+  registry.setDefaultLabels(copy);
+  if (Object.keys(copy).length) defaultLabels.set(registry, copy);
+  else defaultLabels.delete(registry);
+}
+
+/** The default labels set with setDefaultLabels (undefined: none). */
+export function defaultLabelsOf(registry: Registry): LabelSet | undefined {
+  return defaultLabels.get(registry);
+}
+
 /**
  * A family's metrics, defined once per registry: `define` runs the first time a registry asks, and
  * every later caller (a service built again after a restart, another service sharing the family)

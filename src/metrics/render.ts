@@ -1,60 +1,59 @@
 // Renders eoswatch's prom-client Registry in the Prometheus text format (0.0.4), byte for byte what
 // prom-client's `registry.metrics()` writes, at a fraction of its cost for large label sets, and
-// shares one render among the scrapes that arrive while it runs.
+// shares one render among the scrapes that arrive while it runs. It reads the registry through
+// prom-client's public API only: `getMetricsAsArray()` and each metric's `get()` ({ name, help,
+// type, values: [{ labels, value, metricName? }] }), and the default labels from eoswatch's own
+// record of them (`setDefaultLabels` in src/metrics/registry.ts; prom-client has no public reader).
 //
 // Where prom-client's time goes for 1,000 partitions × a few gauges (bench/scrape.bench.ts): it
-// formats every label set again on every scrape (Object.entries, a regex replace per value, a
-// WeakMap lookup keyed by a fresh `{}` for the missing shared labels), then joins arrays of lines.
-// Here the label part of a series (`{a="x",b="y"}`) is formatted once per label object: prom-client
-// stores the object passed to `set()` / `inc()` / `observe()` as it is, so the same object comes back
-// on every scrape until the series is set again with another one (services that rewrite a series on
-// every reading pass the same object each time: src/kafka/lso-monitor.ts). A label object must not
-// be changed after it was passed to prom-client (prom-client keys the series by its contents at that
-// moment already).
+// formats every label set again on every scrape (Object.entries, a regex replace per value), then
+// joins arrays of lines. Here the label part of a counter's, gauge's or summary's series
+// (`{a="x",b="y"}`) is formatted once per label object: `get()` returns the object passed to
+// `set()` / `inc()` / `observe()` as it is, so the same object comes back on every scrape until the
+// series is set again with another one (services that rewrite a series on every reading pass the
+// same object each time: src/kafka/lso-monitor.ts). A label object must not be changed after it was
+// passed to prom-client (prom-client keys the series by its contents at that moment already).
+// A histogram's `get()` builds new label objects on every call (`le` and the series' labels in one
+// object): those are formatted on every render, as prom-client does; eoswatch's histograms have
+// few series.
 //
-// Collection still runs on every render (prom-client's `get()`, with the metric's own `collect`), so
-// values are as current as with prom-client's renderer. Only the Prometheus content type is written,
-// and default labels (`registry.setDefaultLabels`) are not supported: eoswatch sets none.
+// Collection still runs on every render (`get()` runs the metric's own `collect`), so values are as
+// current as with prom-client's renderer. Only the Prometheus content type is written.
 import type { Registry } from 'prom-client';
+import { defaultLabelsOf, type LabelSet } from './registry.js';
+import { metricData, type LabelValues as Labels, type MetricData } from './samples.js';
 
-interface Value {
-  value: number;
-  labels?: Record<string, string | number>;
-  metricName?: string;
-  sharedLabels?: Record<string, string | number>;
-}
-
-interface MetricData {
-  name: string;
-  help: string;
-  type: string;
-  values?: Value[];
-}
-
-interface RenderableMetric {
-  get(): Promise<MetricData> | MetricData;
-  getForPromString?(): Promise<MetricData> | MetricData;
-}
+const has = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 function escapeString(s: string): string {
   return s.indexOf('\\') < 0 && s.indexOf('\n') < 0 ? s : s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
-function escapeLabelValue(v: string | number): string | number {
+function escapeLabelValue(v: string | number | undefined): string | number | undefined {
   if (typeof v !== 'string') return v;
   const e = escapeString(v);
   return e.indexOf('"') < 0 ? e : e.replace(/"/g, '\\"');
 }
 
-/** `a="x",b="y"` of the labels not in `exclude` (prom-client's formatLabels joined). */
-function formatLabels(labels: Record<string, string | number>, exclude?: Record<string, unknown>): string {
+/**
+ * `{a="x",b="y"}` (or '') of a series' labels and the registry's default labels, in prom-client's
+ * order: the series' labels, then the default labels it does not set. `lead` (a histogram's `le`):
+ * that label first, then the default labels the series does not set, then the series' other labels
+ * (prom-client formats a histogram's bucket label and its series' labels separately).
+ */
+function labelText(labels: Labels, defaults?: LabelSet, lead?: string): string {
   let out = '';
-  for (const name in labels) {
-    if (!Object.prototype.hasOwnProperty.call(labels, name)) continue;
-    if (exclude && Object.prototype.hasOwnProperty.call(exclude, name)) continue;
-    out += `${out ? ',' : ''}${name}="${escapeLabelValue(labels[name]!)}"`;
-  }
-  return out;
+  const add = (name: string, v: string | number | undefined): void => {
+    out += `${out ? ',' : ''}${name}="${escapeLabelValue(v)}"`;
+  };
+  const own = (skip?: string): void => {
+    for (const name in labels) if (name !== skip && has(labels, name)) add(name, labels[name]);
+  };
+  if (lead === undefined) own();
+  else if (has(labels, lead)) add(lead, labels[lead]);
+  if (defaults) for (const name in defaults) if (has(defaults, name) && !has(labels, name)) add(name, defaults[name]);
+  if (lead !== undefined) own(lead);
+  return out ? `{${out}}` : '';
 }
 
 function valueString(v: number): string {
@@ -68,11 +67,13 @@ interface Rendered {
   bytes: Buffer;
 }
 
+const EMPTY: Labels = Object.freeze({});
+
 export class MetricsRenderer {
-  /** `{...}` (or '') of a label object without shared labels, formatted once per object. */
-  private readonly labelText = new WeakMap<object, string>();
-  /** The shared labels of a histogram series (prom-client passes the series' stored label object). */
-  private readonly sharedText = new WeakMap<object, string>();
+  /** `{...}` (or '') of a label object with the default labels, formatted once per object. */
+  private labelTexts = new WeakMap<object, string>();
+  /** The default labels the cached texts were formatted with. */
+  private defaultsSeen: LabelSet | undefined;
   private inFlight: Promise<Rendered> | undefined;
 
   constructor(private readonly registry: Registry) {}
@@ -112,53 +113,47 @@ export class MetricsRenderer {
    * rendering again after it (they get values at most one render old, as with any shared render).
    */
   private async renderNow(): Promise<string> {
-    const metrics = this.registry.getMetricsAsArray() as unknown as RenderableMetric[];
-    const data = await Promise.all(metrics.map((m) => (typeof m.getForPromString === 'function' ? m.getForPromString() : m.get())));
+    const data = await metricData(this.registry);
+    const defaults = defaultLabelsOf(this.registry);
+    if (defaults !== this.defaultsSeen) {
+      this.labelTexts = new WeakMap();
+      this.defaultsSeen = defaults;
+    }
     let out = '';
     for (let i = 0; i < data.length; i++) {
       if (i > 0) out += '\n\n';
-      out += this.block(data[i]!);
+      out += this.block(data[i]!, defaults);
     }
     await new Promise<void>((r) => setImmediate(r));
     return `${out}\n`;
   }
 
-  private block(metric: MetricData): string {
+  private block(metric: MetricData, defaults: LabelSet | undefined): string {
     const name = escapeString(metric.name);
     let out = `# HELP ${name} ${escapeString(metric.help)}\n# TYPE ${name} ${metric.type}`;
-    for (const v of metric.values ?? []) {
-      out += `\n${v.metricName ?? name}${this.labelsOf(v)} ${valueString(v.value)}`;
+    const values = metric.values;
+    if (metric.type === 'histogram') {
+      // New label objects on every get(): nothing to cache them by.
+      for (const v of values) out += `\n${v.metricName ?? name}${labelText(v.labels ?? EMPTY, defaults, 'le')} ${valueString(v.value)}`;
+      return out;
     }
+    for (const v of values) out += `\n${v.metricName ?? name}${this.labelsOf(v.labels ?? EMPTY, defaults)} ${valueString(v.value)}`;
     return out;
   }
 
-  private labelsOf(v: Value): string {
-    const labels = v.labels ?? {};
-    const shared = v.sharedLabels;
-    if (!shared) {
-      let t = this.labelText.get(labels);
-      if (t === undefined) {
-        const f = formatLabels(labels);
-        t = f ? `{${f}}` : '';
-        this.labelText.set(labels, t);
-      }
-      return t;
+  private labelsOf(labels: Labels, defaults: LabelSet | undefined): string {
+    let t = this.labelTexts.get(labels);
+    if (t === undefined) {
+      t = labelText(labels, defaults);
+      this.labelTexts.set(labels, t);
     }
-    // Histogram buckets, sum and count: the bucket's own labels (le) first, then the series' labels.
-    const own = formatLabels(labels, shared);
-    let s = this.sharedText.get(shared);
-    if (s === undefined) {
-      s = formatLabels(shared);
-      this.sharedText.set(shared, s);
-    }
-    const all = own && s ? `${own},${s}` : own || s;
-    return all ? `{${all}}` : '';
+    return t;
   }
 }
 
 const renderers = new WeakMap<Registry, MetricsRenderer>();
 
-/** The one renderer of `registry` (its label cache and in-flight render are shared by /metrics and the status page). */
+/** The one renderer of `registry` (its label cache and in-flight render are shared by every scrape of /metrics). */
 export function rendererFor(registry: Registry): MetricsRenderer {
   let r = renderers.get(registry);
   if (!r) {

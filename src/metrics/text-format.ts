@@ -1,21 +1,22 @@
-// A strict reader of the Prometheus text exposition format (0.0.4): eoswatch status and the tests read /metrics with it.
+// A strict reader of the Prometheus text exposition format (0.0.4): what reads /metrics over HTTP
+// (the chaos observers, the benchmarks, the tests) reads it with this.
 // It throws on any line that is not a comment, HELP, TYPE or a well-formed sample.
+// In the daemon, the status sampler reads the registry's metric objects instead (src/metrics/samples.ts).
 import { EosError, ErrorCodes } from '../errors.js';
-export interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
+import type { Sample, Samples } from './samples.js';
 
-export interface Parsed {
-  samples: Sample[];
-  types: Map<string, string>;
-  help: Map<string, string>;
-}
+export type { Sample };
+/** What a text parses to: the same shape as the samples read from a registry. */
+export type Parsed = Samples;
 
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const SAMPLE = new RegExp(`^(${NAME})(\\{(.*)\\})?\\s+(\\S+)(\\s+-?[0-9]+)?$`);
 const LABEL = /\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(,|$)/y;
+
+/** `\\` and `\n` (and `\"` where `quote`) undone in one pass, as the text format escapes them. */
+function unescapeText(s: string, quote: boolean): string {
+  return s.replace(quote ? /\\([\\n"])/g : /\\([\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
+}
 
 function parseValue(v: string, line: string): number {
   // Prometheus parses values with Go's strconv.ParseFloat: Inf and NaN in any letter case.
@@ -35,7 +36,7 @@ export function parsePrometheusText(text: string): Parsed {
     if (line.startsWith('# HELP ')) {
       const m = line.match(new RegExp(`^# HELP (${NAME}) (.*)$`));
       if (!m) throw new EosError(ErrorCodes.DECODE_FAILED, `bad HELP line: ${line}`);
-      out.help.set(m[1]!, m[2]!);
+      out.help.set(m[1]!, unescapeText(m[2]!, false));
       continue;
     }
     if (line.startsWith('# TYPE ')) {
@@ -56,7 +57,7 @@ export function parsePrometheusText(text: string): Parsed {
       LABEL.lastIndex = pos;
       const l = LABEL.exec(body);
       if (!l) throw new EosError(ErrorCodes.DECODE_FAILED, `bad labels in: ${line}`);
-      labels[l[1]!] = l[2]!.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
+      labels[l[1]!] = unescapeText(l[2]!, true);
       pos = LABEL.lastIndex;
     }
     out.samples.push({ name: m[1]!, labels, value: parseValue(m[4]!, line) });

@@ -1,7 +1,7 @@
 // The daemon's recent past, for the status page's charts and the summary's windows: a ring of
 // compact points (the counters and gauges the summary needs, one point per sample), fixed in
-// size. Pure: the sampler (src/status/sampler.ts) renders the registry and passes the time.
-import type { Parsed, Sample } from '../metrics/text-format.js';
+// size. Pure: the sampler (src/status/sampler.ts) reads the registry's samples and passes the time.
+import type { Sample, Samples } from '../metrics/samples.js';
 
 /** One sample of the daemon's own counters (summed over its pipelines) and gauges. */
 export interface Point {
@@ -35,11 +35,11 @@ export interface ChartPoint {
   lsoLag: number;
 }
 
-const of = (m: Parsed, name: string, labels: Record<string, string> = {}): Sample[] =>
+const of = (m: Samples, name: string, labels: Record<string, string> = {}): Sample[] =>
   m.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-const sum = (m: Parsed, name: string, labels: Record<string, string> = {}): number => of(m, name, labels).reduce((a, s) => a + s.value, 0);
+const sum = (m: Samples, name: string, labels: Record<string, string> = {}): number => of(m, name, labels).reduce((a, s) => a + s.value, 0);
 
-export function pointOf(atMs: number, m: Parsed): Point {
+export function pointOf(atMs: number, m: Samples): Point {
   const hasRecords = of(m, 'eos_pipeline_records_total').length > 0;
   const buckets = new Map<number, number>();
   for (const s of of(m, 'eos_kafka_transaction_commit_latency_seconds_bucket')) {

@@ -1,12 +1,12 @@
-// The daemon's status sampler: every `stepMs` (5 s) it renders the registry once, adds a point to
+// The daemon's status sampler: every `stepMs` (5 s) it reads the registry's series once (from the
+// metric objects, src/metrics/samples.ts: no render, no text to parse), adds a point to
 // the history ring (30 min by default, fixed size) and judges the alert conditions with their
 // rules' `for:`, so that /status.json (src/http/status-page.ts) answers from the last sample: the
 // same summary, alert timers and chart history for every reader, whoever polls and how often.
 import type { Registry } from 'prom-client';
 import type { AuditReport } from '../audit/runner.js';
 import { sortFindings } from '../audit/report.js';
-import { rendererFor } from '../metrics/render.js';
-import { parsePrometheusText } from '../metrics/text-format.js';
+import { registrySamples } from '../metrics/samples.js';
 import { redactText } from '../redact.js';
 import type { Readiness, Service, ServiceHealth } from '../service.js';
 import type { Logger } from '../log.js';
@@ -87,9 +87,8 @@ export class StatusSampler implements Service {
 
   private async takeSample(): Promise<void> {
     try {
-      const text = await rendererFor(this.deps.registry).render();
+      const metrics = await registrySamples(this.deps.registry);
       const atMs = this.now();
-      const metrics = parsePrometheusText(text);
       const point = pointOf(atMs, metrics);
       const history = this.points.toArray();
       const ready = this.deps.readiness();

@@ -1,9 +1,9 @@
 // What a running eoswatch shows, in one screen: built in the daemon (src/status/sampler.ts) from
-// its /metrics, its recent history (src/status/history.ts), readiness and audit, served as
-// GET /status.json; `eoswatch status`, the demo's live summary and the status page all show that.
+// its metrics' series (src/metrics/samples.ts), its recent history (src/status/history.ts),
+// readiness and audit, served as GET /status.json; `eoswatch status`, the demo's live summary and the status page all show that.
 // Alert conditions mirror alerts/eoswatch.rules.yml, windows included, and are judged with the
 // rules' `for:` (src/status/alert-timers.ts). Pure: no I/O, no clock here.
-import type { Parsed, Sample } from '../metrics/text-format.js';
+import type { Sample, Samples } from '../metrics/samples.js';
 import { AlertTimers, fmtState, type AlertStatus, type Condition } from './alert-timers.js';
 import { baseline, commitQuantileMs, histogramQuantile, increase, pointOf, zeroPoint, type Point } from './history.js';
 
@@ -11,7 +11,7 @@ export { histogramQuantile };
 
 export interface Reading {
   atMs: number;
-  metrics: Parsed;
+  metrics: Samples;
 }
 
 export interface FailingFinding {
@@ -129,11 +129,11 @@ export interface StatusSummary {
   firing: number;
 }
 
-const of = (m: Parsed, name: string, labels: Record<string, string> = {}): Sample[] =>
+const of = (m: Samples, name: string, labels: Record<string, string> = {}): Sample[] =>
   m.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-const sum = (m: Parsed, name: string, labels: Record<string, string> = {}): number => of(m, name, labels).reduce((a, s) => a + s.value, 0);
-const max = (m: Parsed, name: string): Sample | undefined => of(m, name).reduce<Sample | undefined>((a, s) => (a === undefined || s.value > a.value ? s : a), undefined);
-const first = (m: Parsed, name: string): number | undefined => of(m, name)[0]?.value;
+const sum = (m: Samples, name: string, labels: Record<string, string> = {}): number => of(m, name, labels).reduce((a, s) => a + s.value, 0);
+const max = (m: Samples, name: string): Sample | undefined => of(m, name).reduce<Sample | undefined>((a, s) => (a === undefined || s.value > a.value ? s : a), undefined);
+const first = (m: Samples, name: string): number | undefined => of(m, name)[0]?.value;
 /** The labels that name one pipeline (`on (job, instance, pipeline)` in the rules; job_id and engine tell Flink jobs apart). */
 const pipelineKey = (s: Sample): Record<string, string> => Object.fromEntries(['pipeline', 'engine', 'job_id'].filter((k) => s.labels[k] !== undefined).map((k) => [k, s.labels[k]!]));
 const samePipeline = (a: Sample, b: Sample): boolean => {
@@ -147,7 +147,7 @@ const LATENCY_WINDOW_MS = 5 * 60_000;
 const INCREASE_WINDOW_MS = 10 * 60_000;
 
 /** The alert conditions of alerts/eoswatch.rules.yml that hold now (before their `for:`). */
-export function conditions(m: Parsed, now: Point, history: readonly Point[], s: Pick<StatusSummary, 'kafka'>): Condition[] {
+export function conditions(m: Samples, now: Point, history: readonly Point[], s: Pick<StatusSummary, 'kafka'>): Condition[] {
   // A window longer than the history: the counters started at zero with this process.
   const since = (windowMs: number): Point => {
     const b = baseline(history, now.atMs, windowMs);
@@ -266,7 +266,7 @@ export function summarize(input: StatusInput, timers: AlertTimers = new AlertTim
   };
 }
 
-function streamsAppStatus(a: StreamsInputView['applications'][number], m: Parsed, nowMs: number): StreamsAppStatus {
+function streamsAppStatus(a: StreamsInputView['applications'][number], m: Samples, nowMs: number): StreamsAppStatus {
   const lag = of(m, 'eos_consumer_lag_records', { group: a.applicationId });
   return {
     applicationId: a.applicationId,

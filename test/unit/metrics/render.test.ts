@@ -1,19 +1,23 @@
 // /metrics' renderer (src/metrics/render.ts): the same bytes as prom-client's own renderer for every
-// kind of metric, label and value; label objects formatted once but changes still seen; concurrent
-// scrapes share one render (one collect), and the next scrape renders again.
+// kind of metric, label and value, default labels included, through prom-client's public API only;
+// label objects formatted once but changes still seen; concurrent scrapes share one render (one
+// collect), and the next scrape renders again. The registry's samples read from its metric objects
+// (src/metrics/samples.ts): the same as parsing prom-client's render of it (src/metrics/text-format.ts).
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, Summary, type Metric } from 'prom-client';
 import { MetricsRenderer, rendererFor } from '../../../src/metrics/render.js';
-import { createRegistry, throttleCollect } from '../../../src/metrics/registry.js';
+import { createRegistry, defaultLabelsOf, setDefaultLabels, throttleCollect } from '../../../src/metrics/registry.js';
+import { registrySamples } from '../../../src/metrics/samples.js';
 import { lsoMetrics } from '../../../src/metrics/lso.js';
 import { parsePrometheusText } from '../../../src/metrics/text-format.js';
 import { startHttpServer, type RunningServer } from '../../../src/http/server.js';
 import { validateConfig } from '../../../src/config/load.js';
 
-/** A registry with every kind of metric, awkward label values, help texts and values. */
-function fullRegistry(): { registry: Registry; gauge: Gauge; hist: Histogram } {
+/** A registry with every kind of metric, awkward label values, help texts and values; `defaults`: its default labels. */
+function fullRegistry(defaults?: Record<string, string>): { registry: Registry; gauge: Gauge; hist: Histogram } {
   const registry = new Registry();
+  if (defaults) setDefaultLabels(registry, defaults);
   const registers = [registry];
   const gauge = new Gauge({ name: 'g_labels', help: 'a gauge with\\ a backslash and\na newline', labelNames: ['topic', 'partition', 'x'], registers });
   gauge.set({ topic: 'plain', partition: '0' }, 1);
@@ -23,6 +27,7 @@ function fullRegistry(): { registry: Registry; gauge: Gauge; hist: Histogram } {
   gauge.set({ topic: 'inf', partition: '4' }, Infinity);
   gauge.set({ topic: '-inf', partition: '5' }, -Infinity);
   gauge.set({ topic: 'tiny', partition: '6' }, 1.5e-7);
+  gauge.set({ topic: 'C:\\new', partition: '7' }, -0);
   new Gauge({ name: 'g_plain', help: 'no labels', registers }).set(42);
   new Gauge({ name: 'g_empty', help: 'labels, no series', labelNames: ['a'], registers });
   const c = new Counter({ name: 'c_total', help: 'a counter', labelNames: ['kind'], registers });
@@ -32,9 +37,11 @@ function fullRegistry(): { registry: Registry; gauge: Gauge; hist: Histogram } {
   hist.observe({ pipeline: 'p"1' }, 0.05);
   hist.observe({ pipeline: 'p"1' }, 5);
   hist.observe({ pipeline: 'other' }, 50);
+  hist.zero({ pipeline: 'zeroed' });
   new Histogram({ name: 'h_plain', help: 'a histogram without labels', buckets: [1], registers }).observe(0.5);
   const s = new Summary({ name: 's_seconds', help: 'a summary', labelNames: ['q'], percentiles: [0.5, 0.99], registers });
   for (let i = 1; i <= 100; i++) s.observe({ q: 'x' }, i / 100);
+  new Summary({ name: 's_plain', help: 'a summary without labels', percentiles: [0.9], registers }).observe(3);
   let n = 0;
   new Gauge({
     name: 'g_collected',
@@ -68,6 +75,46 @@ describe('MetricsRenderer', () => {
     for (let i = 0; i < 2; i++) assert.equal(await r.render(), await a.registry.metrics());
     assert.match(await r.render(), /^g_labels\{topic="quote\\"and\\\\backslash",partition="1",x="new\\nline"\} -2.5$/m);
     assert.match(await r.render(), /^h_seconds_bucket\{le="0.1",pipeline="p\\"1"\} 1$/m);
+  });
+
+  test('default labels: the same bytes as prom-client (after a series\' own labels; a histogram\'s le first), a label of the series\' own wins', async () => {
+    // `pipeline` is also a label of h_seconds: the series' value is written, where prom-client writes it.
+    const defaults = { instance: 'host"1\\x', pipeline: 'default' };
+    const a = fullRegistry(defaults);
+    const b = fullRegistry(defaults);
+    const r = new MetricsRenderer(b.registry);
+    // Each step renders both registries once (g_collected counts the collects).
+    const same = async (): Promise<string> => {
+      const text = await r.render();
+      assert.equal(text, await a.registry.metrics());
+      return text;
+    };
+    await same();
+    const text = await same();
+    assert.match(text, /^h_seconds_bucket\{le="0.1",instance="host\\"1\\\\x",pipeline="p\\"1"\} 1$/m);
+    assert.match(text, /^h_plain_sum\{instance="host\\"1\\\\x",pipeline="default"\} 0.5$/m);
+    assert.match(text, /^g_labels\{topic="plain",partition="0",instance="host\\"1\\\\x",pipeline="default"\} 1$/m);
+    // Other default labels: the next render has them (label texts formatted with the old ones are not used again).
+    for (const { registry } of [a, b]) setDefaultLabels(registry, { region: 'eu' });
+    assert.match(await same(), /^g_labels\{topic="plain",partition="0",region="eu"\} 1$/m);
+    for (const { registry } of [a, b]) setDefaultLabels(registry, {});
+    assert.equal(defaultLabelsOf(b.registry), undefined);
+    assert.match(await same(), /^g_labels\{topic="plain",partition="0"\} 1$/m);
+  });
+
+  test('reads prom-client through its public API only: a registry that has nothing but getMetricsAsArray() and metrics with nothing but get()', async () => {
+    const defaults = { instance: 'i' };
+    const a = fullRegistry(defaults);
+    const b = fullRegistry();
+    // No getForPromString, no hashMap, no _defaultLabels: only what prom-client documents.
+    const publicOnly = {
+      contentType: b.registry.contentType,
+      getMetricsAsArray: () => (b.registry.getMetricsAsArray() as unknown as Metric[]).map((m) => ({ get: () => m.get() })),
+      setDefaultLabels: () => undefined,
+    } as unknown as Registry;
+    setDefaultLabels(publicOnly, defaults);
+    assert.equal(await new MetricsRenderer(publicOnly).render(), await a.registry.metrics());
+    assert.deepEqual(await registrySamples(publicOnly), parsePrometheusText(await a.registry.metrics()));
   });
 
   test('changes after a render are in the next one: new values, new series, removed series, a new label object', async () => {
@@ -184,6 +231,43 @@ describe('MetricsRenderer', () => {
     await assert.rejects(Promise.all([r.render(), r.render()]), /collect failed/);
     fail = false;
     assert.match(await r.render(), /^flaky 1$/m);
+  });
+});
+
+describe('registrySamples: the registry\'s series from its metric objects', () => {
+  test('the same samples, types and help texts as parsing prom-client\'s render, with and without default labels', async () => {
+    for (const defaults of [undefined, { instance: 'host"1\\x', pipeline: 'default' }]) {
+      const a = fullRegistry(defaults);
+      const b = fullRegistry(defaults);
+      const parsed = parsePrometheusText(await a.registry.metrics());
+      const read = await registrySamples(b.registry);
+      assert.deepEqual(read, parsed);
+      // What the comparison covers: escaped label values and help texts, NaN, ±Inf, le, quantile, default labels.
+      const g = (topic: string) => read.samples.find((s) => s.name === 'g_labels' && s.labels.topic === topic);
+      assert.deepEqual(g('quote"and\\backslash')?.labels.x, 'new\nline');
+      assert.ok(g('C:\\new'), 'a backslash before an n is no newline');
+      assert.ok(Number.isNaN(g('nan')?.value));
+      assert.equal(g('-inf')?.value, -Infinity);
+      assert.equal(read.help.get('g_labels'), 'a gauge with\\ a backslash and\na newline');
+      const inf = read.samples.find((s) => s.name === 'h_seconds_bucket' && s.labels.le === '+Inf' && s.labels.pipeline === 'p"1');
+      assert.equal(inf?.value, 2);
+      assert.equal(read.samples.find((s) => s.name === 'h_seconds_bucket' && s.labels.le === '0.005' && s.labels.pipeline === 'zeroed')?.value, 0);
+      assert.equal(read.samples.find((s) => s.name === 's_seconds' && s.labels.quantile === '0.99')?.value, 0.995);
+      assert.equal(read.samples.find((s) => s.name === 'g_plain')?.labels.instance, defaults?.instance);
+      assert.equal(read.samples.filter((s) => s.name === 'h_seconds_sum').map((s) => s.labels.pipeline).join(), 'p"1,other,zeroed', 'the series\' own label over the default');
+    }
+  });
+
+  test('eoswatch registry: the same samples as parsing /metrics\' render of it', async () => {
+    const registry = createRegistry();
+    const m = lsoMetrics(registry);
+    for (let p = 0; p < 5; p++) m.lag.set({ pipeline: 'orders', topic: 'orders.enriched', partition: String(p) }, p);
+    const read = await registrySamples(registry);
+    const parsed = parsePrometheusText(await rendererFor(registry).render());
+    // Process metrics are collected at most once a second: both reads see the same values.
+    assert.deepEqual(read.samples.filter((s) => s.name !== 'nodejs_eventloop_lag_seconds'), parsed.samples.filter((s) => s.name !== 'nodejs_eventloop_lag_seconds'));
+    assert.deepEqual(read.types, parsed.types);
+    assert.equal(read.samples.filter((s) => s.name === 'eos_partition_lso_lag_records').length, 5);
   });
 });
 

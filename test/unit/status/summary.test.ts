@@ -239,6 +239,47 @@ test('the sampler keeps a fixed history and serves the same judgement to every r
   assert.equal(s.firing, 0);
 });
 
+test('the sampler reads the metric objects, not a render: the same summaries as from the registry\'s /metrics text, alert timers and history included', async () => {
+  const { createRegistry } = await import('../../../src/metrics/registry.js');
+  const { pipelineMetrics } = await import('../../../src/metrics/pipeline.js');
+  const { lsoMetrics } = await import('../../../src/metrics/lso.js');
+  const { StatusSampler } = await import('../../../src/status/sampler.js');
+  const registry = createRegistry();
+  const m = pipelineMetrics(registry);
+  const lso = lsoMetrics(registry);
+  const labels = { pipeline: 'p"1', engine: 'eoswatch', job_id: '' };
+  let now = 1_700_000_000_000;
+  m.up.set(labels, 1);
+  m.checkpointInterval.set(labels, 1);
+  m.checkpointsPending.set(labels, 2);
+  const sampler = new StatusSampler({ registry, readiness: () => ({ ready: true, services: {} }), now: () => now, stepMs: 5000, keepMs: 60_000 });
+  const timers = new AlertTimers();
+  const points: Point[] = [];
+  for (let step = 0; step < 3; step++, now += 5000) {
+    m.records.inc({ ...labels, direction: 'in' }, 500 * step);
+    m.records.inc({ ...labels, direction: 'out' }, 400 * step);
+    m.checkpoints.inc({ ...labels, outcome: step === 2 ? 'failed' : 'completed' });
+    m.lastCompleted.set(labels, now / 1000 - 4 * step);
+    for (let i = 0; i < 10 * step; i++) m.commitLatency.observe(labels, 0.002 * i);
+    lso.lag.set({ pipeline: 'p"1', topic: 'out\\n', partition: '3' }, 7 * step);
+    lso.stuck.set({ pipeline: 'p"1', topic: 'out\\n', partition: '3' }, 301 * step);
+    await sampler.sample();
+    const text = parsePrometheusText(await registry.metrics());
+    const expected = summarize({ url: '', current: { atMs: now, metrics: text }, history: points, ready: { ok: true, services: {} } }, timers);
+    points.push(pointOf(now, text));
+    assert.deepEqual(sampler.summary(), expected, `sample ${step + 1}`);
+  }
+  const s = sampler.summary()!;
+  assert.deepEqual(
+    s.alerts.map((a) => a.alert).sort(),
+    ['EosCheckpointFailing', 'EosCheckpointStalled', 'EosCheckpointsPendingHigh', 'EosHangingTransaction'],
+    'what the comparison covered',
+  );
+  assert.equal(s.lso.worstPartition, 'out\\n-3');
+  assert.equal(s.pipeline.inPerSecond, 150, '(500 × 1 + 500 × 2) records over the 10 s of history');
+  assert.ok(s.pipeline.commitLatencyMs !== null);
+});
+
 test('the page script is valid JavaScript and loads nothing from elsewhere', async () => {
   const { PAGE_SCRIPT } = await import('../../../src/http/status-page.js');
   const vm = await import('node:vm');
