@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EosError, ErrorCodes } from '../errors.js';
-import { startTimeOf } from './proc.js';
+import { startTimeOf } from '../runtime/proc.js';
 
 const run = promisify(execFile);
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { brokerDefaults, mergeRecordedNodes, newClusterId, nodeProperties, type ClusterState } from '../../../src/localcluster/cluster.js';
 import { mergeRecordedFlink, type FlinkClusterState } from '../../../src/localcluster/flink-cluster.js';
-import { describeSurvivors, judgeProcess, parseProcStat, processStatus, processesReferencing, startTimeOf } from '../../../src/localcluster/proc.js';
+import { describeSurvivors, judgeProcess, parseProcStat, processStatus, processesReferencing, startTimeOf } from '../../../src/runtime/proc.js';
 import { assertSupportedVersion, isKafka4, lockHolderGone, pomFor } from '../../../src/localcluster/kafka-dist.js';
 
 function state(nodes: number, version = '4.4.0', overrides: Record<string, string> = {}): ClusterState {
