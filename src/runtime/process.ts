@@ -113,6 +113,8 @@ export interface TrackedOptions {
   name: string;
   /** A string its command line contains: with the start time, what makes a recorded pid ours. */
   needle?: string;
+  /** Signals go to its whole process group (it leads one: spawned with `group`), e.g. a command under GNU time. */
+  group?: boolean;
   clock?: Clock;
   table?: ProcessTable;
 }
@@ -122,10 +124,17 @@ export interface SpawnTrackedOptions extends TrackedOptions {
   record?: ProcessRecord;
   /** Output (stdout and stderr) appended to this file: by the child itself, or copied by this process when `pipe`. */
   logFile?: string;
-  /** Output through this process: its tail kept in memory (`output`, `waitFor`, `tail`), and copied to logFile if given. */
-  pipe?: boolean;
+  /**
+   * Output through this process: its tail kept in memory (`output`, `waitFor`, `tail`), and copied
+   * to logFile if given; 'raw': pipes the caller reads itself (`child.stdout`, Buffers), nothing kept.
+   */
+  pipe?: boolean | 'raw';
   /** In a process group of its own (a terminal's Ctrl-C does not reach it). */
   detached?: boolean;
+  /** stdin a pipe (`child.stdin`) instead of /dev/null. */
+  stdin?: 'pipe';
+  /** stdout to /dev/null even when piped (only stderr kept): output that would cost this process to read. */
+  discardStdout?: boolean;
   /** Default 'kill'. */
   atExit?: AtExit;
   /**
@@ -152,6 +161,7 @@ export function commandLine(cmd: string, args: string[], opts: Pick<SpawnTracked
 export class TrackedProcess {
   readonly name: string;
   readonly needle: string | undefined;
+  private readonly group: boolean;
   private readonly clock: Clock;
   private readonly table: ProcessTable;
   /** The ChildProcess when this process spawned it (undefined for one known only by its record). */
@@ -177,6 +187,7 @@ export class TrackedProcess {
   ) {
     this.name = opts.name;
     this.needle = opts.needle;
+    this.group = opts.group ?? false;
     this.clock = opts.clock ?? systemClock;
     this.table = opts.table ?? systemProcesses;
     this.child = spawned?.child;
@@ -192,8 +203,9 @@ export class TrackedProcess {
     let child: ChildProcess;
     try {
       child = spawn(c, a, {
-        detached: opts.detached ?? false,
-        stdio: ['ignore', opts.pipe ? 'pipe' : (fd ?? 'ignore'), opts.pipe ? 'pipe' : (fd ?? 'ignore')],
+        // A group's leader: signals to the group reach every process of it.
+        detached: (opts.detached ?? false) || (opts.group ?? false),
+        stdio: [opts.stdin ?? 'ignore', opts.discardStdout ? 'ignore' : opts.pipe ? 'pipe' : (fd ?? 'ignore'), opts.pipe ? 'pipe' : (fd ?? 'ignore')],
         ...(opts.env ? { env: opts.env } : {}),
         ...(opts.cwd ? { cwd: opts.cwd } : {}),
       });
@@ -210,16 +222,19 @@ export class TrackedProcess {
     const atExitMode = opts.atExit ?? 'kill';
     if (atExitMode === 'outlive') child.unref();
     else if (atExitMode === 'kill' && record.pid !== null) p.disarm = atExit(() => p.killSync());
-    if (opts.pipe) {
+    if (opts.pipe === true) {
       const log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
-      const take = (d: Buffer) => {
-        p.output += d.toString();
+      // Strings, decoded across chunks (a character split between two reads stays whole).
+      child.stdout?.setEncoding('utf8');
+      child.stderr?.setEncoding('utf8');
+      const take = (d: string) => {
+        p.output += d;
         if (p.output.length > KEEP_CHARS) p.output = p.output.slice(-KEEP_CHARS / 2);
         log?.write(d);
         for (const l of [...p.listeners]) l();
       };
-      child.stdout!.on('data', take);
-      child.stderr!.on('data', take);
+      child.stdout?.on('data', take);
+      child.stderr?.on('data', take);
       child.once('close', () => {
         log?.end();
         p.markEnded();
@@ -237,7 +252,7 @@ export class TrackedProcess {
     child.once('exit', (code, signal) => {
       p.disarm?.();
       // A piped process's last output may come after its exit: its end is when the pipes close.
-      if (!opts.pipe) p.markEnded();
+      if (opts.pipe !== true) p.markEnded();
       resolveExit(code ?? (signal ? -1 : null));
     });
     return p;
@@ -266,7 +281,7 @@ export class TrackedProcess {
   signal(sig: NodeJS.Signals): boolean {
     if (this.status() === 'stopped') return false;
     try {
-      this.table.kill(this.record.pid!, sig);
+      this.table.kill(this.group ? -this.record.pid! : this.record.pid!, sig);
       return true;
     } catch {
       return false;
