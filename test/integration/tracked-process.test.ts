@@ -75,6 +75,38 @@ describe('tracked process', () => {
     assert.equal(none.status(), 'stopped');
   });
 
+  test('stdin as a pipe; stdout discarded (stderr kept); raw pipes the caller reads, nothing kept', async () => {
+    const echo = spawnNode(`process.stdin.on('data', (d) => console.log('got ' + String(d).trim()));`, { stdin: 'pipe' });
+    echo.child!.stdin!.write('hello\n');
+    await echo.waitFor(/^got hello$/, 30_000);
+    echo.child!.stdin!.end();
+    assert.equal(await echo.exited, 0);
+
+    const quiet = spawnNode(`console.log('to stdout'); console.error('to stderr');`, { discardStdout: true });
+    assert.equal(await quiet.exited, 0);
+    await until('the pipes closed', () => quiet.child!.stderr!.closed || quiet.child!.stderr!.destroyed, 5000);
+    assert.equal(quiet.output, 'to stderr\n');
+
+    const raw = spawnNode(`console.log('raw line');`, { pipe: 'raw' });
+    const chunks: Buffer[] = [];
+    raw.child!.stdout!.on('data', (d: Buffer) => chunks.push(d));
+    assert.equal(await raw.exited, 0);
+    await until('its stdout read to the end', () => Buffer.concat(chunks).toString() === 'raw line\n', 5000);
+    assert.ok(Buffer.isBuffer(chunks[0]), 'Buffers, as the caller asked for raw pipes');
+    assert.equal(raw.output, '', 'nothing kept');
+  });
+
+  test('group: a signal reaches the whole process group (the grandchild of a command that forks)', async () => {
+    const sh = TrackedProcess.spawn('sh', ['-c', 'sleep 300 & echo "grandchild $!"; wait'], { name: 'sh', pipe: true, group: true });
+    started.push(sh);
+    const pid = Number((await sh.waitFor(/^grandchild (\d+)$/, 30_000))[1]);
+    const grandchild = new TrackedProcess({ pid, startTime: startTimeOf(pid) }, { name: 'sleep' });
+    started.push(grandchild);
+    assert.equal(grandchild.status(), 'running');
+    await sh.end(0);
+    await until('the grandchild is gone with its group', () => grandchild.status() === 'stopped', 10_000);
+  });
+
   test('end: SIGTERM obeyed; SIGTERM ignored is followed by SIGKILL after the grace time', async () => {
     const polite = spawnNode(`process.on('SIGTERM', () => { console.log('bye'); process.exit(0); }); console.log('up'); setInterval(() => undefined, 1000);`);
     await polite.waitFor(/^up$/, 30_000);
