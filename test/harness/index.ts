@@ -87,9 +87,20 @@ export function spawnTracked(cmd: string, args: string[], opts: { env?: NodeJS.P
 
 /** Resolves when a line of a child's output matches, lines printed before the call included (bounded generously: a daemon started through tsx on a loaded machine can take tens of seconds to print its first line). */
 export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 90_000): Promise<RegExpMatchArray> {
+  return trackedOf(child).waitFor(pattern, timeoutMs);
+}
+
+/** Ends a child started by spawnTracked (graceMs 0: SIGKILL at once; else SIGTERM, SIGKILL after graceMs) once it has exited. */
+export async function endTracked(child: ChildProcess, graceMs = 0): Promise<void> {
+  const p = trackedOf(child);
+  await p.end(graceMs);
+  await p.exited;
+}
+
+function trackedOf(child: ChildProcess): TrackedProcess {
   const p = tracked.get(child);
-  if (!p) throw new Error('waitForLine: a child started by spawnTracked');
-  return p.waitFor(pattern, timeoutMs);
+  if (!p) throw new Error('not a child started by spawnTracked');
+  return p;
 }
 
 export const CLI = ['--import', 'tsx', 'src/cli.ts'];
