@@ -61,8 +61,10 @@ export function atExit(hook: () => void): () => void {
     process.on('exit', runExitHooks);
   }
   if (exitHooks.size === 0) {
-    process.on('SIGINT', onSigint);
-    process.on('SIGTERM', onSigterm);
+    // First in line: when it runs, every other listener is still there to be counted (a `once`
+    // listener removes itself before it is called).
+    process.prependListener('SIGINT', onSigint);
+    process.prependListener('SIGTERM', onSigterm);
   }
   exitHooks.add(hook);
   return () => {

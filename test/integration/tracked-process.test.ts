@@ -29,12 +29,14 @@ function spawnNode(script: string, opts: Partial<Parameters<typeof TrackedProces
 const PARENT = `
 import { TrackedProcess } from './src/runtime/process.ts';
 const mode = process.env.MODE;
+// A shutdown of its own, listening before the child (and so the exit hook's listener) exists.
+if (mode === 'graceful') process.once('SIGTERM', () => { console.log('graceful'); setTimeout(() => process.exit(0), 300); });
 const p = TrackedProcess.spawn('sleep', ['300'], { name: 'sleep', atExit: mode === 'outlive' ? 'outlive' : 'kill', dieWithParent: mode === 'pdeathsig', detached: mode === 'outlive' });
 console.log('child ' + p.pid + ' ' + p.record.startTime);
 setInterval(() => undefined, 1 << 30);
 `;
 
-async function parentWithChild(mode: 'kill' | 'outlive' | 'pdeathsig'): Promise<{ parent: TrackedProcess; child: TrackedProcess }> {
+async function parentWithChild(mode: 'kill' | 'outlive' | 'pdeathsig' | 'graceful'): Promise<{ parent: TrackedProcess; child: TrackedProcess }> {
   const parent = TrackedProcess.spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PARENT], { name: `parent (${mode})`, pipe: true, env: { ...process.env, MODE: mode } });
   started.push(parent);
   const m = await parent.waitFor(/^child (\d+) (\d+)$/, 60_000);
@@ -165,6 +167,13 @@ describe('tracked process', () => {
     assert.equal(interrupted.parent.signal('SIGINT'), true);
     assert.equal(await interrupted.parent.exited, 130);
     await until('the child of the interrupted parent is gone', () => interrupted.child.status() === 'stopped', 10_000);
+
+    // A parent with a SIGTERM handler of its own shuts down its way; the hook runs when it exits.
+    const graceful = await parentWithChild('graceful');
+    assert.equal(graceful.parent.signal('SIGTERM'), true);
+    assert.equal(await graceful.parent.exited, 0, 'its own handler chose the exit code, the hook did not cut it short');
+    assert.match(graceful.parent.output, /^graceful$/m);
+    await until('the child of the gracefully stopped parent is gone', () => graceful.child.status() === 'stopped', 10_000);
 
     const outliving = await parentWithChild('outlive');
     assert.equal(outliving.parent.signal('SIGTERM'), true);
