@@ -149,7 +149,7 @@ export function instanceArgs(state: Pick<StreamsRunState, 'jar' | 'lib' | 'app' 
     '--properties',
     state.propertiesFile,
     ...(a.stateful ? ['--stateful'] : []),
-    // Last: the instance's identity on its command line (./proc.ts checks it), NUL-terminated there.
+    // Last: the instance's identity on its command line (src/runtime/proc.ts checks it), NUL-terminated there.
     '--state-dir',
     inst.stateDir,
   ];
