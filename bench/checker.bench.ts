@@ -24,8 +24,7 @@
 // which sits inside the notes block that bench/pipeline.bench.ts keeps when it rewrites the file;
 // the hand-written CHECKER NOTES block inside the section is kept too. Every process started here is
 // stopped by pid, also on failure; the cluster with cluster.down().
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,7 +32,7 @@ import type { LocalCluster } from '../harness/localcluster/cluster.js';
 import { produceVerifyRecords } from '../src/verify/verify.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { fuzzCheckerScan } from './checker-scan-fuzz.js';
-import { BENCH_DIR, ROOT, buildCompiled, keptBlock, profileTables, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, procStatusKb, runMain, sumHighWatermarks, summariseProfile, withCluster, writeLog4j, writeSection } from './common.js';
+import { BENCH_DIR, ROOT, buildCompiled, keptBlock, profileTables, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, killByPid, listOption, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, procStatusKb, runMain, startProcess, sumHighWatermarks, summariseProfile, withCluster, writeLog4j, writeSection } from './common.js';
 
 const PARTITIONS = 6;
 /** Targets: records/s at least this share of kcat's and of ConsumerPerformance's, peak RSS at most this. */
@@ -110,12 +109,11 @@ async function measure(
 ): Promise<Measured> {
   const timeFile = join(OUT_DIR, `${opts.label}.time`);
   const [file, fargs] = HAVE_GNU_TIME ? [GNU_TIME, ['-o', timeFile, '-f', '%e %M %U %S', cmd, ...args]] : [cmd, args];
-  const nullFd = opts.devNull ? openSync('/dev/null', 'w') : undefined;
   const meter = cpuMeter(opts.cluster);
   const t0 = performance.now();
-  const child = spawn(file, fargs, { cwd: ROOT, env: opts.env ?? process.env, stdio: ['ignore', nullFd ?? 'pipe', 'pipe'] });
-  if (nullFd !== undefined) closeSync(nullFd);
-  live.add(child);
+  // A process group of its own: under GNU time the checker is time's child, and a kill reaches it too.
+  const proc = startProcess(file, fargs, { ...(opts.env ? { env: opts.env } : {}), discardStdout: opts.devNull ?? false, group: true, pipe: 'raw' });
+  const child = proc.child!;
   let stdout = '';
   let stderr = '';
   let lines = 0;
@@ -127,7 +125,7 @@ async function measure(
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   let hwm = 0;
   const poller = HAVE_GNU_TIME ? undefined : setInterval(() => (hwm = Math.max(hwm, child.pid ? procStatusKb(child.pid, 'VmHWM') : 0)), 20);
-  const timer = setTimeout(() => killByPid(child), opts.timeoutMs);
+  const timer = setTimeout(() => killByPid(proc), opts.timeoutMs);
   try {
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((res) => {
       child.once('exit', (c, s) => res([c, s]));
@@ -146,8 +144,7 @@ async function measure(
   } finally {
     clearTimeout(timer);
     if (poller) clearInterval(poller);
-    killByPid(child);
-    live.delete(child);
+    killByPid(proc);
   }
 }
 

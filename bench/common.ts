@@ -3,7 +3,7 @@
 // /proc, statistics and formatting, versions of the tools, the CPU profile summary, and the layout
 // of bench/RESULTS.md (bench/pipeline.bench.ts rewrites the file but keeps its notes block; the
 // other benchmarks write their own sections inside that block).
-import { execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -13,6 +13,7 @@ import { LocalCluster, type ClusterOptions } from '../harness/localcluster/clust
 import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../harness/localcluster/kafka-dist.js';
 import { EndOffsetReader } from '../src/kafka/offsets.js';
 import { kafkaFor } from '../test/harness/index.js';
+import { atExit, TrackedProcess } from '../src/runtime/process.js';
 
 export const execFileP = promisify(execFile);
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
@@ -56,24 +57,36 @@ export function log(msg: string): void {
 
 // ---------------------------------------------------------------- processes (tracked by pid)
 
-/** Every child process a benchmark started and that has not been seen to exit. */
-export const live = new Set<ChildProcess>();
+/** Every process a benchmark started and that has not been seen to exit. */
+export const live = new Set<TrackedProcess>();
 
-export function killByPid(child: ChildProcess, sig: NodeJS.Signals = 'SIGKILL'): void {
-  if (child.pid && child.exitCode === null && child.signalCode === null) {
-    try {
-      process.kill(child.pid, sig);
-    } catch {
-      /* already gone */
-    }
-  }
+/**
+ * Starts a benchmark's process: a TrackedProcess (src/runtime/process.ts) with its output piped,
+ * killed at exit and under a parent-death signal, in `live` until it exits.
+ */
+export function startProcess(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: 'pipe'; discardStdout?: boolean; group?: boolean; pipe?: true | 'raw' } = {}): TrackedProcess {
+  const p = TrackedProcess.spawn(cmd, args, { name: cmd, pipe: true, dieWithParent: true, ...opts, cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env });
+  live.add(p);
+  void p.exited!.then(() => live.delete(p));
+  return p;
+}
+
+/** Sends `sig` to a process of ours (none once it is gone, or its pid another process's). */
+export function killByPid(p: TrackedProcess, sig: NodeJS.Signals = 'SIGKILL'): void {
+  p.signal(sig);
+}
+
+/** SIGTERM (graceful, needed for --cpu-prof), SIGKILL after graceMs; resolves once it has exited. */
+export async function stopProcess(p: TrackedProcess, graceMs = 30_000): Promise<void> {
+  await p.end(graceMs);
+  await p.exited;
 }
 
 let clusterRef: LocalCluster | undefined;
 
 /** Kills every tracked process and the brokers of the running cluster (see withCluster) by pid, and removes the cluster's temporary directory. */
 export function emergencyStop(): void {
-  for (const c of live) killByPid(c);
+  for (const p of live) p.killSync();
   if (clusterRef) {
     clusterRef.killAllSync();
     // After a failure or Ctrl-C the process exits before cluster.down() could remove it.
@@ -83,7 +96,7 @@ export function emergencyStop(): void {
 
 /** emergencyStop on exit, SIGINT and SIGTERM (these then exit with 130). */
 export function installEmergencyStop(): void {
-  process.on('exit', emergencyStop);
+  atExit(emergencyStop);
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
       log(`${sig}: stopping every process started by the benchmark`);

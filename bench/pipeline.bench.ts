@@ -14,7 +14,7 @@
 // interleaved in ABBA order, and the medians are reported. A last, separate eoswatch run under
 // `node --cpu-prof` gives the profile summarised in RESULTS.md, whose hand-written notes block is
 // kept. Every process started here is stopped by pid, also on failure.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,7 +25,8 @@ import type { LocalCluster } from '../harness/localcluster/cluster.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { checkSink, produceSeed, sourceRecords, type SentRecord } from '../test/harness/seed.js';
 import { parsePrometheusText, sampleValue, type Parsed } from '../test/harness/promtext.js';
-import { BENCH_DIR, ROOT, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, keptNotes, killByPid, listOption, live, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, quantile, runMain, summariseProfile, withCluster, writeLog4j } from './common.js';
+import { BENCH_DIR, ROOT, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, keptNotes, killByPid, listOption, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, quantile, runMain, startProcess, stopProcess, summariseProfile, withCluster, writeLog4j } from './common.js';
+import type { TrackedProcess } from '../src/runtime/process.js';
 
 const PARTITIONS = 6;
 const RF = 3;
@@ -71,68 +72,39 @@ installEmergencyStop();
 // ---------------------------------------------------------------- processes (tracked by pid, in common.ts's live)
 
 interface Proc {
+  proc: TrackedProcess;
   child: ChildProcess;
+  /** Every line of its output (stdout and stderr), in order. */
   lines: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   waitLine(re: RegExp, timeoutMs: number): Promise<string>;
 }
 
 function start(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Proc {
-  const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
+  const proc = startProcess(cmd, args, { cwd: opts.cwd ?? ROOT, ...(opts.env ? { env: opts.env } : {}) });
+  const child = proc.child!;
   const lines: string[] = [];
-  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
-  const feed = (stream: NodeJS.ReadableStream) => {
+  const feed = (stream: NodeJS.ReadableStream | null) => {
     let buf = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (d: string) => {
-      buf += d;
+    stream?.on('data', (d: Buffer | string) => {
+      buf += d.toString();
       let i: number;
       while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
+        lines.push(buf.slice(0, i));
         buf = buf.slice(i + 1);
-        lines.push(line);
-        for (const w of [...waiters]) {
-          if (w.re.test(line)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(line);
-          }
-        }
       }
     });
   };
-  feed(child.stdout!);
-  feed(child.stderr!);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
-    child.once('exit', (code, signal) => {
-      live.delete(child);
-      res({ code, signal });
-    });
-    child.once('error', () => {
-      live.delete(child);
-      res({ code: -1, signal: null });
-    });
-  });
-  const waitLine = (re: RegExp, timeoutMs: number) =>
-    new Promise<string>((res, rej) => {
-      const hit = lines.find((l) => re.test(l));
-      if (hit) return res(hit);
-      const timer = setTimeout(() => rej(new Error(`no line matching ${re} within ${timeoutMs} ms from ${cmd}:\n${lines.slice(-30).join('\n')}`)), timeoutMs);
-      waiters.push({ re, resolve: (l) => (clearTimeout(timer), res(l)) });
-      void exited.then(() => {
-        clearTimeout(timer);
-        rej(new Error(`${cmd} exited before a line matched ${re}:\n${lines.slice(-30).join('\n')}`));
-      });
-    });
-  return { child, lines, exited, waitLine };
+  feed(child.stdout);
+  feed(child.stderr);
+  const exited = proc.exited!.then(() => ({ code: proc.error ? -1 : child.exitCode, signal: child.signalCode }));
+  const waitLine = async (re: RegExp, timeoutMs: number) => (await proc.waitFor(re, timeoutMs)).input!;
+  return { proc, child, lines, exited, waitLine };
 }
 
 /** SIGTERM (graceful, needed for --cpu-prof), SIGKILL after graceMs. */
 async function stop(p: Proc, graceMs = 30_000): Promise<void> {
-  killByPid(p.child, 'SIGTERM');
-  const t = setTimeout(() => killByPid(p.child, 'SIGKILL'), graceMs);
-  await p.exited;
-  clearTimeout(t);
+  await stopProcess(p.proc, graceMs);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -374,7 +346,7 @@ async function runEoswatch(ctx: Ctx, round: number, profile = false): Promise<Eo
       ...(profilePath ? { profile: profilePath } : {}),
     };
   } finally {
-    killByPid(p.child);
+    killByPid(p.proc);
     await p.exited;
     if (!existsSync(join(dir, 'eoswatch.log'))) writeFileSync(join(dir, 'eoswatch.log'), p.lines.join('\n'));
   }
@@ -497,7 +469,7 @@ async function runCopier(ctx: Ctx, round: number, txnSize: number, variant: Copi
       exactCheck,
     };
   } finally {
-    for (const p of procs) killByPid(p.child);
+    for (const p of procs) killByPid(p.proc);
     await Promise.all(procs.map((p) => p.exited));
   }
 }
@@ -539,7 +511,7 @@ async function runPerf(ctx: Ctx, round: number, recordSize: number): Promise<Per
     const m = line.match(re)!;
     return { kind: 'perf', round, cpu, recordsPerSec: Number(m[2]), mbPerSec: Number(m[3]), latencyP50: Number(m[6]), latencyP99: Number(m[8]), line };
   } finally {
-    killByPid(p.child);
+    killByPid(p.proc);
     await p.exited;
   }
 }

@@ -23,7 +23,8 @@
 // The results go into their own section of bench/RESULTS.md (between the SCRAPE BENCH markers,
 // inside the notes block that bench/pipeline.bench.ts keeps); the hand-written SCRAPE NOTES block in
 // it is kept. Every process started here is stopped by pid, also on failure.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import type { TrackedProcess } from '../src/runtime/process.js';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
@@ -48,8 +49,8 @@ import {
   intOption,
   kafkaDist,
   kafkajsVersion,
-  killByPid,
-  live,
+  startProcess,
+  stopProcess,
   loadAverageRow,
   log,
   machine,
@@ -134,6 +135,7 @@ function configYaml(shape: Shape, brokers: string, port: number): string {
 }
 
 interface Daemon {
+  proc: TrackedProcess;
   child: ChildProcess;
   pid: number;
   url: string;
@@ -144,14 +146,13 @@ async function startDaemon(entry: string, shape: Shape, brokers: string, label: 
   const port = await freePort();
   const config = join(OUT_DIR, `${label}.yaml`);
   writeFileSync(config, configYaml(shape, brokers, port));
-  const child = spawn('node', [...extraNodeArgs, entry, 'run', '-c', config], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
+  const proc = startProcess('node', [...extraNodeArgs, entry, 'run', '-c', config]);
+  const child = proc.child!;
   let err = '';
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-20_000)));
+  child.stdout!.on('data', (d: string) => (out = (out + d).slice(-20_000)));
+  child.stderr!.on('data', (d: string) => (err = (err + d).slice(-20_000)));
   child.once('exit', () => {
-    live.delete(child);
     writeFileSync(join(OUT_DIR, `${label}.log`), `${out}\n--- stderr\n${err}`);
   });
   const url = `http://127.0.0.1:${port}`;
@@ -174,16 +175,11 @@ async function startDaemon(entry: string, shape: Shape, brokers: string, label: 
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  return { child, pid: child.pid!, url, stderr: () => err };
+  return { proc, child, pid: child.pid!, url, stderr: () => err };
 }
 
 async function stopDaemon(d: Daemon): Promise<void> {
-  if (d.child.exitCode !== null) return;
-  const exited = new Promise((r) => d.child.once('exit', r));
-  killByPid(d.child, 'SIGTERM');
-  const t = setTimeout(() => killByPid(d.child), 30_000);
-  await exited;
-  clearTimeout(t);
+  await stopProcess(d.proc, 30_000);
 }
 
 interface Footprint {
@@ -252,14 +248,12 @@ async function scrapes(d: Daemon, concurrency: number, limit: { seconds?: number
   const c0 = procCpu(d.pid)[0];
   const t0 = performance.now();
   try {
-    const child = spawn('node', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    live.add(child);
+    const proc = startProcess('node', args);
     let out = '';
     let err = '';
-    child.stdout!.setEncoding('utf8').on('data', (x: string) => (out += x));
-    child.stderr!.setEncoding('utf8').on('data', (x: string) => (err += x));
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
-    live.delete(child);
+    proc.child!.stdout!.on('data', (x: string) => (out += x));
+    proc.child!.stderr!.on('data', (x: string) => (err += x));
+    const code = await proc.exited;
     if (code !== 0) throw new Error(`${label}: scrape client exited with ${code}: ${err.slice(-2000)}`);
     const r = JSON.parse(out.trim().split('\n').pop()!) as { latencies: number[]; errors: number; firstErrors: string[]; bytes: number; seconds: number };
     writeFileSync(join(OUT_DIR, `${label}.json`), JSON.stringify(r));

@@ -107,7 +107,7 @@ async function main(): Promise<void> {
     const outDir = makeOutDir('soak-');
     const logFile = join(outDir, 'eoswatch.log');
     const w = new WorkerProcess(config, 'soak', { logFile });
-    live.add(w.child);
+    live.add(w.process);
     await w.url;
     const t0 = Date.now();
     const samples: Sample[] = [];

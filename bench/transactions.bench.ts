@@ -27,7 +27,8 @@
 //
 // The results go into their own section of bench/RESULTS.md (between the TRANSACTIONS BENCH
 // markers). Every process started here is stopped by pid, also on failure.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import type { TrackedProcess } from '../src/runtime/process.js';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
@@ -52,7 +53,6 @@ import {
   keptBlock,
   kafkaDist,
   killByPid,
-  live,
   loadAverageRow,
   log,
   machine,
@@ -65,6 +65,8 @@ import {
   profileTables,
   quantile,
   runMain,
+  startProcess,
+  stopProcess,
   summariseProfile,
   withCluster,
   writeLog4j,
@@ -125,6 +127,7 @@ function freePort(): Promise<number> {
 // ---------------------------------------------------------------- the load generator
 
 interface Generator {
+  proc: TrackedProcess;
   child: ChildProcess;
   /** [epochMs, committed, failed] every 100 ms from GO on. */
   samples: [number, number, number][];
@@ -136,13 +139,12 @@ interface Generator {
 
 async function startGenerator(classes: string, libs: string, log4j: string, bootstrap: string): Promise<Generator> {
   const args = ['-Xms256m', '-Xmx768m', '-Xss512k', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${classes}:${libs}/*`, 'TxnLoad', bootstrap, TOPIC, String(APPS), String(IDS), String(RATE), String(WARMUP + SECONDS + 900), String(THREADS), String(RECORDS)];
-  const child = spawn('java', args, { cwd: OUT_DIR, stdio: ['pipe', 'pipe', 'pipe'] });
-  live.add(child);
+  const proc = startProcess('java', args, { cwd: OUT_DIR, stdin: 'pipe' });
+  const child = proc.child!;
   let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-50_000)));
-  const g: Generator = { child, samples: [], initMs: NaN, send: (l) => child.stdin!.write(`${l}\n`), ended: new Promise((r) => child.once('exit', () => r())) };
+  child.stderr!.on('data', (d: string) => (err = (err + d).slice(-50_000)));
+  const g: Generator = { proc, child, samples: [], initMs: NaN, send: (l) => child.stdin!.write(`${l}\n`), ended: proc.exited!.then(() => undefined) };
   child.once('exit', () => {
-    live.delete(child);
     writeFileSync(join(OUT_DIR, 'generator.stderr.log'), err);
   });
   let ready: () => void;
@@ -155,7 +157,7 @@ async function startGenerator(classes: string, libs: string, log4j: string, boot
       ready();
     } else if (f[0] === 'END') g.end = { at: Number(f[1]), committed: Number(f[2]), failed: Number(f[3]), seconds: Number(f[4]) };
   });
-  const deadline = setTimeout(() => killByPid(child), 300_000);
+  const deadline = setTimeout(() => killByPid(proc), 300_000);
   await Promise.race([isReady, g.ended.then(() => Promise.reject(new Error(`the generator exited before READY:\n${err.slice(-3000)}`)))]);
   clearTimeout(deadline);
   return g;
@@ -164,6 +166,7 @@ async function startGenerator(classes: string, libs: string, log4j: string, boot
 // ---------------------------------------------------------------- the daemon
 
 interface Daemon {
+  proc: TrackedProcess;
   child: ChildProcess;
   pid: number;
   url: string;
@@ -195,14 +198,13 @@ async function startDaemon(entry: string, brokers: string, label: string, nodeAr
   const port = await freePort();
   const config = join(OUT_DIR, `${label}.yaml`);
   writeFileSync(config, configYaml(brokers, port));
-  const child = spawn('node', [...nodeArgs, entry, 'run', '-c', config], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
+  const proc = startProcess('node', [...nodeArgs, entry, 'run', '-c', config]);
+  const child = proc.child!;
   let out = '';
   let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-50_000)));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-50_000)));
+  child.stdout!.on('data', (d: string) => (out = (out + d).slice(-50_000)));
+  child.stderr!.on('data', (d: string) => (err = (err + d).slice(-50_000)));
   child.once('exit', () => {
-    live.delete(child);
     writeFileSync(join(OUT_DIR, `${label}.log`), `${out}\n--- stderr\n${err}`);
   });
   const url = `http://127.0.0.1:${port}`;
@@ -218,16 +220,7 @@ async function startDaemon(entry: string, brokers: string, label: string, nodeAr
     }
     await sleep(500);
   }
-  return { child, pid: child.pid!, url, label };
-}
-
-async function stopProcess(child: ChildProcess, graceMs = 30_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  killByPid(child, 'SIGTERM');
-  const t = setTimeout(() => killByPid(child), graceMs);
-  await exited;
-  clearTimeout(t);
+  return { proc, child, pid: child.pid!, url, label };
 }
 
 // ---------------------------------------------------------------- the peer
@@ -503,7 +496,7 @@ async function main(): Promise<void> {
 
     gen.send('STOP');
     await Promise.race([gen.ended, sleep(30_000)]);
-    killByPid(gen.child);
+    killByPid(gen.proc);
     // Every transaction counted? The service's total once it reached the generator's, or stood
     // still for 4 reads 1.5 s apart (a pass under load can take longer than one read's gap).
     const generatorTotal = gen.end?.committed ?? gen.samples.at(-1)![1];
@@ -516,10 +509,10 @@ async function main(): Promise<void> {
     }
     const totals = { generator: generatorTotal, generatorFailed: gen.end?.failed ?? gen.samples.at(-1)![2], service: serviceTotal };
     log(`  totals: generator ${totals.generator} committed (${totals.generatorFailed} failed), service ${totals.service}`);
-    await stopProcess(d.child);
+    await stopProcess(d.proc);
     let profile: string | undefined;
     if (prof) {
-      await stopProcess(prof.child);
+      await stopProcess(prof.proc);
       const f = readdirSync(profDir).find((n) => n.endsWith('.cpuprofile'));
       if (f) profile = join(profDir, f);
     }

@@ -12,6 +12,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ensureTopics } from '../../src/kafka/admin.js';
 import { pollUntil } from '../../src/runtime/poll-until.js';
+import { systemClock } from '../../src/runtime/clock.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import type { LocalFlinkCluster } from '../localcluster/flink-cluster.js';
 import { produceVerifyRecords, type ProduceManifest } from '../../src/verify/verify.js';
@@ -82,7 +83,6 @@ export const NEVER_FIRES = ['EosTransactionNearTimeout'];
 /** The most of a round's records written and not yet committed by the job (a fraction of the round's records). */
 export const MAX_AHEAD = 0.15;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkCluster, scenario: FlinkScenario, round: number, opts: FlinkChaosOptions): Promise<FlinkRoundResult> {
   const t0 = Date.now();
@@ -215,7 +215,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
       fault('network healed');
       await network().heal();
     },
-    sleep,
+    sleep: (ms: number) => systemClock.sleep(ms),
   };
 
   try {
@@ -248,7 +248,7 @@ export async function runFlinkRound(cluster: LocalCluster, flink: LocalFlinkClus
             const asked = Date.now();
             await opts.prometheus.query(tracker.consecutiveFailuresClause).then((r) => tracker.clauseResult(r, asked), () => undefined);
           }
-          await sleep(1000);
+          await systemClock.sleep(1000);
         }
       })(),
     ];

@@ -1,14 +1,15 @@
 // A live Prometheus for chaos runs: the `prometheus` binary (Debian package prometheus, or
 // $PROMETHEUS) on loopback with the shipped alert rules (alerts/eoswatch.rules.yml), scraping one
 // eoswatch target every second and evaluating every second, so a round can see which alerts its
-// faults fire. Started and stopped by pid; its data lives in a directory the caller removes.
-import { spawn, type ChildProcess } from 'node:child_process';
+// faults fire. A tracked process (src/runtime/process.ts) under a parent-death signal: it never
+// outlives the run; its data lives in a directory the caller removes.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { freePort } from '../localcluster/cluster.js';
 import { pollUntil } from '../../src/runtime/poll-until.js';
+import { TrackedProcess } from '../../src/runtime/process.js';
 import { EosError, ErrorCodes } from '../../src/errors.js';
 
 /** The shipped alert rules, in the repository next to src/ (and dist/). */
@@ -19,13 +20,9 @@ export interface ActiveAlert {
   state: 'pending' | 'firing' | string;
 }
 
-/** Started and not yet stopped: killed by pid if this process exits first (Ctrl-C of a chaos run). */
-const live = new Set<ChildProcess>();
-let exitHook = false;
-
 export class LivePrometheus {
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly proc: TrackedProcess,
     readonly url: string,
   ) {}
 
@@ -43,24 +40,17 @@ export class LivePrometheus {
       }),
     );
     const port = await freePort();
-    const child = spawn(binary, [`--config.file=${config}`, `--storage.tsdb.path=${join(opts.dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-    live.add(child);
-    child.once('exit', () => live.delete(child));
-    if (!exitHook) {
-      exitHook = true;
-      process.once('exit', () => {
-        for (const c of live) if (c.pid) process.kill(c.pid, 'SIGKILL');
-      });
-    }
-    let out = '';
-    child.stderr!.on('data', (d) => (out = (out + d).slice(-4000)));
-    const failed = new Promise<string>((r) => {
-      child.once('error', (err) => r(`cannot start ${binary}: ${err.message} (install the Debian package prometheus, or set PROMETHEUS)`));
-      child.once('exit', (code) => r(`${binary} exited with ${code}:\n${out}`));
+    const proc = TrackedProcess.spawn(binary, [`--config.file=${config}`, `--storage.tsdb.path=${join(opts.dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], {
+      name: binary,
+      pipe: true,
+      dieWithParent: true,
     });
-    const p = new LivePrometheus(child, `http://127.0.0.1:${port}`);
+    const out = () => proc.output.slice(-4000);
+    const p = new LivePrometheus(proc, `http://127.0.0.1:${port}`);
     let why: string | undefined;
-    void failed.then((w) => (why = w));
+    void proc.exited!.then((code) => {
+      why = proc.error ? `cannot start ${binary}: ${proc.error.message} (install the Debian package prometheus, or set PROMETHEUS)` : `${binary} exited with ${code}:\n${out()}`;
+    });
     try {
       await pollUntil('Prometheus ready', async () => why !== undefined || (await fetch(`${p.url}/-/ready`).then((r) => r.ok, () => false)), {
         timeoutMs: opts.timeoutMs ?? 60_000,
@@ -68,7 +58,7 @@ export class LivePrometheus {
       });
     } catch (err) {
       await p.stop();
-      throw new EosError(ErrorCodes.HARNESS_FAILED, `${(err as Error).message}:\n${out}`, { cause: err });
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `${(err as Error).message}:\n${out()}`, { cause: err });
     }
     if (why !== undefined) throw new EosError(ErrorCodes.HARNESS_FAILED, why);
     return p;
@@ -89,9 +79,7 @@ export class LivePrometheus {
   }
 
   async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null || !this.child.pid) return;
-    const gone = new Promise((r) => this.child.once('exit', r));
-    process.kill(this.child.pid, 'SIGKILL');
-    await gone;
+    await this.proc.end(0);
+    await this.proc.exited;
   }
 }

@@ -8,10 +8,10 @@ import { createCluster, EndOffsetReader } from '../../src/kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { checkSinkTopic, type VerifyReport } from '../../src/verify/verify.js';
 import { pollUntil, PollTimeoutError } from '../../src/runtime/poll-until.js';
+import { systemClock } from '../../src/runtime/clock.js';
 import { HarnessError } from './verdict.js';
 import { EosError, ErrorCodes } from '../../src/errors.js';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Input records committed by `groupId` on `topic` (sum of its committed offsets), the topic's end,
@@ -115,14 +115,26 @@ export async function waitTopicsOnEveryBroker(brokers: string[], nodeIds: number
  * (creating topics that may exist), never for writing the input.
  */
 export async function retryStep<T>(what: string, fn: () => Promise<T>, budgetMs = 60_000): Promise<T> {
-  const deadline = Date.now() + budgetMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() + 2000 > deadline) throw new HarnessError(`${what} (${attempt} attempts): ${(err as Error).message}`, { cause: err });
-    }
-    await sleep(2000);
+  let attempts = 0;
+  let failure: unknown;
+  try {
+    const done = await pollUntil(
+      what,
+      async () => {
+        attempts++;
+        try {
+          return { value: await fn() };
+        } catch (err) {
+          failure = err;
+          return undefined;
+        }
+      },
+      { timeoutMs: budgetMs, intervalMs: 2000 },
+    );
+    return done!.value;
+  } catch (err) {
+    if (!(err instanceof PollTimeoutError)) throw err;
+    throw new HarnessError(`${what} (${attempts} attempts): ${failure === undefined ? `no answer within ${budgetMs} ms` : (failure as Error).message}`, { cause: failure ?? err });
   }
 }
 
@@ -153,24 +165,37 @@ export interface BrokerStartOptions {
  * never came up: the harness could not run the round, the pipeline did nothing wrong.
  */
 export async function startBroker(cluster: LocalCluster, id: number, opts: BrokerStartOptions): Promise<void> {
-  const deadline = Date.now() + opts.budgetMs;
+  const clock = systemClock;
+  const begun = clock.now();
   let last = '';
-  for (let attempt = 1; ; attempt++) {
-    const left = deadline - Date.now();
-    try {
-      if (cluster.status(id) === 'running') await cluster.waitReady([id], Math.max(10_000, left));
-      else await cluster.start(id, Math.max(10_000, Math.min(120_000, left)));
-      if (attempt > 1) opts.note(`broker ${id} started on attempt ${attempt}`);
-      return;
-    } catch (err) {
-      last = startFailureSummary((err as Error).message);
-      opts.note(`broker ${id} start attempt ${attempt} failed: ${last}`);
-      // Up but never ready: start it over.
-      if (cluster.status(id) !== 'stopped') await cluster.kill(id).catch(() => undefined);
-    }
-    if (Date.now() + 5000 > deadline) throw new HarnessError(`broker ${id} did not start again within ${Math.round(opts.budgetMs / 1000)} s (${attempt} attempts; last: ${last})`);
-    await sleep(3000);
-  }
+  let attempt = 0;
+  // Each attempt is bounded by the budget left (at least 10 s) and never abandoned: the budget is
+  // judged between attempts (no new one with less than 5 s left), pollUntil's timeout only backs it up.
+  const outcome = await pollUntil(
+    `broker ${id} to start`,
+    async () => {
+      const left = opts.budgetMs - (clock.now() - begun);
+      if (attempt > 0 && left < 5000) return 'spent';
+      attempt++;
+      try {
+        if (cluster.status(id) === 'running') await cluster.waitReady([id], Math.max(10_000, left));
+        else await cluster.start(id, Math.max(10_000, Math.min(120_000, left)));
+        if (attempt > 1) opts.note(`broker ${id} started on attempt ${attempt}`);
+        return 'started';
+      } catch (err) {
+        last = startFailureSummary((err as Error).message);
+        opts.note(`broker ${id} start attempt ${attempt} failed: ${last}`);
+        // Up but never ready: start it over.
+        if (cluster.status(id) !== 'stopped') await cluster.kill(id).catch(() => undefined);
+        return undefined;
+      }
+    },
+    { timeoutMs: opts.budgetMs + 180_000, intervalMs: 3000, clock },
+  ).catch((err: unknown) => {
+    if (!(err instanceof PollTimeoutError)) throw err;
+    return 'spent' as const;
+  });
+  if (outcome === 'spent') throw new HarnessError(`broker ${id} did not start again within ${Math.round(opts.budgetMs / 1000)} s (${attempt} attempts; last: ${last})`);
 }
 
 /** Every broker a round paused or stopped, running again for the next round (started again as startBroker does). */
@@ -286,7 +311,7 @@ export class RoundProgress {
       } catch {
         /* a broker fault: the next reading will do */
       }
-      await sleep(500);
+      await systemClock.sleep(500);
     }
   }
 
@@ -305,7 +330,7 @@ export class RoundProgress {
   /** The writer's hold: it waits while more than `ahead` records written are not committed yet (until `finished()`). */
   hold(ahead: number, finished: () => boolean): (written: number) => Promise<void> {
     return async (written) => {
-      while (!finished() && (written - Number(this.last?.committed ?? 0n) > ahead || (this.gate !== null && written >= this.gate))) await sleep(200);
+      while (!finished() && (written - Number(this.last?.committed ?? 0n) > ahead || (this.gate !== null && written >= this.gate))) await systemClock.sleep(200);
     };
   }
 

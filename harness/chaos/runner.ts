@@ -11,7 +11,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { ensureTopics } from '../../src/kafka/admin.js';
-import { pollUntil } from '../../src/runtime/poll-until.js';
+import { pollUntil, PollTimeoutError } from '../../src/runtime/poll-until.js';
+import { systemClock } from '../../src/runtime/clock.js';
 import { EndOffsetReader } from '../../src/kafka/offsets.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { produceVerifyRecords } from '../../src/verify/verify.js';
@@ -103,7 +104,6 @@ export async function transactionCoordinator(admin: Admin, transactionalId: stri
   return p.leader;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runRound(cluster: LocalCluster, scenario: Scenario, round: number, opts: ChaosOptions): Promise<RoundResult> {
   const t0 = Date.now();
@@ -177,7 +177,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
       if (finished || intended.has(w) || workers.get(name) !== w) return;
       supervisorRestarts++;
       opts.log(`  worker ${name} exited on its own; restarting it (log: ${join(opts.workDir, `${id}-${name}.log`)})`);
-      await sleep(1000);
+      await systemClock.sleep(1000);
       if (!finished && workers.get(name) === w) startWorker(name);
     });
     return w;
@@ -242,7 +242,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
         const meta = await admin.fetchTopicMetadata({ topics: [topic === 'source' ? source : sink] });
         return meta.topics[0]!.partitions.find((x) => x.partitionId === partition)!.leader;
       }),
-    sleep,
+    sleep: (ms: number) => systemClock.sleep(ms),
     timeouts,
   };
 
@@ -298,7 +298,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
         } catch {
           /* a broker fault: the next reading will do */
         }
-        await sleep(500);
+        await systemClock.sleep(500);
       }
     })();
 
@@ -307,7 +307,7 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     startWorker('main');
     scraper = (async () => {
       while (scraping && !finished) {
-        await Promise.all([scrapeAll(), sleep(SCRAPE_MS)]);
+        await Promise.all([scrapeAll(), systemClock.sleep(SCRAPE_MS)]);
       }
     })();
     await scenario.inject(ctx);
@@ -319,16 +319,22 @@ export async function runRound(cluster: LocalCluster, scenario: Scenario, round:
     // when a loaded machine makes it slow; the overall limit only bounds a crawl.
     // A scenario that slows the pipeline itself (unthrottled) is bounded by the pace it expects at worst.
     const crawlMs = scenario.unthrottled ? (opts.records / scenario.unthrottled.minRecordsPerSecond) * 1000 : (opts.records / (rate || 1000)) * 10_000;
-    const limit = Date.now() + Math.max(1_800_000, crawlMs);
     let lastCommit = { t: Date.now(), committed: atFault };
-    for (;;) {
-      const last = progressLog[progressLog.length - 1];
-      if (last && last.committed >= total && total > 0n && last.t > faultEnd) break;
-      if (last && last.committed > lastCommit.committed) lastCommit = { t: last.t, committed: last.committed };
-      if (Date.now() - lastCommit.t > STALL_MS) throw new EosError(ErrorCodes.CHAOS_ROUND_FAILED, `the pipeline stalled: no commit for ${STALL_MS / 1000} s, ${pct()} of the input committed`);
-      if (Date.now() > limit) throw new EosError(ErrorCodes.CHAOS_ROUND_FAILED, `the pipeline did not finish: ${pct()} of the input committed (partitions behind: ${partitionsBehind.join(', ')})`);
-      await sleep(500);
-    }
+    const outcome = await pollUntil(
+      'the pipeline to commit every input record',
+      () => {
+        const last = progressLog[progressLog.length - 1];
+        if (last && last.committed >= total && total > 0n && last.t > faultEnd) return 'done';
+        if (last && last.committed > lastCommit.committed) lastCommit = { t: last.t, committed: last.committed };
+        // A stall ends the wait at once.
+        return Date.now() - lastCommit.t > STALL_MS ? 'stalled' : undefined;
+      },
+      { timeoutMs: Math.max(1_800_000, crawlMs), intervalMs: 500 },
+    ).catch((err: unknown) => {
+      if (!(err instanceof PollTimeoutError)) throw err;
+      throw new EosError(ErrorCodes.CHAOS_ROUND_FAILED, `the pipeline did not finish: ${pct()} of the input committed (partitions behind: ${partitionsBehind.join(', ')})`);
+    });
+    if (outcome === 'stalled') throw new EosError(ErrorCodes.CHAOS_ROUND_FAILED, `the pipeline stalled: no commit for ${STALL_MS / 1000} s, ${pct()} of the input committed`);
     const recovered = progressLog.find((x) => x.t > faultEnd && x.committed > atFault);
     const recoverySeconds = recovered ? (recovered.t - faultEnd) / 1000 : atFault >= total ? 0 : null;
 

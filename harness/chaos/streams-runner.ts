@@ -15,6 +15,7 @@ import { ensureTopics } from '../../src/kafka/admin.js';
 import type { LocalCluster } from '../localcluster/cluster.js';
 import { StreamsRun } from '../localcluster/streams-app.js';
 import { pollUntil } from '../../src/runtime/poll-until.js';
+import { systemClock } from '../../src/runtime/clock.js';
 import { produceVerifyRecords, type ProduceManifest } from '../../src/verify/verify.js';
 import type { LivePrometheus } from './prometheus.js';
 import { restoreBrokers, roundClients, RoundProgress, sinkFigures, verifyRound, waitReplicated } from './round-kafka.js';
@@ -64,7 +65,6 @@ export interface StreamsChaosRun {
 /** The most of a round's records written and not yet committed by the app (a fraction of the round's records). */
 const MAX_AHEAD = 0.15;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsScenario, round: number, opts: StreamsChaosOptions): Promise<StreamsRoundResult> {
   const t0 = Date.now();
@@ -141,7 +141,7 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
       ).then((x) => x!);
       return { transactionalId, broker: await transactionCoordinator(admin, transactionalId) };
     }),
-    sleep,
+    sleep: (ms: number) => systemClock.sleep(ms),
   };
 
   try {
@@ -190,13 +190,13 @@ export async function runStreamsRound(cluster: LocalCluster, scenario: StreamsSc
         for (let i = 0; !finished; i++) {
           await daemon!.metricsText().then((text) => tracker.scrape(text, Date.now()), () => undefined);
           if (opts.prometheus && i % 2 === 0) await opts.prometheus.alerts().then((a) => tracker.alerts(a), () => undefined);
-          await sleep(1000);
+          await systemClock.sleep(1000);
         }
       })(),
     ];
     // The counters count from the first records on: the instances' first joins are not the round's.
     await ctx.waitProgress(Math.min(0.05, 1 / opts.records));
-    await sleep(1500);
+    await systemClock.sleep(1500);
     tracker.startCounting();
 
     await scenario.inject(ctx);

@@ -1,14 +1,13 @@
 // A real Kafka cluster on loopback, for tests, the demo and benchmarks: KRaft combined
 // broker+controller nodes started with plain `java` from the jars Maven fetched. Every process
-// is tracked by pid and start time (./proc.ts) in a state file next to the data, so another
+// is a tracked process (pid and start time, src/runtime/process.ts) recorded in a state file next to the data, so another
 // process (the CLI) can kill, pause or restart a node, and nothing but the processes we started
 // is ever signalled. The state file is the truth shared by every process attached to a cluster:
 // each action reads it first and writes it after every start, restart and stop, and the exit hook
 // of the process that started the cluster kills what the file names (also a node `start N`
 // started from another terminal).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,7 +17,9 @@ import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { DEFAULT_KAFKA_VERSION, ensureKafka, isKafka4 } from './kafka-dist.js';
 import { ClusterNetwork, type NetworkState } from './network.js';
-import { describeSurvivors, killTrackedSync, processStatus, processesReferencing, readProcStat, startTimeOf } from './proc.js';
+import { describeSurvivors, processesReferencing } from '../../src/runtime/proc.js';
+import { atExit, killAllSync, TrackedProcess } from '../../src/runtime/process.js';
+import { pollUntil, PollTimeoutError } from '../../src/runtime/poll-until.js';
 import {
   createSecurity,
   eoswatchKafkaSection,
@@ -206,14 +207,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Process state from /proc: R/S/D… running, T stopped (paused), Z zombie, or gone. */
-export function procState(pid: number): string | null {
-  return readProcStat(pid)?.state ?? null;
+/** A node's process: its record in the state file, ours only while its command line names the node's properties. */
+function nodeProcess(node: NodeState): TrackedProcess {
+  return new TrackedProcess(node, { name: `node ${node.id}`, needle: node.propsFile });
 }
 
 /** True only when pid is alive, has the start time we recorded, and runs this node's properties. */
 function isOurProcess(node: NodeState): boolean {
-  return processStatus(node, node.propsFile) !== 'stopped';
+  return nodeProcess(node).alive;
 }
 
 /**
@@ -253,19 +254,11 @@ export function tailFile(file: string, lines = 40): string {
   }
 }
 
-const liveClusters = new Set<LocalCluster>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const c of liveClusters) c.killAllSync({ record: true });
-  });
-}
-
 export class LocalCluster {
   /** The namespaces of a networked cluster (ClusterOptions.network). */
   readonly network: ClusterNetwork | undefined;
+  /** Removes the exit hook that kills what the state file names (armed at the first start of a node). */
+  private disarmExit: (() => void) | undefined;
 
   private constructor(
     readonly state: ClusterState,
@@ -432,30 +425,25 @@ export class LocalCluster {
   }
 
   private spawnNode(n: NodeState): void {
-    const fd = openSync(n.logFile, 'a');
-    const args = [...this.javaArgs(), 'kafka.Kafka', n.propsFile];
-    const [cmd, argv] = this.network ? this.network.wrap(`n${n.id}`, 'java', args) : ['java', args];
-    const child = spawn(cmd, argv, {
+    // Detached (a process group of its own): a node of a cluster the CLI's `up` started outlives it.
+    // Killed at exit by the cluster's hook (which records it), not one of its own.
+    TrackedProcess.spawn('java', [...this.javaArgs(), 'kafka.Kafka', n.propsFile], {
+      name: `node ${n.id}`,
+      needle: n.propsFile,
+      record: n,
+      logFile: n.logFile,
       detached: true,
-      stdio: ['ignore', fd, fd],
+      atExit: this.killOnExit ? 'owner' : 'outlive',
+      ...(this.network ? { wrap: (cmd: string, args: string[]) => this.network!.wrap(`n${n.id}`, cmd, args) } : {}),
     });
-    closeSync(fd);
-    child.on('error', () => undefined);
-    if (!this.killOnExit) child.unref();
-    n.pid = child.pid ?? null;
     if (n.pid === null) throw new EosError(ErrorCodes.HARNESS_FAILED, `could not start java for node ${n.id}`);
-    // spawn() returns after exec: the start time read now is the java process's (null if it already died).
-    n.startTime = startTimeOf(n.pid);
-    if (this.killOnExit) {
-      liveClusters.add(this);
-      installExitHook();
-    }
+    if (this.killOnExit) this.disarmExit ??= atExit(() => this.killAllSync({ record: true }));
   }
 
   /** What the node's recorded process is now, checked against its recorded identity (the state file is read first). */
   status(id: number): NodeStatus {
     this.refreshSync();
-    return processStatus(this.node(id), this.node(id).propsFile);
+    return nodeProcess(this.node(id)).status();
   }
 
   /** A secured cluster's CA, users and generated passwords (for the harness; never print them); undefined for plaintext. */
@@ -496,113 +484,87 @@ export class LocalCluster {
 
   /** Waits until the admin client sees every listed node, failing early with the broker log tail if one dies. */
   async waitReady(ids: number[], timeoutMs = 120_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     let lastErr = '';
-    while (Date.now() < deadline) {
-      for (const id of ids) {
-        const n = this.node(id);
-        if (!isOurProcess(n)) {
-          throw new EosError(ErrorCodes.HARNESS_FAILED, `Kafka node ${id} exited during start-up.\n${explainLog(n.logFile)}`);
+    // A node that exits during start-up ends the wait at once (the probe answers with it).
+    const dead = await pollUntil(
+      'the Kafka nodes to be ready',
+      async () => {
+        const gone = ids.map((id) => this.node(id)).find((n) => !isOurProcess(n));
+        if (gone) return gone;
+        const admin = await this.admin();
+        try {
+          await admin.connect();
+          const { brokers } = await admin.describeCluster();
+          const seen = new Set(brokers.map((b) => b.nodeId));
+          if (ids.every((id) => seen.has(id))) return 'ready';
+          lastErr = `admin sees nodes [${[...seen].join(', ')}]`;
+        } catch (err) {
+          lastErr = (err as Error).message;
+        } finally {
+          await admin.disconnect().catch(() => undefined);
         }
-      }
-      const admin = await this.admin();
-      try {
-        await admin.connect();
-        const { brokers } = await admin.describeCluster();
-        const seen = new Set(brokers.map((b) => b.nodeId));
-        if (ids.every((id) => seen.has(id))) return;
-        lastErr = `admin sees nodes [${[...seen].join(', ')}]`;
-      } catch (err) {
-        lastErr = (err as Error).message;
-      } finally {
-        await admin.disconnect().catch(() => undefined);
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    const tails = ids.map((id) => `--- node ${id}:\n${explainLog(this.node(id).logFile)}`).join('\n');
-    throw new EosError(ErrorCodes.HARNESS_FAILED, `Kafka cluster not ready after ${timeoutMs} ms (last: ${lastErr}).\n${tails}`);
+        return undefined;
+      },
+      { timeoutMs, intervalMs: 500 },
+    ).catch((err: unknown) => {
+      if (!(err instanceof PollTimeoutError)) throw err;
+      const tails = ids.map((id) => `--- node ${id}:\n${explainLog(this.node(id).logFile)}`).join('\n');
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `Kafka cluster not ready after ${timeoutMs} ms (last: ${lastErr}).\n${tails}`);
+    });
+    if (typeof dead === 'object') throw new EosError(ErrorCodes.HARNESS_FAILED, `Kafka node ${dead.id} exited during start-up.\n${explainLog(dead.logFile)}`);
   }
 
   /** Waits until the controller has fenced a dead node, so metadata no longer routes to it. */
   async waitFenced(id: number, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const admin = await this.admin();
-      try {
-        await admin.connect();
-        const { brokers } = await admin.describeCluster();
-        if (!brokers.some((b) => b.nodeId === id)) return;
-      } catch {
-        /* a live node will answer on the next try */
-      } finally {
-        await admin.disconnect().catch(() => undefined);
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} still visible to the admin client after ${timeoutMs} ms`);
-  }
-
-  private async waitExit(n: NodeState, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!isOurProcess(n)) return true;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return !isOurProcess(n);
-  }
-
-  private signal(n: NodeState, sig: NodeJS.Signals): boolean {
-    if (!isOurProcess(n)) return false;
-    try {
-      process.kill(n.pid!, sig);
-      return true;
-    } catch {
-      return false;
-    }
+    await pollUntil(
+      `node ${id} to be fenced`,
+      async () => {
+        const admin = await this.admin();
+        try {
+          await admin.connect();
+          const { brokers } = await admin.describeCluster();
+          return !brokers.some((b) => b.nodeId === id);
+        } catch {
+          return false; // a live node will answer on the next try
+        } finally {
+          await admin.disconnect().catch(() => undefined);
+        }
+      },
+      { timeoutMs, intervalMs: 500 },
+    ).catch((err: unknown) => {
+      if (!(err instanceof PollTimeoutError)) throw err;
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} still visible to the admin client after ${timeoutMs} ms`);
+    });
   }
 
   /** SIGKILL: the node dies without any shutdown. */
   async kill(id: number): Promise<void> {
     this.refreshSync();
-    const n = this.node(id);
-    if (this.signal(n, 'SIGKILL') && !(await this.waitExit(n, 10_000))) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} (pid ${n.pid}) did not exit after SIGKILL`);
-    n.pid = null;
-    n.startTime = null;
+    await nodeProcess(this.node(id)).end(0);
     await this.save();
   }
 
   /** SIGTERM: controlled shutdown; SIGKILL if it has not exited after timeoutMs. */
   async stop(id: number, timeoutMs = 30_000): Promise<void> {
     this.refreshSync();
-    const n = this.node(id);
-    if (processStatus(n, n.propsFile) === 'paused') this.signal(n, 'SIGCONT');
-    if (this.signal(n, 'SIGTERM') && !(await this.waitExit(n, timeoutMs))) {
-      this.signal(n, 'SIGKILL');
-      if (!(await this.waitExit(n, 10_000))) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} (pid ${n.pid}) did not exit after SIGKILL`);
-    }
-    n.pid = null;
-    n.startTime = null;
+    await nodeProcess(this.node(id)).end(timeoutMs);
     await this.save();
   }
 
   /** SIGSTOP: the node freezes (no heartbeats, no replies) until resumed. Resolves once it is stopped. */
   async pause(id: number): Promise<void> {
     this.refreshSync();
-    const n = this.node(id);
-    if (!this.signal(n, 'SIGSTOP')) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} is not running`);
-    await this.waitState(n, (st) => st === 'T');
+    const p = nodeProcess(this.node(id));
+    if (!p.signal('SIGSTOP')) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} is not running`);
+    await p.waitPaused(true);
   }
 
   /** SIGCONT: a paused node runs again. */
   async resume(id: number): Promise<void> {
     this.refreshSync();
-    const n = this.node(id);
-    if (!this.signal(n, 'SIGCONT')) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} is not running`);
-    await this.waitState(n, (st) => st !== 'T');
-  }
-
-  private async waitState(n: NodeState, ok: (state: string | null) => boolean): Promise<void> {
-    for (let i = 0; i < 200 && !ok(procState(n.pid ?? -1)); i++) await new Promise((r) => setTimeout(r, 10));
+    const p = nodeProcess(this.node(id));
+    if (!p.signal('SIGCONT')) throw new EosError(ErrorCodes.HARNESS_FAILED, `node ${id} is not running`);
+    await p.waitPaused(false);
   }
 
   /** Starts a stopped node (after kill or stop) and waits until the cluster sees it again. */
@@ -633,7 +595,7 @@ export class LocalCluster {
    */
   killAllSync(opts: { record?: boolean } = {}): void {
     this.refreshSync();
-    killTrackedSync(this.state.nodes, (n) => n.propsFile, (n, sig) => this.signal(n, sig), opts.record ? { file: join(this.state.dir, STATE_FILE), state: this.state } : undefined);
+    killAllSync(this.state.nodes.map(nodeProcess), opts.record ? { file: join(this.state.dir, STATE_FILE), state: this.state } : undefined);
   }
 
   /** Processes still running that name this cluster's node files (ours or not): none may be left after down. */
@@ -648,7 +610,7 @@ export class LocalCluster {
    */
   async down(opts: { keepData?: boolean } = {}): Promise<void> {
     this.killAllSync();
-    await Promise.all(this.state.nodes.map((n) => this.waitExit(n, 10_000)));
+    await Promise.all(this.state.nodes.map((n) => nodeProcess(n).waitExit(10_000)));
     const alive = this.state.nodes.filter(isOurProcess);
     // The network goes either way: a namespace holding a surviving process lives on until it
     // dies, and its record would otherwise wait for the next network's sweep.
@@ -658,7 +620,8 @@ export class LocalCluster {
       n.pid = null;
       n.startTime = null;
     }
-    liveClusters.delete(this);
+    this.disarmExit?.();
+    this.disarmExit = undefined;
     await this.network?.remove();
     const left = this.survivors();
     if (left.length) {

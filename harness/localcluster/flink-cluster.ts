@@ -1,20 +1,23 @@
 // A real standalone Flink session cluster on loopback, next to the Kafka one (cluster.ts): one
 // JobManager and N TaskManagers, each its own `java -cp 'lib/*'` process started from the jars
-// Maven fetched (flink-dist.ts) and tracked by pid and start time (./proc.ts) in a state file, so
+// Maven fetched (flink-dist.ts), a tracked process (pid and start time, src/runtime/process.ts)
+// recorded in a state file, so
 // the CLI can kill or start one and nothing but the processes we started is ever signalled. As
 // for the Kafka cluster, the state file is the shared truth: read before every action, written
 // after every start and stop, and what the exit hook and `down` kill. Jobs go in through the REST API
 // (flink-runtime-web serves /jars/upload and /jars/<id>/run).
-import { execFile, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { explainLog, freePort } from './cluster.js';
-import { describeSurvivors, killTrackedSync, processStatus, processesReferencing, startTimeOf } from './proc.js';
+import { describeSurvivors, processesReferencing } from '../../src/runtime/proc.js';
+import { atExit, killAllSync, TrackedProcess } from '../../src/runtime/process.js';
+import { pollUntil, PollTimeoutError } from '../../src/runtime/poll-until.js';
 import { ensureFlink, ensureFlinkJob, resolveFlinkLine } from './flink-dist.js';
-import type { ClusterNetwork } from './network.js';
+import { netnsWrap, type ClusterNetwork } from './network.js';
 import { EosError, ErrorCodes } from '../../src/errors.js';
 
 const execFileP = promisify(execFile);
@@ -146,9 +149,27 @@ export function parseBashJavaUtils(output: string): { jvm: string[]; dynamic: st
   return { jvm: split(lines[0] ?? ''), dynamic: split(lines[1] ?? '') };
 }
 
+/** A JobManager's or TaskManager's process: its record in the state file, ours only while its command line names the cluster's config dir. */
+function flinkProcess(p: FlinkProcess, confDir: string): TrackedProcess {
+  return new TrackedProcess(p, { name: p.name, needle: confDir });
+}
+
 /** True only when pid is alive, has the start time we recorded, and runs with this cluster's config dir. */
 function isOurProcess(p: FlinkProcess, confDir: string): boolean {
-  return processStatus(p, confDir) !== 'stopped';
+  return flinkProcess(p, confDir).alive;
+}
+
+/**
+ * Waits for `probe` to answer (every 500 ms), failing at once with `exited` when it names a process
+ * that exited, and with `timedOut` at the deadline. Pure waiting: the probe does the reading.
+ */
+async function waitStarting<T>(what: string, probe: () => Promise<T | { exited: FlinkProcess } | undefined>, timeoutMs: number, timedOut: () => string): Promise<T> {
+  const answer = await pollUntil(what, probe, { timeoutMs, intervalMs: 500 }).catch((err: unknown) => {
+    if (err instanceof PollTimeoutError) throw new EosError(ErrorCodes.HARNESS_FAILED, timedOut(), { cause: err });
+    throw err;
+  });
+  if (answer && typeof answer === 'object' && 'exited' in answer) throw new EosError(ErrorCodes.HARNESS_FAILED, `${answer.exited.name === 'jobmanager' ? 'the JobManager' : answer.exited.name} exited during start-up.\n${explainLog(answer.exited.logFile)}`);
+  return answer as T;
 }
 
 /** The state file's process fields (pid, start time) merged into ours: another process (the CLI) may have changed them. Pure. */
@@ -162,10 +183,10 @@ export function mergeRecordedFlink(ours: FlinkClusterState, recorded: FlinkClust
   ours.taskmanagers.forEach((tm, i) => take(tm, recorded.taskmanagers[i]));
 }
 
-const live = new Set<LocalFlinkCluster>();
-let exitHook = false;
-
 export class LocalFlinkCluster {
+  /** Removes the exit hook that kills what the state file names (armed at the first start of a process). */
+  private disarmExit: (() => void) | undefined;
+
   private constructor(
     readonly state: FlinkClusterState,
     private readonly killOnExit: boolean,
@@ -271,13 +292,10 @@ export class LocalFlinkCluster {
   }
 
   private spawnProcess(p: FlinkProcess, mainClass: string, params: { jvm: string[]; dynamic: string[] }, extra: string[]): void {
-    const fd = openSync(p.logFile, 'a');
-    // In a networked cluster the JVM runs in its endpoint's namespace; `ip netns exec` execs it, so the pid stays java's.
-    const [cmd, prefix] = p.endpoint ? ['ip', ['netns', 'exec', p.endpoint.ns, 'java']] : ['java', []];
-    const child = spawn(
-      cmd,
+    const ns = p.endpoint?.ns;
+    TrackedProcess.spawn(
+      'java',
       [
-        ...prefix,
         ...params.jvm,
         ...JAVA17_OPENS,
         '-XX:+UseG1GC',
@@ -291,23 +309,20 @@ export class LocalFlinkCluster {
         ...extra,
         ...params.dynamic,
       ],
-      { detached: true, stdio: ['ignore', fd, fd] },
+      {
+        name: p.name,
+        needle: this.state.confDir,
+        record: p,
+        logFile: p.logFile,
+        // Detached: the processes of a cluster the CLI's `up` started outlive it; else the cluster's exit hook kills (and records) them.
+        detached: true,
+        atExit: this.killOnExit ? 'owner' : 'outlive',
+        // In a networked cluster the JVM runs in its endpoint's namespace; `ip netns exec` execs it, so the pid stays java's.
+        ...(ns ? { wrap: netnsWrap(ns) } : {}),
+      },
     );
-    closeSync(fd);
-    child.on('error', () => undefined);
-    if (!this.killOnExit) child.unref();
-    p.pid = child.pid ?? null;
     if (p.pid === null) throw new EosError(ErrorCodes.HARNESS_FAILED, `could not start java for ${p.name}`);
-    // spawn() returns after exec: the start time read now is the java process's (null if it already died).
-    p.startTime = startTimeOf(p.pid);
-    if (!this.killOnExit) return;
-    live.add(this);
-    if (!exitHook) {
-      exitHook = true;
-      process.on('exit', () => {
-        for (const c of live) c.killAllSync({ record: true });
-      });
-    }
+    if (this.killOnExit) this.disarmExit ??= atExit(() => this.killAllSync({ record: true }));
   }
 
   async startJobManager(timeoutMs = 120_000): Promise<void> {
@@ -341,7 +356,7 @@ export class LocalFlinkCluster {
   /** What a recorded process is now, checked against its recorded identity (the state file is read first). */
   status(p: FlinkProcess): 'running' | 'paused' | 'stopped' {
     this.refreshSync();
-    return processStatus(p, this.state.confDir);
+    return flinkProcess(p, this.state.confDir).status();
   }
 
   /** A REST call; job submission (upload, run) on a loaded machine takes tens of seconds. */
@@ -353,70 +368,56 @@ export class LocalFlinkCluster {
   }
 
   private async waitRest(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    const jm = this.state.jobmanager;
     let last = '';
-    while (Date.now() < deadline) {
-      if (!isOurProcess(this.state.jobmanager, this.state.confDir)) throw new EosError(ErrorCodes.HARNESS_FAILED, `the JobManager exited during start-up.\n${explainLog(this.state.jobmanager.logFile)}`);
-      try {
-        await this.rest('/overview', undefined, 10_000);
-        return;
-      } catch (err) {
-        last = (err as Error).message;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    throw new EosError(ErrorCodes.HARNESS_FAILED, `Flink REST not answering after ${timeoutMs} ms (last: ${last}).\n${explainLog(this.state.jobmanager.logFile)}`);
+    await waitStarting(
+      'the Flink REST API',
+      async () => {
+        if (!isOurProcess(jm, this.state.confDir)) return { exited: jm };
+        try {
+          await this.rest('/overview', undefined, 10_000);
+          return true;
+        } catch (err) {
+          last = (err as Error).message;
+          return undefined;
+        }
+      },
+      timeoutMs,
+      () => `Flink REST not answering after ${timeoutMs} ms (last: ${last}).\n${explainLog(jm.logFile)}`,
+    );
   }
 
   private async waitTaskManager(tm: FlinkProcess, resourceId: string, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!isOurProcess(tm, this.state.confDir)) throw new EosError(ErrorCodes.HARNESS_FAILED, `${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
-      const list = await this.rest<{ taskmanagers: { id: string }[] }>('/taskmanagers', undefined, 10_000).catch(() => ({ taskmanagers: [] }));
-      if (list.taskmanagers.some((t) => t.id === resourceId)) return;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    throw new EosError(ErrorCodes.HARNESS_FAILED, `${tm.name} (resource id ${resourceId}) not registered with the JobManager after ${timeoutMs} ms`);
+    await waitStarting(
+      `${tm.name} to register`,
+      async () => {
+        if (!isOurProcess(tm, this.state.confDir)) return { exited: tm };
+        const list = await this.rest<{ taskmanagers: { id: string }[] }>('/taskmanagers', undefined, 10_000).catch(() => ({ taskmanagers: [] }));
+        return list.taskmanagers.some((t) => t.id === resourceId) || undefined;
+      },
+      timeoutMs,
+      () => `${tm.name} (resource id ${resourceId}) not registered with the JobManager after ${timeoutMs} ms`,
+    );
   }
 
   private async waitSlots(slots: number, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      for (const tm of this.state.taskmanagers) {
-        if (!isOurProcess(tm, this.state.confDir)) throw new EosError(ErrorCodes.HARNESS_FAILED, `${tm.name} exited during start-up.\n${explainLog(tm.logFile)}`);
-      }
-      const o = await this.rest<{ 'slots-total': number }>('/overview').catch(() => ({ 'slots-total': 0 }));
-      if (o['slots-total'] >= slots) return;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    throw new EosError(ErrorCodes.HARNESS_FAILED, `Flink cluster has fewer than ${slots} slots after ${timeoutMs} ms`);
-  }
-
-  private signal(p: FlinkProcess, sig: NodeJS.Signals): boolean {
-    if (!isOurProcess(p, this.state.confDir)) return false;
-    try {
-      process.kill(p.pid!, sig);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  private async waitExit(p: FlinkProcess, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!isOurProcess(p, this.state.confDir)) return true;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return false;
+    await waitStarting(
+      `${slots} Flink slots`,
+      async () => {
+        const exited = this.state.taskmanagers.find((tm) => !isOurProcess(tm, this.state.confDir));
+        if (exited) return { exited };
+        const o = await this.rest<{ 'slots-total': number }>('/overview').catch(() => ({ 'slots-total': 0 }));
+        return o['slots-total'] >= slots || undefined;
+      },
+      timeoutMs,
+      () => `Flink cluster has fewer than ${slots} slots after ${timeoutMs} ms`,
+    );
   }
 
   /** SIGKILL one process (the JobManager or TaskManager n). */
   async kill(p: FlinkProcess): Promise<void> {
     this.refreshSync();
-    if (this.signal(p, 'SIGKILL') && !(await this.waitExit(p, 10_000))) throw new EosError(ErrorCodes.HARNESS_FAILED, `${p.name} (pid ${p.pid}) did not exit after SIGKILL`);
-    p.pid = null;
-    p.startTime = null;
+    await flinkProcess(p, this.state.confDir).end(0);
     await this.save();
   }
 
@@ -456,21 +457,27 @@ export class LocalFlinkCluster {
 
   /** Waits until the job is RUNNING with every task RUNNING (a RUNNING job whose tasks are only scheduled is not). */
   async waitJobRunning(jobId: string, timeoutMs = 120_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     let last = '';
-    while (Date.now() < deadline) {
-      try {
-        const j = await this.rest<{ state: string; vertices: { status: string }[] }>(`/jobs/${jobId}`, undefined, 10_000);
-        last = `${j.state}, tasks ${j.vertices.map((v) => v.status).join(',')}`;
-        if (j.state === 'RUNNING' && j.vertices.every((v) => v.status === 'RUNNING')) return;
-        if (['FAILED', 'CANCELED', 'FINISHED'].includes(j.state)) throw new EosError(ErrorCodes.HARNESS_FAILED, `job ${jobId} is ${j.state}`);
-      } catch (err) {
-        if ((err as Error).message.startsWith('job ')) throw err;
-        last = (err as Error).message;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    throw new EosError(ErrorCodes.HARNESS_FAILED, `job ${jobId} not running after ${timeoutMs} ms (last: ${last})`);
+    const state = await pollUntil(
+      `job ${jobId} running`,
+      async () => {
+        try {
+          const j = await this.rest<{ state: string; vertices: { status: string }[] }>(`/jobs/${jobId}`, undefined, 10_000);
+          last = `${j.state}, tasks ${j.vertices.map((v) => v.status).join(',')}`;
+          if (j.state === 'RUNNING' && j.vertices.every((v) => v.status === 'RUNNING')) return 'RUNNING';
+          // A job that ended will not run: the wait is over.
+          if (['FAILED', 'CANCELED', 'FINISHED'].includes(j.state)) return j.state;
+        } catch (err) {
+          last = (err as Error).message;
+        }
+        return undefined;
+      },
+      { timeoutMs, intervalMs: 500 },
+    ).catch((err: unknown) => {
+      if (!(err instanceof PollTimeoutError)) throw err;
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `job ${jobId} not running after ${timeoutMs} ms (last: ${last})`);
+    });
+    if (state !== 'RUNNING') throw new EosError(ErrorCodes.HARNESS_FAILED, `job ${jobId} is ${state}`);
   }
 
   /** The newest retained checkpoint of a job on disk (for a resubmit after a JobManager loss without HA). */
@@ -499,7 +506,10 @@ export class LocalFlinkCluster {
   killAllSync(opts: { record?: boolean } = {}): void {
     this.refreshSync();
     const confDir = this.state.confDir;
-    killTrackedSync([...this.state.taskmanagers, this.state.jobmanager], () => confDir, (p, sig) => this.signal(p, sig), opts.record ? { file: join(this.state.dir, STATE_FILE), state: this.state } : undefined);
+    killAllSync(
+      [...this.state.taskmanagers, this.state.jobmanager].map((p) => flinkProcess(p, confDir)),
+      opts.record ? { file: join(this.state.dir, STATE_FILE), state: this.state } : undefined,
+    );
   }
 
   /** Long-running processes still naming this cluster's config dir (ours or not): none may be left after down. */
@@ -515,14 +525,15 @@ export class LocalFlinkCluster {
   async down(opts: { keepData?: boolean } = {}): Promise<void> {
     this.killAllSync();
     const all = [this.state.jobmanager, ...this.state.taskmanagers];
-    await Promise.all(all.map((p) => this.waitExit(p, 10_000)));
+    await Promise.all(all.map((p) => flinkProcess(p, this.state.confDir).waitExit(10_000)));
     const alive = all.filter((p) => isOurProcess(p, this.state.confDir));
     if (alive.length) throw new EosError(ErrorCodes.HARNESS_FAILED, `${alive.map((p) => `${p.name} (pid ${p.pid})`).join(', ')} did not exit after SIGKILL; directory ${this.state.dir} kept`);
     for (const p of all) {
       p.pid = null;
       p.startTime = null;
     }
-    live.delete(this);
+    this.disarmExit?.();
+    this.disarmExit = undefined;
     const left = this.survivors();
     if (left.length) {
       await this.save();

@@ -8,7 +8,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EosError, ErrorCodes } from '../../src/errors.js';
-import { startTimeOf } from './proc.js';
+import { startTimeOf } from '../../src/runtime/proc.js';
+import { pollUntil, PollTimeoutError } from '../../src/runtime/poll-until.js';
 
 const run = promisify(execFile);
 
@@ -63,24 +64,26 @@ export function lockHolderGone(ownerText: string | null, startTimeOfPid: (pid: n
 }
 
 export async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 15 * 60_000;
   const owner = join(lockDir, 'owner');
-  for (;;) {
+  // Taken (true), held by another (undefined: asked again), or an error other than "exists".
+  const take = async (): Promise<true | { error: unknown } | undefined> => {
     try {
       await mkdir(lockDir);
       await writeFile(owner, `${process.pid} ${startTimeOf(process.pid) ?? 0}\n`);
-      break;
+      return true;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return { error: err };
       // A holder killed without its finally (SIGKILL) leaves the lock behind: taken over, not waited 15 minutes for.
-      if (lockHolderGone(await readFile(owner, 'utf8').catch(() => null), startTimeOf)) {
-        await rm(lockDir, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new EosError(ErrorCodes.HARNESS_FAILED, `timed out waiting for lock ${lockDir}; remove it if no fetch is running`);
-      await new Promise((r) => setTimeout(r, 500));
+      if (!lockHolderGone(await readFile(owner, 'utf8').catch(() => null), startTimeOf)) return undefined;
+      await rm(lockDir, { recursive: true, force: true });
+      return take();
     }
-  }
+  };
+  const taken = await pollUntil(`the lock ${lockDir}`, take, { timeoutMs: 15 * 60_000, intervalMs: 500 }).catch((err: unknown) => {
+    if (!(err instanceof PollTimeoutError)) throw err;
+    throw new EosError(ErrorCodes.HARNESS_FAILED, `timed out waiting for lock ${lockDir}; remove it if no fetch is running`);
+  });
+  if (taken !== true) throw taken?.error;
   try {
     return await fn();
   } finally {

@@ -10,7 +10,7 @@
 // NET_REGISTRY with its owner, so a sweep removes exactly the leftovers of crashed runs (owner
 // gone) and nothing else. Needs root, iproute2, nftables, iptables and python3 (probe() says
 // which is missing).
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -18,6 +18,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { withLock } from './kafka-dist.js';
 import { DELAYER_SOURCE } from './net-delay.js';
+import { startTimeOf } from '../../src/runtime/proc.js';
+import { atExit, TrackedProcess } from '../../src/runtime/process.js';
 import { EosError, ErrorCodes } from '../../src/errors.js';
 
 const execFileP = promisify(execFile);
@@ -89,13 +91,10 @@ async function run(cmd: string, args: string[], input?: string): Promise<string>
 
 const ip = (...args: string[]) => run('ip', args);
 
+/** A pid's start time as the registry records it (a string), or null when there is no such pid. */
 function procStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+  const start = startTimeOf(pid);
+  return start === null ? null : String(start);
 }
 
 function ownerAlive(r: Registration): boolean {
@@ -183,14 +182,19 @@ function destroySync(id: string): void {
 
 const ROLE = /^[a-z0-9]{1,5}$/;
 
-const liveNetworks = new Set<ClusterNetwork>();
-let exitHook = false;
+/** Runs a command inside namespace `ns`: `ip netns exec` execs it, so the pid stays the command's. */
+export function netnsWrap(ns: string): (cmd: string, args: string[]) => [string, string[]] {
+  return (cmd, args) => ['ip', ['netns', 'exec', ns, cmd, ...args]];
+}
+
 
 export class ClusterNetwork {
   private slowLinks: SlowLinks | null = null;
   private cuts: Cut[] = [];
   private readonly down = new Set<string>();
-  private readonly delayers = new Map<string, ChildProcess>();
+  private readonly delayers = new Map<string, TrackedProcess>();
+  /** Removes the exit hook that removes the network (this process's own: not one detached to a cluster's directory). */
+  private disarmExit: (() => void) | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   /** Set when a packet delayer exits while its links should be slow: the fault is no longer what it claims. */
   failure: string | null = null;
@@ -295,13 +299,7 @@ export class ClusterNetwork {
       hostAddr: `${subnet}.1`,
       endpoints: [],
     });
-    liveNetworks.add(net);
-    if (!exitHook) {
-      exitHook = true;
-      process.once('exit', () => {
-        for (const n of liveNetworks) n.removeSync();
-      });
-    }
+    net.disarmExit = atExit(() => net.removeSync());
     try {
       const br = net.state.bridgeNs;
       await ip('netns', 'add', br);
@@ -332,7 +330,7 @@ export class ClusterNetwork {
     const file = join(NET_REGISTRY, `${this.id}.json`);
     const reg = JSON.parse(await readFile(file, 'utf8')) as Registration;
     await writeFile(file, JSON.stringify({ ...reg, clusterDir }));
-    liveNetworks.delete(this);
+    this.disarmExit?.();
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -380,7 +378,7 @@ export class ClusterNetwork {
 
   /** The command line that runs `cmd` inside an endpoint's namespace (the pid stays the command's: ip execs it). */
   wrap(role: string, cmd: string, args: string[]): [string, string[]] {
-    return ['ip', ['netns', 'exec', this.ns(role), cmd, ...args]];
+    return netnsWrap(this.ns(role))(cmd, args);
   }
 
   /** Drops every packet between each endpoint of `a` and each of `b`, in both directions, on top of the cuts in place. */
@@ -450,29 +448,18 @@ export class ClusterNetwork {
 
   private async startDelayer(e: EndpointState, spec: SlowLinks): Promise<void> {
     if (spec.delayMs + spec.jitterMs <= 0) return;
-    const child = spawn('ip', ['netns', 'exec', e.ns, 'python3', '-c', DELAYER_SOURCE, '0', String(spec.delayMs), String(spec.jitterMs)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+    // Under a parent-death signal: a delayer never outlives the harness (its namespace's sweep would find it otherwise).
+    const child = TrackedProcess.spawn('python3', ['-c', DELAYER_SOURCE, '0', String(spec.delayMs), String(spec.jitterMs)], {
+      name: `the packet delayer of ${e.ns}`,
+      pipe: true,
+      dieWithParent: true,
+      wrap: netnsWrap(e.ns),
     });
     this.delayers.set(e.role, child);
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new EosError(ErrorCodes.HARNESS_FAILED, `the packet delayer of ${e.ns} did not start within 15 s: ${out}`)), 15_000);
-      const take = (d: Buffer) => {
-        out += d;
-        if (out.includes('delayer ready')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout!.on('data', take);
-      child.stderr!.on('data', take);
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        const why = `the packet delayer of ${e.ns} exited (${code ?? signal}): ${out.trim()}`;
-        if (this.delayers.get(e.role) === child) this.failure ??= why;
-        reject(new EosError(ErrorCodes.HARNESS_FAILED, why));
-      });
+    void child.exited!.then((code) => {
+      if (this.delayers.get(e.role) === child) this.failure ??= `the packet delayer of ${e.ns} exited (${code}): ${child.output.trim()}`;
     });
+    await child.waitFor(/delayer ready/, 15_000);
     // Every packet out of the endpoint waits in queue 0, except those to the harness's interface.
     const ipt = (...args: string[]) => ip('netns', 'exec', e.ns, 'iptables', '-w', ...args);
     await ipt('-A', 'OUTPUT', '-o', ENDPOINT_IF, '-d', this.state.hostAddr, '-j', 'ACCEPT');
@@ -483,10 +470,9 @@ export class ClusterNetwork {
     const child = this.delayers.get(role);
     this.delayers.delete(role);
     await ip('netns', 'exec', this.ns(role), 'iptables', '-w', '-F', 'OUTPUT').catch(() => undefined);
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await gone;
+    if (child) {
+      await child.end(0);
+      await child.exited;
     }
   }
 
@@ -523,9 +509,9 @@ export class ClusterNetwork {
   removeSync(): void {
     const delayers = [...this.delayers.values()];
     this.delayers.clear();
-    for (const child of delayers) child.kill('SIGKILL');
+    for (const child of delayers) child.killSync();
     destroySync(this.id);
-    liveNetworks.delete(this);
+    this.disarmExit?.();
   }
 
   /** Whether any namespace or the host interface of this network still exists. */

@@ -1,14 +1,14 @@
 // Instances of the seed's Kafka Streams app (streams/app) on this machine, next to the local Kafka
 // cluster: the app is built with Maven once per content of its sources into the cache
 // (~/.cache/eoswatch/streams-app/<hash>: the jar and lib/ with kafka-streams and its dependencies),
-// and each instance is its own `java` process with its own state directory and log, tracked by pid
-// and start time (./proc.ts) in the run directory's state file (streams.json). As for the Kafka and
+// and each instance is its own `java` process with its own state directory and log, a tracked
+// process (pid and start time, src/runtime/process.ts) recorded in the run directory's state file (streams.json). As for the Kafka and
 // Flink clusters, the state file is the shared truth: read before every action and written after
 // every start and stop, so a later command (the CLI, another process) finds the instances, and
 // only the processes we started are ever signalled.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -16,7 +16,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { explainLog } from './cluster.js';
 import { cacheRoot, withLock } from './kafka-dist.js';
-import { describeSurvivors, killTrackedSync, processesReferencing, processStatus, startTimeOf, type ProcessStatus, type TrackedProcess } from './proc.js';
+import { describeSurvivors, processesReferencing, type ProcessRecord, type ProcessStatus } from '../../src/runtime/proc.js';
+import { atExit, killAllSync, TrackedProcess } from '../../src/runtime/process.js';
+import { pollUntil, PollTimeoutError } from '../../src/runtime/poll-until.js';
 import { EosError, ErrorCodes } from '../../src/errors.js';
 
 const run = promisify(execFile);
@@ -41,7 +43,7 @@ export interface StreamsAppOptions {
   logLevel?: 'error' | 'warn' | 'info' | 'debug';
 }
 
-export interface StreamsInstance extends TrackedProcess {
+export interface StreamsInstance extends ProcessRecord {
   /** 1, 2, …: the instance's number in the run. */
   n: number;
   logFile: string;
@@ -147,7 +149,7 @@ export function instanceArgs(state: Pick<StreamsRunState, 'jar' | 'lib' | 'app' 
     '--properties',
     state.propertiesFile,
     ...(a.stateful ? ['--stateful'] : []),
-    // Last: the instance's identity on its command line (./proc.ts checks it), NUL-terminated there.
+    // Last: the instance's identity on its command line (src/runtime/proc.ts checks it), NUL-terminated there.
     '--state-dir',
     inst.stateDir,
   ];
@@ -169,11 +171,11 @@ export function sameApp(a: StreamsAppOptions, b: StreamsAppOptions): string | nu
   return null;
 }
 
-const live = new Set<StreamsRun>();
-let exitHook = false;
-
 /** A run directory holding the instances of one Streams application. */
 export class StreamsRun {
+  /** Removes the exit hook that kills what the state file names (armed at the first start of an instance). */
+  private disarmExit: (() => void) | undefined;
+
   private constructor(
     readonly state: StreamsRunState,
     private readonly killOnExit: boolean,
@@ -236,8 +238,9 @@ export class StreamsRun {
     this.state.instances.sort((a, b) => a.n - b.n);
   }
 
-  private needle(i: StreamsInstance): string {
-    return `${i.stateDir}\0`;
+  /** An instance's process: its record in the state file, ours only while its command line ends with its state directory. */
+  private proc(i: StreamsInstance): TrackedProcess {
+    return new TrackedProcess(i, { name: `Streams instance ${i.n}`, needle: `${i.stateDir}\0` });
   }
 
   instance(n: number): StreamsInstance {
@@ -249,7 +252,7 @@ export class StreamsRun {
 
   status(n: number): ProcessStatus {
     const i = this.instance(n);
-    return processStatus(i, this.needle(i));
+    return this.proc(i).status();
   }
 
   /** The Streams states the instance's log has printed since its last start, oldest first. */
@@ -278,61 +281,39 @@ export class StreamsRun {
       this.state.instances.sort((a, b) => a.n - b.n);
     } else {
       inst = this.instance(n);
-      if (processStatus(inst, this.needle(inst)) !== 'stopped') throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is already running (pid ${inst.pid})`);
+      if (this.proc(inst).alive) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is already running (pid ${inst.pid})`);
     }
     await mkdir(inst.stateDir, { recursive: true });
-    const fd = openSync(inst.logFile, 'a');
-    inst.logFrom = fstatSync(fd).size;
-    const child = spawn('java', instanceArgs(this.state, inst), { detached: true, stdio: ['ignore', fd, fd] });
-    closeSync(fd);
-    child.on('error', () => undefined);
-    if (!this.killOnExit) child.unref();
-    inst.pid = child.pid ?? null;
+    const p = TrackedProcess.spawn('java', instanceArgs(this.state, inst), {
+      name: `Streams instance ${inst.n}`,
+      needle: `${inst.stateDir}\0`,
+      record: inst,
+      logFile: inst.logFile,
+      // Detached: the instances of a run the CLI started outlive it; else the run's exit hook kills (and records) them.
+      detached: true,
+      atExit: this.killOnExit ? 'owner' : 'outlive',
+    });
+    inst.logFrom = p.logFrom;
     if (inst.pid === null) throw new EosError(ErrorCodes.HARNESS_FAILED, `could not start java for Streams instance ${inst.n}`);
-    inst.startTime = startTimeOf(inst.pid);
     await this.save();
-    if (this.killOnExit) {
-      live.add(this);
-      if (!exitHook) {
-        exitHook = true;
-        process.on('exit', () => {
-          for (const r of live) r.killAllSync({ record: true });
-        });
-      }
-    }
+    if (this.killOnExit) this.disarmExit ??= atExit(() => this.killAllSync({ record: true }));
     if (opts.wait !== false) await this.waitState(inst.n, 'RUNNING', opts.timeoutMs ?? 120_000);
     return inst;
   }
 
   /** Waits until instance n's last printed Streams state is `state`; throws if the process exits first. */
   async waitState(n: number, state: string, timeoutMs = 120_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     const inst = this.instance(n);
-    for (;;) {
-      if (this.streamsStates(n).at(-1) === state) return;
-      if (processStatus(inst, this.needle(inst)) === 'stopped') throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} exited before reaching ${state}.\n${explainLog(inst.logFile)}`);
-      if (Date.now() > deadline) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} not ${state} after ${timeoutMs} ms (states: ${this.streamsStates(n).join(' -> ') || 'none yet'}).\n${explainLog(inst.logFile)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-
-  private signal(i: StreamsInstance, sig: NodeJS.Signals): boolean {
-    if (processStatus(i, this.needle(i)) === 'stopped') return false;
-    try {
-      process.kill(i.pid!, sig);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  private async waitExit(i: StreamsInstance, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (processStatus(i, this.needle(i)) === 'stopped') return true;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return processStatus(i, this.needle(i)) === 'stopped';
+    const answer = await pollUntil(
+      `Streams instance ${n} ${state}`,
+      // Reached, or exited (which ends the wait at once).
+      () => (this.streamsStates(n).at(-1) === state ? 'reached' : this.proc(inst).alive ? undefined : 'exited'),
+      { timeoutMs, intervalMs: 200 },
+    ).catch((err: unknown) => {
+      if (!(err instanceof PollTimeoutError)) throw err;
+      throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} not ${state} after ${timeoutMs} ms (states: ${this.streamsStates(n).join(' -> ') || 'none yet'}).\n${explainLog(inst.logFile)}`);
+    });
+    if (answer === 'exited') throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} exited before reaching ${state}.\n${explainLog(inst.logFile)}`);
   }
 
   /** SIGKILL instance n: it leaves the group only when its session times out, its transaction only when it is fenced or times out. */
@@ -348,36 +329,29 @@ export class StreamsRun {
   }
 
   /** Ends one instance (graceMs 0: SIGKILL at once, else SIGTERM first) and forgets its pid; the caller saves the state file. */
-  private async end(i: StreamsInstance, graceMs: number): Promise<void> {
-    if (processStatus(i, this.needle(i)) === 'paused') this.signal(i, 'SIGCONT');
-    if (graceMs > 0 && this.signal(i, 'SIGTERM') && (await this.waitExit(i, graceMs))) {
-      this.forgetPid(i);
-      return;
-    }
-    if (this.signal(i, 'SIGKILL') && !(await this.waitExit(i, 10_000))) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${i.n} (pid ${i.pid}) did not exit after SIGKILL`);
-    this.forgetPid(i);
-  }
-
-  private forgetPid(i: StreamsInstance): void {
-    i.pid = null;
-    i.startTime = null;
+  private end(i: StreamsInstance, graceMs: number): Promise<void> {
+    return this.proc(i).end(graceMs);
   }
 
   async pause(n: number): Promise<void> {
     const i = this.instance(n);
-    if (!this.signal(i, 'SIGSTOP')) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is not running`);
+    if (!this.proc(i).signal('SIGSTOP')) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is not running`);
   }
 
   async resume(n: number): Promise<void> {
-    const i = this.instance(n);
-    if (processStatus(i, this.needle(i)) !== 'paused') throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is not paused (${processStatus(i, this.needle(i))})`);
-    this.signal(i, 'SIGCONT');
+    const p = this.proc(this.instance(n));
+    const status = p.status();
+    if (status !== 'paused') throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams instance ${n} is not paused (${status})`);
+    p.signal('SIGCONT');
   }
 
   /** SIGKILL every instance the state file names, by identity (the exit hook; record: write the state file). */
   killAllSync(opts: { record?: boolean } = {}): void {
     this.refreshSync();
-    killTrackedSync(this.state.instances, (i) => this.needle(i), (i, sig) => this.signal(i, sig), opts.record ? { file: join(this.state.dir, STATE_FILE), state: this.state } : undefined);
+    killAllSync(
+      this.state.instances.map((i) => this.proc(i)),
+      opts.record ? { file: join(this.state.dir, STATE_FILE), state: this.state } : undefined,
+    );
   }
 
   /** Processes naming this run's directory (ours or not): none may be left after stopAll. */
@@ -398,7 +372,8 @@ export class StreamsRun {
     await this.save();
     const failed = ended.find((r) => r.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
-    live.delete(this);
+    this.disarmExit?.();
+    this.disarmExit = undefined;
     const left = this.survivors();
     if (left.length) throw new EosError(ErrorCodes.HARNESS_FAILED, `Streams run in ${this.state.dir}: its instances are stopped, but ${describeSurvivors(left)} still names its directory and is not in its record; directory kept, stop it by pid`);
     if (opts.remove) await rm(this.state.dir, { recursive: true, force: true });

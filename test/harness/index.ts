@@ -3,11 +3,12 @@
 // every process by pid even when a test fails.
 import { after, before } from 'node:test';
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
 import { LocalCluster, type ClusterOptions } from '../../harness/localcluster/cluster.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
 import { readTopic, type SinkStable } from '../../src/verify/reader.js';
+import { TrackedProcess } from '../../src/runtime/process.js';
 
 export { LocalCluster };
 export { until, type UntilOptions } from './wait.js';
@@ -71,44 +72,35 @@ export async function readAll(
   return out;
 }
 
-/** Spawns a child process and registers its SIGKILL (by pid) for the end of the file. */
-export function spawnTracked(cmd: string, args: string[], opts: Parameters<typeof spawn>[2] = {}): ChildProcess {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-  after(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid) {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
-  });
-  return child;
+const tracked = new WeakMap<ChildProcess, TrackedProcess>();
+
+/**
+ * Spawns a child process (a TrackedProcess: output kept, killed at exit, under a parent-death
+ * signal) and ends it (by SIGKILL) after the file's tests.
+ */
+export function spawnTracked(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): ChildProcess {
+  const p = TrackedProcess.spawn(cmd, args, { name: [cmd, ...args].join(' ').slice(0, 80), pipe: true, dieWithParent: true, ...opts });
+  tracked.set(p.child!, p);
+  after(() => p.end(0));
+  return p.child!;
 }
 
-/** Collects a child's stdout and resolves when a line matches (bounded generously: a daemon started through tsx on a loaded machine can take tens of seconds to print its first line). */
+/** Resolves when a line of a child's output matches, lines printed before the call included (bounded generously: a daemon started through tsx on a loaded machine can take tens of seconds to print its first line). */
 export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 90_000): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; output:\n${buf.slice(-4000)}`)), timeoutMs);
-    const onData = (d: Buffer) => {
-      buf += d.toString();
-      for (const line of buf.split('\n')) {
-        const m = line.match(pattern);
-        if (m) {
-          clearTimeout(timer);
-          child.stdout?.off('data', onData);
-          resolve(m);
-          return;
-        }
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.once('exit', (code, sig) => {
-      clearTimeout(timer);
-      reject(new Error(`process exited (${code ?? sig}) before a line matched ${pattern}; output:\n${buf.slice(-4000)}`));
-    });
-  });
+  return trackedOf(child).waitFor(pattern, timeoutMs);
+}
+
+/** Ends a child started by spawnTracked (graceMs 0: SIGKILL at once; else SIGTERM, SIGKILL after graceMs) once it has exited. */
+export async function endTracked(child: ChildProcess, graceMs = 0): Promise<void> {
+  const p = trackedOf(child);
+  await p.end(graceMs);
+  await p.exited;
+}
+
+function trackedOf(child: ChildProcess): TrackedProcess {
+  const p = tracked.get(child);
+  if (!p) throw new Error('not a child started by spawnTracked');
+  return p;
 }
 
 /** The product's command line (src/cli.ts: what the installed CLI and the image run). */

@@ -1,7 +1,7 @@
 // A transactional producer that dies with its transaction open: a kafkajs child process sends
 // records in a transaction (transaction.timeout.ms 15 min by default) and is SIGKILLed, so the
 // transaction holds the partitions' last stable offset until the coordinator's timeout or an abort.
-import { spawnTracked, waitForLine } from './index.js';
+import { endTracked, spawnTracked, waitForLine } from './index.js';
 
 const PRODUCER = `
 import { Kafka, logLevel } from 'kafkajs';
@@ -20,8 +20,6 @@ setInterval(() => {}, 1 << 30);
 export async function killedWithOpenTransaction(brokers: string[], id: string, topic: string, partition: number, count: number, transactionTimeoutMs = 900_000): Promise<number> {
   const child = spawnTracked('node', ['--input-type=module', '-e', PRODUCER, brokers.join(','), id, topic, String(partition), String(count), String(transactionTimeoutMs)]);
   const m = await waitForLine(child, /^SENT (\d+)$/);
-  const exited = new Promise((r) => child.once('exit', r));
-  process.kill(child.pid!, 'SIGKILL');
-  await exited;
+  await endTracked(child);
   return Number(m[1]);
 }

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { createServer, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { LocalCluster, spawnTracked, waitForLine } from '../harness/index.js';
-import { processesReferencing, startTimeOf } from '../../harness/localcluster/proc.js';
+import { processesReferencing, startTimeOf } from '../../src/runtime/proc.js';
 import { javaProcessesUnder } from './cluster-scenarios.js';
 import { tempDirs } from '../harness/tmp.js';
 

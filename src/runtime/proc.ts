@@ -1,12 +1,12 @@
-// Process identity for the local harnesses (Kafka nodes, Flink JobManager and TaskManagers): a
-// process is ours only when its pid is alive AND its start time (field 22 of /proc/<pid>/stat,
+// Process identity (for the tracked processes of ./process.ts: Kafka nodes, Flink JobManager and
+// TaskManagers, Streams instances, chaos workers): a process is ours only when its pid is alive AND its start time (field 22 of /proc/<pid>/stat,
 // clock ticks since boot) is the one recorded when we started it. A pid the kernel recycled for
 // another process has another start time, so it is never signalled or reported as ours.
 // The parsing and the judgement are pure; the readers below only read /proc.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
-/** A process as recorded in a harness's state file. */
-export interface TrackedProcess {
+/** A process as recorded (in a harness's state file, or by the process that started it). */
+export interface ProcessRecord {
   pid: number | null;
   /** Start time of that pid (clock ticks since boot); absent in a state file written before it was recorded. */
   startTime?: number | null;
@@ -41,7 +41,7 @@ export type ProcessStatus = 'running' | 'paused' | 'stopped';
  * whether its command line still names the harness's files. A recorded start time must match;
  * a record without one (an old state file) falls back to the command line alone.
  */
-export function judgeProcess(recorded: TrackedProcess, observed: ProcStat | null, cmdlineMatches: boolean | 'empty'): ProcessStatus {
+export function judgeProcess(recorded: ProcessRecord, observed: ProcStat | null, cmdlineMatches: boolean | 'empty'): ProcessStatus {
   if (recorded.pid === null || observed === null) return 'stopped';
   if (observed.state === 'Z' || observed.state === 'X') return 'stopped';
   const timed = recorded.startTime !== undefined && recorded.startTime !== null;
@@ -61,7 +61,7 @@ export function readProcStat(pid: number): ProcStat | null {
   }
 }
 
-function readCmdline(pid: number): string | null {
+export function readCmdline(pid: number): string | null {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
@@ -69,11 +69,22 @@ function readCmdline(pid: number): string | null {
   }
 }
 
-/** The live status of a recorded process whose command line must contain `needle`. */
-export function processStatus(p: TrackedProcess, needle: string): ProcessStatus {
+/** What the judgement reads of a pid: /proc by default, a table of its own in a unit test. */
+export interface ProcReader {
+  stat(pid: number): ProcStat | null;
+  cmdline(pid: number): string | null;
+}
+
+export const systemProc: ProcReader = { stat: readProcStat, cmdline: readCmdline };
+
+/**
+ * The live status of a recorded process whose command line must contain `needle` (no needle: pid
+ * and start time alone, for a child this process spawned and holds).
+ */
+export function processStatus(p: ProcessRecord, needle: string | undefined, proc: ProcReader = systemProc): ProcessStatus {
   if (p.pid === null) return 'stopped';
-  const cmdline = readCmdline(p.pid);
-  return judgeProcess(p, readProcStat(p.pid), cmdline === '' ? 'empty' : (cmdline?.includes(needle) ?? false));
+  const cmdline = needle === undefined ? null : proc.cmdline(p.pid);
+  return judgeProcess(p, proc.stat(p.pid), needle === undefined ? true : cmdline === '' ? 'empty' : (cmdline?.includes(needle) ?? false));
 }
 
 /** The start time of a pid just spawned, to record with it (null when it is already gone). */
@@ -110,35 +121,4 @@ export function processesReferencing(needles: readonly string[]): { pid: number;
 /** One line naming the survivors for an error message: `pid 123 (java … kafka.Kafka …)`. */
 export function describeSurvivors(list: readonly { pid: number; cmdline: string }[]): string {
   return list.map((p) => `pid ${p.pid} (${p.cmdline.length > 160 ? `${p.cmdline.slice(0, 80)} … ${p.cmdline.slice(-70)}` : p.cmdline})`).join(', ');
-}
-
-/**
- * SIGKILLs every process of a cluster that is still ours (a paused one is continued first, so that
- * it dies at once), by `signal`, which checks identity; returns those now gone. `record`: the
- * state file forgets their pids (the exit hook cannot wait for them to die; SIGKILL cannot be
- * refused, so a signalled process is as good as gone) and is written, so `status` tells the truth.
- */
-export function killTrackedSync<P extends TrackedProcess>(
-  procs: readonly P[],
-  needle: (p: P) => string,
-  signal: (p: P, sig: NodeJS.Signals) => boolean,
-  record?: { file: string; state: unknown },
-): P[] {
-  const gone: P[] = [];
-  for (const p of procs) {
-    if (processStatus(p, needle(p)) === 'paused') signal(p, 'SIGCONT');
-    if (signal(p, 'SIGKILL') || processStatus(p, needle(p)) === 'stopped') gone.push(p);
-  }
-  if (record && existsSync(record.file)) {
-    for (const p of gone) {
-      p.pid = null;
-      p.startTime = null;
-    }
-    try {
-      writeFileSync(record.file, JSON.stringify(record.state, null, 2));
-    } catch {
-      /* exiting anyway: the next `status` finds the pids gone */
-    }
-  }
-  return gone;
 }
