@@ -29,7 +29,7 @@ import { ApplicationNamer, checkPattern } from './applications.js';
 import { transitionEvents, type TxnEvent } from './events.js';
 import { HeldAborts } from './fence-window.js';
 import type { Periodic } from '../runtime/periodic.js';
-import { every } from '../runtime/runs.js';
+import { every, failures, type FailureKind } from '../runtime/runs.js';
 import { abortDue, findHanging, isTwoPhaseCommit, WriteActivity, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
 import { defineService, jsonReportRouter } from '../service.js';
 import { watchedTopics } from '../kafka/lso-monitor.js';
@@ -107,6 +107,8 @@ export class TransactionsService implements Service {
   private admin: TxnAdmin | undefined;
   private reader: EndOffsetReader | undefined;
   private readonly periodic: Periodic;
+  /** Counts a failure inside a pass (eos_service_errors_total): the log, the poll, offsets, producers. */
+  private readonly failed: (what: 'log' | 'poll' | 'offsets' | 'producers', kind?: FailureKind) => void;
   private stopped = false;
   private report: TransactionsReport | undefined;
   /** Label sets with series, to remove those that went away. */
@@ -130,10 +132,10 @@ export class TransactionsService implements Service {
         throw new EosError(ErrorCodes.CONFIG_INVALID, `transactions.patterns[${i}]: ${errorMessage(err)}`);
       }
     });
+    const run = { registry: ctx.registry, service: this.name, task: 'pass' };
+    this.failed = failures(run, ['log', 'poll', 'offsets', 'producers']);
     this.periodic = every(() => this.pass(), {
-      registry: ctx.registry,
-      service: this.name,
-      task: 'pass',
+      ...run,
       name: 'transactions.interval',
       intervalMs: opts.intervalMs,
       onError: (err) => this.logger.warn({ err: redactText(errorMessage(err)) }, 'a pass over the transaction coordinators failed'),
@@ -223,7 +225,7 @@ export class TransactionsService implements Service {
     } catch (err) {
       const msg = redactText(errorMessage(err));
       const permission = PERMISSION.test(msg);
-      this.metrics.errors.inc({ what: 'log', kind: permission ? 'permission' : 'error' });
+      this.failed('log', permission ? 'permission' : 'error');
       if (this.source === 'log') {
         this.logger.warn(
           { err: msg },
@@ -298,7 +300,7 @@ export class TransactionsService implements Service {
       const listed = new Map<string, string>();
       for (const b of brokers) {
         if (b.error) {
-          this.metrics.errors.inc({ what: 'poll', kind: b.error.kind === 'permission' ? 'permission' : 'error' });
+          this.failed('poll', b.error.kind === 'permission' ? 'permission' : 'error');
           continue;
         }
         for (const t of b.transactions) listed.set(t.transactionalId, t.state);
@@ -325,7 +327,7 @@ export class TransactionsService implements Service {
       return out;
     } catch (err) {
       const msg = redactText(errorMessage(err));
-      this.metrics.errors.inc({ what: 'poll', kind: 'error' });
+      this.failed('poll');
       this.logger.warn({ err: msg }, 'cannot poll the transaction coordinators');
       this.problem = `${this.problem ?? ''}${this.problem ? '; ' : ''}polling the coordinators: ${msg}`;
       await this.admin?.close();
@@ -370,7 +372,7 @@ export class TransactionsService implements Service {
         for (const p of held) {
           const ps = producers.get(p.partition);
           if (!ps || ps.error) {
-            if (ps?.error) this.metrics.errors.inc({ what: 'producers', kind: ps.error.kind === 'permission' ? 'permission' : 'error' });
+            if (ps?.error) this.failed('producers', ps.error.kind === 'permission' ? 'permission' : 'error');
             unjudged.add(`${topic}\u0000${p.partition}`);
             continue;
           }
@@ -390,7 +392,7 @@ export class TransactionsService implements Service {
       const found = findHanging(this.activity.observe(views, now), open, now, this.opts.idleAfterMs).filter((h) => this.source === 'log' || h.kind !== 'unknown-to-coordinator');
       return (this.lastHanging = [...found, ...carried()]);
     } catch (err) {
-      this.metrics.errors.inc({ what: 'offsets', kind: 'error' });
+      this.failed('offsets');
       this.logger.warn({ err: redactText(errorMessage(err)) }, 'cannot read the ends and producers of the partitions of open transactions');
       await this.reader?.close();
       if (!this.stopped) this.reader = new EndOffsetReader(this.kafka);
@@ -426,7 +428,7 @@ export class TransactionsService implements Service {
         for (const [t, parts] of await reader.readMany([topic])) out.set(t, parts);
       } catch (err) {
         if (!topicSpecific(err)) throw err;
-        this.metrics.errors.inc({ what: 'offsets', kind: 'error' });
+        this.failed('offsets');
         this.logger.warn({ err: redactText(errorMessage(err)), topic }, 'cannot read the ends of a topic of open transactions: its partitions are not judged this pass');
         unjudged.add(topic);
         reader = await renew();
