@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { defineCanaryMetrics } from '../src/canary/canary-service.js';
 import { defineSupervisorMetrics } from '../src/daemon.js';
-import { flinkMetrics } from '../src/flink/flink-service.js';
+import { flinkMetrics } from '../src/metrics/flink.js';
 import { defineWebReloadMetrics } from '../src/http/web-reload.js';
 import { defineKafkaHealthMetrics } from '../src/kafka/health.js';
 import { permissionMetrics } from '../src/kafka/permissions.js';
@@ -36,7 +36,7 @@ export const DEFINITIONS: { module: string; covers: string; define: (r: Registry
   { module: 'src/metrics/streams.ts', covers: 'watched Kafka Streams applications: rebalances', define: (r) => void streamsMetrics(r) },
   { module: 'src/canary/canary-service.ts', covers: 'the canary', define: (r) => void defineCanaryMetrics(r) },
   { module: 'src/audit/metrics.ts', covers: 'the audit', define: (r) => void auditMetrics(r) },
-  { module: 'src/flink/flink-service.ts', covers: 'Flink jobs', define: (r) => void flinkMetrics(r) },
+  { module: 'src/metrics/flink.ts', covers: 'Flink jobs', define: (r) => void flinkMetrics(r) },
   { module: 'src/kafka/health.ts', covers: 'the Kafka cluster', define: (r) => void defineKafkaHealthMetrics(r) },
   { module: 'src/kafka/permissions.ts', covers: "every service's missing ACLs", define: (r) => void permissionMetrics(r) },
   { module: 'src/http/web-reload.ts', covers: 'the web configuration file', define: (r) => void defineWebReloadMetrics(r) },

@@ -4,38 +4,19 @@
 // → durations turned into milliseconds → typed Config. Every problem of a file is reported at
 // once, each naming file, line:column, key and what was expected; the parser's own limits (file
 // size, aliases, nesting) are configuration errors too. A value that came from the environment or
-// sits under a secret key is never quoted back (src/redact.ts).
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+// sits under a secret key is never quoted back (src/redact.ts). The schema and its durations are
+// schema.ts; the rules between keys the schema cannot say, rules.ts.
 import { readFile } from 'node:fs/promises';
 import type { ErrorObject } from 'ajv';
 import { LineCounter, isAlias, isMap, isNode, isScalar, parseDocument, type Document } from 'yaml';
-import cron from 'node-cron';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { REDACTED, isSecretKey, redactText, redactValue } from '../redact.js';
-import { formatDuration, parseDuration } from './duration.js';
 import { expandEnv } from './env.js';
 import type { Config } from './types.js';
-import { selectorPattern } from './selector.js';
-// Beside the schema, one level above both src/ and dist/ (as schemaPath below).
-import { schemaSha256 as generatedFrom, validate } from '../../config/schema-validator.js';
-
-export const schemaPath = new URL('../../config/schema.json', import.meta.url);
-const schemaText = readFileSync(schemaPath, 'utf8');
-export const schema = JSON.parse(schemaText) as JsonSchema;
-if (createHash('sha256').update(schemaText).digest('hex') !== generatedFrom) {
-  throw new Error(`${schemaPath.pathname} has changed since config/schema-validator.js was generated from it: run \`npm run gen:validator\``);
-}
-
-interface JsonSchema {
-  type?: string | string[];
-  $ref?: string;
-  properties?: Record<string, JsonSchema>;
-  items?: JsonSchema;
-  definitions?: Record<string, JsonSchema>;
-  description?: string;
-  [k: string]: unknown;
-}
+import { crossFieldProblems } from './rules.js';
+import { durationBoundErrors, normalizeDurations, type JsonSchema, type Path } from './schema.js';
+// Beside the schema, one level above both src/ and dist/ (config/schema.json: schema.ts).
+import { validate } from '../../config/schema-validator.js';
 
 /** Bigger than any configuration needs; a bigger file is refused before it is parsed. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -44,48 +25,6 @@ export const MAX_YAML_ALIASES = 100;
 /** Nesting of YAML collections: the schema is 4 deep; this stops a deeply nested document from exhausting the stack. */
 export const MAX_YAML_DEPTH = 64;
 const MAX_FLOW_NESTING = 512;
-
-/** Milliseconds of a duration value, or undefined when it is not a duration (the schema reports that). */
-function durationMs(data: unknown): number | undefined {
-  if (typeof data !== 'string' && typeof data !== 'number') return undefined;
-  try {
-    return parseDuration(data);
-  } catch {
-    return undefined;
-  }
-}
-
-const DURATION_BOUNDS = [
-  ['minDuration', (ms: number, limit: number) => ms >= limit, 'at least'],
-  ['maxDuration', (ms: number, limit: number) => ms <= limit, 'at most'],
-] as const;
-
-/**
- * minDuration / maxDuration: the bounds of every duration setting in `value` (after validation:
- * defaults filled), written as durations ("100ms", "24h"). A setting's own bound takes the place of
- * the duration definition's general one (2147483647 ms, node's timer limit). Errors in ajv's shape,
- * reported with ajv's own.
- */
-function durationBoundErrors(value: unknown): ErrorObject[] {
-  const out: ErrorObject[] = [];
-  const definition = resolveRef({ $ref: '#/definitions/duration' });
-  mapDurations(value, schema, (v, s, path) => {
-    const ms = durationMs(v);
-    if (ms === undefined) return v;
-    for (const [keyword, ok, word] of DURATION_BOUNDS) {
-      const limitText = (s[keyword] ?? definition[keyword]) as string | undefined;
-      if (limitText === undefined) continue;
-      const limit = parseDuration(limitText);
-      if (ok(ms, limit)) continue;
-      const instancePath = path.map((k) => `/${String(k).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
-      out.push({ keyword, instancePath, schemaPath: `#${instancePath}/${keyword}`, params: { limit, ms }, message: `${word} ${formatDuration(limit)}`, data: v });
-    }
-    return v;
-  });
-  return out;
-}
-
-type Path = (string | number)[];
 
 function pointer(path: Path): string {
   return path.length ? '/' + path.join('/') : '(root)';
@@ -187,34 +126,6 @@ export function formatSchemaErrors(errors: ErrorObject[], file: string, doc?: Do
   return lines;
 }
 
-function resolveRef(s: JsonSchema): JsonSchema {
-  if (s.$ref?.startsWith('#/definitions/')) return schema.definitions?.[s.$ref.slice('#/definitions/'.length)] ?? s;
-  return s;
-}
-
-/**
- * Calls `visit` for every value in `value` whose schema is the duration definition (through
- * properties and items: where the schema puts durations), with the schema node that refers to it
- * (its own bounds) and its path; a value `visit` returns takes the duration's place, in place.
- */
-function mapDurations(value: unknown, s: JsonSchema, visit: (v: unknown, s: JsonSchema, path: Path) => unknown, path: Path = []): unknown {
-  if (s.$ref === '#/definitions/duration') return visit(value, s, path);
-  const r = resolveRef(s);
-  if (Array.isArray(value) && r.items) return value.map((v, i) => mapDurations(v, r.items!, visit, [...path, i]));
-  if (value && typeof value === 'object' && r.properties) {
-    const obj = value as Record<string, unknown>;
-    for (const [k, sub] of Object.entries(r.properties)) {
-      if (obj[k] !== undefined) obj[k] = mapDurations(obj[k], sub, visit, [...path, k]);
-    }
-  }
-  return value;
-}
-
-/** Converts every duration into milliseconds, in place. */
-function normalizeDurations(value: unknown): unknown {
-  return mapDurations(value, schema, (v) => parseDuration(v as string | number));
-}
-
 /** Shapes the schema accepts for convenience, brought to their canonical form before validation. */
 function preNormalize(data: unknown): void {
   const kafka = (data as { kafka?: { brokers?: unknown } } | null)?.kafka;
@@ -277,61 +188,6 @@ export function validateConfig(
     throw new EosError(ErrorCodes.CONFIG_INVALID, `${file}: ${semantic.length} configuration problem${semantic.length > 1 ? 's' : ''}`, { details: semantic });
   }
   return config;
-}
-
-/** Why a /pattern/ selector does not compile, or null. */
-function regexProblem(selector: string): string | null {
-  try {
-    selectorPattern(selector);
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-
-/** Rules between keys that a JSON schema cannot say. */
-export function crossFieldProblems(c: Config): { path: Path; text: string }[] {
-  const out: { path: Path; text: string }[] = [];
-  const p = c.pipeline;
-  if (p.enabled) {
-    if (p.checkpoint.timeout >= p.transactionTimeout) {
-      out.push({
-        path: ['pipeline', 'checkpoint', 'timeout'],
-        text: `found ${p.checkpoint.timeout} ms, expected less than pipeline.transactionTimeout (${p.transactionTimeout} ms): the broker would abort a transaction the checkpoint still waits for`,
-      });
-    }
-    if (p.heartbeatInterval * 3 > p.sessionTimeout) {
-      out.push({ path: ['pipeline', 'heartbeatInterval'], text: `found ${p.heartbeatInterval} ms, expected at most a third of pipeline.sessionTimeout (${p.sessionTimeout} ms)` });
-    }
-    if (p.sourceTopic === p.sinkTopic) out.push({ path: ['pipeline', 'sinkTopic'], text: `found "${p.sinkTopic}", expected a topic other than sourceTopic` });
-  }
-  if (c.canary.enabled && !p.enabled) {
-    for (const k of ['sourceTopic', 'sinkTopic'] as const) {
-      if (!c.canary[k]) out.push({ path: ['canary', k], text: `missing: expected a topic (without pipeline.enabled there is no pipeline topic to default to)` });
-    }
-  }
-  for (const k of ['groups', 'topics'] as const) {
-    c.lag[k].forEach((sel, i) => {
-      const bad = regexProblem(sel);
-      if (bad) out.push({ path: ['lag', k, i], text: `found "${sel}", expected a name or a /regular expression/: ${bad}` });
-    });
-  }
-  if (c.flink.enabled && c.flink.sinks.length && !c.lsoMonitor.enabled) {
-    out.push({ path: ['flink', 'sinks'], text: 'set, expected lsoMonitor.enabled true: the visibility latency of a Flink sink comes from the LSO monitor\'s readings' });
-  }
-  if (c.streams.enabled && !c.streams.applications.length && !c.streams.discover) {
-    out.push({ path: ['streams', 'applications'], text: 'empty, expected at least one application (applicationId), or streams.discover: true, when streams.enabled is true: there is nothing to watch otherwise' });
-  }
-  const seenApps = new Map<string, number>();
-  c.streams.applications.forEach((a, i) => {
-    const first = seenApps.get(a.applicationId);
-    if (first !== undefined) out.push({ path: ['streams', 'applications', i, 'applicationId'], text: `found "${a.applicationId}" again (also at /streams/applications/${first}/applicationId), expected each application once` });
-    else seenApps.set(a.applicationId, i);
-  });
-  if (c.audit.enabled && !cron.validate(c.audit.schedule)) {
-    out.push({ path: ['audit', 'schedule'], text: `found "${c.audit.schedule}", expected a cron expression of 5 or 6 fields, e.g. "*/5 * * * *"` });
-  }
-  return out;
 }
 
 function valueAt(data: unknown, path: Path): unknown {

@@ -14,7 +14,8 @@
 // every open id, without which "no coordinator knows this producer" cannot be concluded.
 // I/O only; the clients are the caller's (a one-shot command or a long-running service).
 import type { EndOffsetReader } from '../kafka/offsets.js';
-import { thrownError, type DescribedTransaction, type PartitionProducerStates, type TxnAdmin, type TxnApiError } from '../kafka/txn-admin.js';
+import type { DescribedTransaction, PartitionProducerStates, TxnAdmin } from '../kafka/txn-admin.js';
+import { thrownError, type TxnApiError } from '../kafka/txn-errors.js';
 import { isTwoPhaseCommit, type OpenTransaction, type PartitionView, type ProducerState, type TopicPartition } from './hanging.js';
 
 /** The coordinator states of a transaction not yet ended. */

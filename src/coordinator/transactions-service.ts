@@ -1,7 +1,8 @@
 // The transactions service: every transactional producer of the cluster as the transaction
 // coordinator sees it, from __transaction_state (src/kafka/txn-log-reader.ts), named by
 // application (applications.ts), turned into events (events.ts), hanging transactions found with
-// the partitions' ends and producer states (hanging.ts). All I/O on the service's own timer (a Periodic, src/runtime/periodic.ts).
+// the partitions' ends and producer states (hanging.ts); its series per application are
+// transactions-series.ts, its report (GET /transactions, /readyz) transactions-report.ts. All I/O on the service's own timer (a Periodic, src/runtime/periodic.ts).
 //
 // History and news: compaction keeps each id's last state, so the log read from the beginning is
 // mostly history. The first pass after start (or after the log became readable) only builds the
@@ -23,15 +24,20 @@ import { redactText } from '../redact.js';
 import { holdsLso, type TxnLogValue } from '../kafka/txn-log.js';
 import { readTransactionLog } from '../kafka/txn-log-reader.js';
 import { TxnAdmin } from '../kafka/txn-admin.js';
-import { EndOffsetReader, type PartitionEnds } from '../kafka/offsets.js';
-import { TRANSACTION_OUTCOMES, defineTransactionsMetrics, type TransactionsMetrics } from '../metrics/transactions.js';
+import type { PartitionEnds } from '../kafka/offsets.js';
+import { PassEnds } from './partition-ends.js';
+import { defineTransactionsMetrics, type TransactionsMetrics } from '../metrics/transactions.js';
 import { ApplicationNamer, checkPattern } from './applications.js';
 import { transitionEvents, type TxnEvent } from './events.js';
 import { HeldAborts } from './fence-window.js';
 import type { Periodic } from '../runtime/periodic.js';
-import { every } from '../runtime/runs.js';
+import { every, failures, type FailureKind } from '../runtime/runs.js';
 import { abortDue, findHanging, isTwoPhaseCommit, WriteActivity, type HangingTransaction, type OpenTransaction, type PartitionView } from './hanging.js';
 import { defineService, jsonReportRouter } from '../service.js';
+import { newlyHanging, passReport, readyDetail, type TransactionsReport, type TransactionsSource } from './transactions-report.js';
+import { TransactionsSeries, type LiveId } from './transactions-series.js';
+
+export type { HangingView, OpenView, TransactionsReport, TransactionsSource } from './transactions-report.js';
 import { watchedTopics } from '../kafka/lso-monitor.js';
 import { periodicRequestTimeout } from '../kafka/client.js';
 
@@ -48,41 +54,6 @@ export interface TransactionsServiceOptions {
    * transaction there that no coordinator knows (Kafka's own find-hanging case) is found too.
    */
   watchTopics?: string[];
-}
-
-export type TransactionsSource = 'log' | 'poll';
-
-/** An open transaction as /transactions shows it. */
-export interface OpenView {
-  transactionalId: string;
-  application: string;
-  producerId: number;
-  producerEpoch: number;
-  state: string;
-  partitions: { topic: string; partition: number }[];
-  startedAt: string;
-  ageMs: number;
-  abortDue: string;
-}
-
-export interface HangingView extends OpenView {
-  topic: string;
-  partition: number;
-  kind: string;
-  startOffset: string;
-  heldBack: string;
-  idleMs: number;
-}
-
-export interface TransactionsReport {
-  at: string;
-  source: TransactionsSource;
-  /** Why the log is not read (poll source), or the last failure. */
-  problem: string | null;
-  liveIds: number;
-  open: number;
-  oldestOpen: OpenView[];
-  hanging: HangingView[];
 }
 
 const PERMISSION = /TOPIC_AUTHORIZATION_FAILED|error code 29\b|not authorized/i;
@@ -105,16 +76,14 @@ export class TransactionsService implements Service {
   /** The last failed read of the log was refused for want of a permission (then it is tried again only every LOG_RETRY_PASSES passes). */
   private denied = false;
   private admin: TxnAdmin | undefined;
-  private reader: EndOffsetReader | undefined;
+  /** The ends of the partitions a pass judges. */
+  private readonly ends: PassEnds;
   private readonly periodic: Periodic;
+  /** Counts a failure inside a pass (eos_service_errors_total): the log, the poll, offsets, producers. */
+  private readonly failed: (what: 'log' | 'poll' | 'offsets' | 'producers', kind?: FailureKind) => void;
   private stopped = false;
   private report: TransactionsReport | undefined;
-  /** Label sets with series, to remove those that went away. */
-  private readonly apps = new Set<string>();
-  /** Applications whose counters exist (from 0). */
-  private readonly counted = new Set<string>();
-  private readonly versionLabels = new Set<string>();
-  private readonly infoLabels = new Map<string, Record<string, string>>();
+  private readonly series: TransactionsSeries;
 
   constructor(
     private readonly kafka: Kafka,
@@ -130,15 +99,17 @@ export class TransactionsService implements Service {
         throw new EosError(ErrorCodes.CONFIG_INVALID, `transactions.patterns[${i}]: ${errorMessage(err)}`);
       }
     });
+    const run = { registry: ctx.registry, service: this.name, task: 'pass' };
+    this.failed = failures(run, ['log', 'poll', 'offsets', 'producers']);
     this.periodic = every(() => this.pass(), {
-      registry: ctx.registry,
-      service: this.name,
-      task: 'pass',
+      ...run,
       name: 'transactions.interval',
       intervalMs: opts.intervalMs,
       onError: (err) => this.logger.warn({ err: redactText(errorMessage(err)) }, 'a pass over the transaction coordinators failed'),
     });
     this.namer = new ApplicationNamer({ patterns, eoswatchPrefixes: opts.eoswatchPrefixes ?? [] }, opts.maxApplications);
+    this.series = new TransactionsSeries(this.metrics, this.namer, opts.topN);
+    this.ends = new PassEnds(kafka, this.logger, () => this.failed('offsets'), () => this.stopped);
     this.activity = new WriteActivity(10 * opts.intervalMs);
   }
 
@@ -150,7 +121,7 @@ export class TransactionsService implements Service {
     this.lastHanging = [];
     this.source = 'log';
     this.admin = new TxnAdmin(this.kafka, { attempts: 3 });
-    this.reader = new EndOffsetReader(this.kafka);
+    this.ends.start();
     this.setSource('log');
     this.logger.info({ intervalMs: this.opts.intervalMs, idleAfterMs: this.opts.idleAfterMs }, 'transactions service started');
     this.periodic.start();
@@ -176,14 +147,19 @@ export class TransactionsService implements Service {
       // per-application gauges and the named hanging transactions go (stale series would keep an
       // alert firing, or silent, on old news) until a pass succeeds; eos_coordinator_up says why.
       this.metrics.up.set(0);
-      this.forgetSeries();
+      this.series.forget();
       if (this.report) this.report = { ...this.report, at: new Date().toISOString(), problem: this.problem, open: 0, oldestOpen: [], hanging: [] };
       return false;
     }
     this.metrics.up.set(1);
     const now = Date.now();
     const hanging = await this.findHanging(open, now);
-    this.export(open, hanging, now);
+    const ids: LiveId[] = this.source === 'log' ? [...this.states].map(([id, v]) => [id, v.clientTransactionVersion]) : [...this.pollIds.keys()].map((id) => [id, null]);
+    this.series.export(ids, open, hanging, now);
+    for (const h of newlyHanging(hanging, this.report)) {
+      this.logger.warn({ transactionalId: h.transactionalId, topic: h.topic, partition: h.partition, producerId: h.producerId, heldBack: String(h.heldBack), abortDue: abortDue(h, now) }, 'hanging transaction: its producer went quiet while it holds the last stable offset (eoswatch transactions find-hanging; abort --transactional-id)');
+    }
+    this.report = passReport({ now, source: this.source, problem: this.problem, liveIds: ids.length, open, hanging, topN: this.opts.topN, application: (id) => this.namer.name(id).application });
     return true;
   }
 
@@ -223,7 +199,7 @@ export class TransactionsService implements Service {
     } catch (err) {
       const msg = redactText(errorMessage(err));
       const permission = PERMISSION.test(msg);
-      this.metrics.errors.inc({ what: 'log', kind: permission ? 'permission' : 'error' });
+      this.failed('log', permission ? 'permission' : 'error');
       if (this.source === 'log') {
         this.logger.warn(
           { err: msg },
@@ -298,7 +274,7 @@ export class TransactionsService implements Service {
       const listed = new Map<string, string>();
       for (const b of brokers) {
         if (b.error) {
-          this.metrics.errors.inc({ what: 'poll', kind: b.error.kind === 'permission' ? 'permission' : 'error' });
+          this.failed('poll', b.error.kind === 'permission' ? 'permission' : 'error');
           continue;
         }
         for (const t of b.transactions) listed.set(t.transactionalId, t.state);
@@ -325,7 +301,7 @@ export class TransactionsService implements Service {
       return out;
     } catch (err) {
       const msg = redactText(errorMessage(err));
-      this.metrics.errors.inc({ what: 'poll', kind: 'error' });
+      this.failed('poll');
       this.logger.warn({ err: msg }, 'cannot poll the transaction coordinators');
       this.problem = `${this.problem ?? ''}${this.problem ? '; ' : ''}polling the coordinators: ${msg}`;
       await this.admin?.close();
@@ -349,19 +325,9 @@ export class TransactionsService implements Service {
     const carried = (): HangingTransaction[] =>
       this.lastHanging.filter((h) => (unjudged.has(`${h.topic}\u0000${h.partition}`) || unjudged.has(h.topic)) && open.some((t) => t.transactionalId === h.transactionalId && t.producerId === h.producerId));
     try {
-      const ends = topics.length ? await this.readEnds(topics, unjudged) : new Map<string, PartitionEnds[]>();
-      // The watched topics without an open transaction: only where one no coordinator knows may hide. A topic
-      // that cannot be read there (deleted, not created yet) costs nothing else: the LSO monitor reports it.
-      if (watchOnly.length) {
-        try {
-          for (const [t, parts] of await this.reader!.readMany(watchOnly)) ends.set(t, parts);
-        } catch (err) {
-          this.logger.debug({ err: redactText(errorMessage(err)), topics: watchOnly }, 'cannot read the ends of the watched topics');
-          // kafkajs keeps the topic it failed on among its metadata targets: the next pass on a fresh reader.
-          await this.reader?.close();
-          if (!this.stopped) this.reader = new EndOffsetReader(this.kafka);
-        }
-      }
+      const ends = topics.length ? await this.ends.ofOpen(topics, unjudged) : new Map<string, PartitionEnds[]>();
+      // The watched topics without an open transaction: only where one no coordinator knows may hide.
+      if (watchOnly.length) await this.ends.ofWatched(watchOnly, ends);
       const views: PartitionView[] = [];
       for (const [topic, parts] of ends) {
         const held = parts.filter((p) => p.lso < p.high);
@@ -370,7 +336,7 @@ export class TransactionsService implements Service {
         for (const p of held) {
           const ps = producers.get(p.partition);
           if (!ps || ps.error) {
-            if (ps?.error) this.metrics.errors.inc({ what: 'producers', kind: ps.error.kind === 'permission' ? 'permission' : 'error' });
+            if (ps?.error) this.failed('producers', ps.error.kind === 'permission' ? 'permission' : 'error');
             unjudged.add(`${topic}\u0000${p.partition}`);
             continue;
           }
@@ -390,178 +356,16 @@ export class TransactionsService implements Service {
       const found = findHanging(this.activity.observe(views, now), open, now, this.opts.idleAfterMs).filter((h) => this.source === 'log' || h.kind !== 'unknown-to-coordinator');
       return (this.lastHanging = [...found, ...carried()]);
     } catch (err) {
-      this.metrics.errors.inc({ what: 'offsets', kind: 'error' });
+      this.failed('offsets');
       this.logger.warn({ err: redactText(errorMessage(err)) }, 'cannot read the ends and producers of the partitions of open transactions');
-      await this.reader?.close();
-      if (!this.stopped) this.reader = new EndOffsetReader(this.kafka);
+      await this.ends.renew();
       for (const h of this.lastHanging) unjudged.add(`${h.topic}\u0000${h.partition}`);
       return (this.lastHanging = carried());
     }
   }
 
-  /**
-   * The ends of the open transactions' topics: one request for all, and where that fails, topic by
-   * topic, so one topic that cannot be read (deleted under an open transaction, not described to
-   * eoswatch) costs the judgement of its own partitions only; its name goes to `unjudged`.
-   */
-  private async readEnds(topics: string[], unjudged: Set<string>): Promise<Map<string, PartitionEnds[]>> {
-    try {
-      return await this.reader!.readMany(topics);
-    } catch (err) {
-      // Topic by topic only for an error of a topic (a broker that does not answer would cost a
-      // request timeout per topic: the pass fails as a whole instead).
-      if (topics.length === 1 || !topicSpecific(err)) throw err;
-    }
-    // kafkajs keeps a topic it failed on among its metadata targets: a fresh reader after each failure.
-    const renew = async () => {
-      await this.reader?.close();
-      if (this.stopped) throw new Error('the transactions service stopped');
-      this.reader = new EndOffsetReader(this.kafka);
-      return this.reader;
-    };
-    let reader = await renew();
-    const out = new Map<string, PartitionEnds[]>();
-    for (const topic of topics) {
-      try {
-        for (const [t, parts] of await reader.readMany([topic])) out.set(t, parts);
-      } catch (err) {
-        if (!topicSpecific(err)) throw err;
-        this.metrics.errors.inc({ what: 'offsets', kind: 'error' });
-        this.logger.warn({ err: redactText(errorMessage(err)), topic }, 'cannot read the ends of a topic of open transactions: its partitions are not judged this pass');
-        unjudged.add(topic);
-        reader = await renew();
-      }
-    }
-    return out;
-  }
-
   /** The hanging transactions of the last pass (carried over where a pass could not judge their partition). */
   private lastHanging: HangingTransaction[] = [];
-
-  private openView(t: OpenTransaction, now: number): OpenView {
-    return {
-      transactionalId: t.transactionalId,
-      application: this.namer.name(t.transactionalId).application,
-      producerId: t.producerId,
-      producerEpoch: t.producerEpoch,
-      state: t.state,
-      partitions: t.partitions,
-      startedAt: new Date(t.startTimestampMs).toISOString(),
-      ageMs: Math.max(0, now - t.startTimestampMs),
-      abortDue: abortDue({ abortAtMs: t.prepared ? null : t.startTimestampMs + t.transactionTimeoutMs }, now),
-    };
-  }
-
-  /** Removes every gauge series of the last pass (the counters and histograms stay: they are totals). */
-  private forgetSeries(): void {
-    const m = this.metrics;
-    for (const a of this.apps) for (const g of [m.open, m.oldestOpen, m.ids, m.hanging]) g.remove({ application: a });
-    this.apps.clear();
-    for (const k of this.versionLabels) {
-      const [application, version] = k.split('\u0000') as [string, string];
-      m.versions.remove({ application, version });
-    }
-    this.versionLabels.clear();
-    for (const labels of this.infoLabels.values()) m.hangingInfo.remove(labels);
-    this.infoLabels.clear();
-  }
-
-  private export(open: OpenTransaction[], hanging: HangingTransaction[], now: number): void {
-    const m = this.metrics;
-    const perApp = new Map<string, { open: number; oldest: number; ids: number; hanging: number; versions: Map<number, number> }>();
-    const app = (a: string) => {
-      let e = perApp.get(a);
-      if (!e) perApp.set(a, (e = { open: 0, oldest: 0, ids: 0, hanging: 0, versions: new Map() }));
-      return e;
-    };
-    const ids: [string, number | null][] = this.source === 'log' ? [...this.states].map(([id, v]) => [id, v.clientTransactionVersion]) : [...this.pollIds.keys()].map((id) => [id, null]);
-    for (const [id, version] of ids) {
-      const e = app(this.namer.name(id).application);
-      e.ids++;
-      if (version !== null) e.versions.set(version, (e.versions.get(version) ?? 0) + 1);
-    }
-    for (const t of open) {
-      const e = app(this.namer.name(t.transactionalId).application);
-      e.open++;
-      e.oldest = Math.max(e.oldest, (now - t.startTimestampMs) / 1000);
-    }
-    for (const h of hanging) app(h.transactionalId === null ? '(unknown)' : this.namer.name(h.transactionalId).application).hanging++;
-    const versionsNow = new Set<string>();
-    for (const [application, e] of perApp) {
-      if (!this.counted.has(application)) {
-        // Counters from 0 at the first sight of an application: increase() and rate() then see
-        // its first transactions, and the dashboard's fencing panel has a series before any fencing.
-        this.counted.add(application);
-        for (const outcome of TRANSACTION_OUTCOMES) m.outcomes.inc({ application, outcome }, 0);
-        m.fencings.inc({ application }, 0);
-      }
-      m.open.set({ application }, e.open);
-      m.oldestOpen.set({ application }, Math.max(0, e.oldest));
-      m.ids.set({ application }, e.ids);
-      m.hanging.set({ application }, e.hanging);
-      for (const [v, n] of e.versions) {
-        m.versions.set({ application, version: String(v) }, n);
-        versionsNow.add(`${application}\u0000${v}`);
-      }
-    }
-    for (const a of this.apps) {
-      if (perApp.has(a)) continue;
-      m.open.remove({ application: a });
-      m.oldestOpen.remove({ application: a });
-      m.ids.remove({ application: a });
-      m.hanging.remove({ application: a });
-    }
-    this.apps.clear();
-    for (const a of perApp.keys()) this.apps.add(a);
-    for (const k of this.versionLabels) {
-      if (versionsNow.has(k)) continue;
-      const [application, version] = k.split('\u0000') as [string, string];
-      m.versions.remove({ application, version });
-    }
-    this.versionLabels.clear();
-    for (const k of versionsNow) this.versionLabels.add(k);
-    m.overflowed.set(this.namer.overflowed);
-
-    // The info series: at most topN, the oldest hanging transactions (findHanging sorts them).
-    const info = new Map<string, Record<string, string>>();
-    for (const h of hanging.slice(0, this.opts.topN)) {
-      const labels = { application: h.transactionalId === null ? '(unknown)' : this.namer.name(h.transactionalId).application, topic: h.topic, partition: String(h.partition), transactional_id: h.transactionalId ?? `(producer ${h.producerId})` };
-      const key = Object.values(labels).join('\u0000');
-      info.set(key, labels);
-      m.hangingInfo.set(labels, h.ageMs / 1000);
-    }
-    for (const [k, labels] of this.infoLabels) if (!info.has(k)) m.hangingInfo.remove(labels);
-    this.infoLabels.clear();
-    for (const [k, v] of info) this.infoLabels.set(k, v);
-
-    const byOpenId = new Map(open.map((t) => [t.transactionalId, t]));
-    const newlyHanging = hanging.filter((h) => !this.report?.hanging.some((r) => r.topic === h.topic && r.partition === h.partition && r.producerId === h.producerId));
-    for (const h of newlyHanging) {
-      this.logger.warn({ transactionalId: h.transactionalId, topic: h.topic, partition: h.partition, producerId: h.producerId, heldBack: String(h.heldBack), abortDue: abortDue(h, now) }, 'hanging transaction: its producer went quiet while it holds the last stable offset (eoswatch transactions find-hanging; abort --transactional-id)');
-    }
-    this.report = {
-      at: new Date(now).toISOString(),
-      source: this.source,
-      problem: this.problem,
-      liveIds: ids.length,
-      open: open.length,
-      oldestOpen: [...open].sort((a, b) => a.startTimestampMs - b.startTimestampMs).slice(0, this.opts.topN).map((t) => this.openView(t, now)),
-      hanging: hanging.map((h) => {
-        const t = byOpenId.get(h.transactionalId ?? '');
-        return {
-          ...(t ? this.openView(t, now) : { transactionalId: h.transactionalId ?? '', application: '(unknown)', producerId: h.producerId, producerEpoch: h.producerEpoch, state: h.state ?? 'unknown', partitions: h.partitions, startedAt: new Date(now - h.ageMs).toISOString(), ageMs: h.ageMs, abortDue: abortDue(h, now) }),
-          topic: h.topic,
-          partition: h.partition,
-          kind: h.kind,
-          startOffset: String(h.startOffset),
-          heldBack: String(h.heldBack),
-          idleMs: h.idleMs,
-          ageMs: h.ageMs,
-          abortDue: abortDue(h, now),
-        };
-      }),
-    };
-  }
 
   get lastReport(): TransactionsReport | undefined {
     return this.report;
@@ -573,20 +377,15 @@ export class TransactionsService implements Service {
 
   ready(): ServiceHealth {
     if (!this.report) return { ready: false, detail: this.problem ?? 'the first pass over the transaction coordinators has not finished' };
-    const r = this.report;
-    const names = r.hanging.slice(0, 3).map((h) => `${h.transactionalId} on ${h.topic}-${h.partition}`);
-    const hang = r.hanging.length ? `, ${r.hanging.length} hanging (${names.join(', ')}${r.hanging.length > 3 ? ', …' : ''})` : '';
-    const src = r.source === 'log' ? 'from __transaction_state' : `polling the coordinators (${r.problem ?? 'log not read'})`;
-    return { ready: true, detail: `${r.liveIds} transactional ids, ${r.open} open${hang}; ${src}` };
+    return { ready: true, detail: readyDetail(this.report) };
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     await this.periodic.stop();
     await this.admin?.close();
-    await this.reader?.close();
+    await this.ends.close();
     this.admin = undefined;
-    this.reader = undefined;
   }
 }
 
@@ -612,16 +411,3 @@ export const transactionsService = defineService({
     return { service, routes: [{ path: '/transactions', description: 'open and hanging transactions of the cluster, named (JSON)', router: service.router() }] };
   },
 });
-
-/** An error of one topic (unknown, deleted, not authorized), as kafkajs reports it (its type, or a cause's): the other topics can still be read. */
-export function topicSpecific(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
-    const x = e as { type?: string; message?: string; originalError?: unknown; cause?: unknown };
-    if (x.type && TOPIC_ERRORS.has(x.type)) return true;
-    if (/does not host this topic-partition|not authorized to access topics|unknown topic/i.test(x.message ?? '')) return true;
-    e = x.originalError ?? x.cause;
-  }
-  return false;
-}
-
-const TOPIC_ERRORS = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED', 'UNKNOWN_TOPIC_ID', 'INVALID_TOPIC_EXCEPTION']);

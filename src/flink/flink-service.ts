@@ -1,128 +1,38 @@
 // The Flink service: polls the JobManager's REST API on a timer and feeds the shared checkpoint
 // and pipeline metrics (src/metrics/checkpoint-stats.ts, src/metrics/pipeline.ts) for every
-// watched job, labelled pipeline=<job name>, engine="flink", job_id. The rules live in
-// src/flink/poller.ts; this file only fetches and applies. Nothing happens inside a scrape.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+// watched job, labelled pipeline=<job name>, engine="flink", job_id, and its own (src/metrics/flink.ts).
+// The rules live in src/flink/poller.ts; the reading of a job's vertices' metrics (records, the
+// KafkaSink's commits) in vertex-metrics.ts; this file fetches the jobs and their checkpoints and
+// applies. Nothing happens inside a scrape.
 import type { FlinkConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { CHECKPOINT_OUTCOMES, LATENCY_BUCKETS, PIPELINE_LABELS, removeCheckpointSeries, type PipelineLabels } from '../metrics/checkpoint-stats.js';
+import { CHECKPOINT_OUTCOMES, removeCheckpointSeries, type PipelineLabels } from '../metrics/checkpoint-stats.js';
 import type { PartitionEnds } from '../kafka/offsets.js';
 import { pipelineMetrics } from '../metrics/pipeline.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import {
-  chunkIds,
-  counterDelta,
-  counterGrowth,
   jobPatternProblems,
   jobUp,
   metricScopeName,
   newRestarts,
-  recordMetricIds,
   reduceCheckpoints,
   selectJobs,
-  sinkMetricIds,
-  sourceTopics,
   statisticsCacheMs,
   statisticsStaleness,
-  type CheckpointTrack,
-  type MetricValue,
-  type RecordMetricIds,
-  type SinkMetricIds,
 } from './poller.js';
 import { FlinkHttpError, FlinkRestClient } from './rest-client.js';
 import type { CheckpointConfigInfo, CheckpointingStatistics, JobExceptions, JobsOverview } from './rest-types.js';
 import { VisibilityTracker, type VisibilityObservation } from './visibility.js';
 import { SinkCommitTracker, type SinkCommitObservation } from './sink-commits.js';
+import { pollRecords, pollSink, type WatchedJob } from './vertex-metrics.js';
 import type { TxnEvent } from '../coordinator/events.js';
-import { definedOnce } from '../metrics/registry.js';
+import { flinkMetrics } from '../metrics/flink.js';
 import { Periodic } from '../runtime/periodic.js';
 import { measured } from '../runtime/runs.js';
 import { defineService } from '../service.js';
 import { lsoMonitorService } from '../kafka/lso-monitor.js';
 import { transactionsService } from '../coordinator/transactions-service.js';
-
-function define(registry: Registry) {
-  const registers = [registry];
-  return {
-    restUp: new Gauge({ name: 'eos_flink_rest_up', help: '1 when a Flink JobManager REST URL answered the last poll.', registers }),
-    sinkCommitTime: new Counter({
-      name: 'eos_flink_sink_commit_time_seconds_total',
-      help: "Time the KafkaSink's Kafka producers spent in commitTransaction (the writer producers' txn-commit-time-ns-total, summed over subtasks); divided by the rate of successful committables it is the mean commit latency.",
-      labelNames: [...PIPELINE_LABELS],
-      registers,
-    }),
-    sinkCommittables: new Counter({
-      name: 'eos_flink_sink_committables_total',
-      help: "KafkaSink committables (one transaction each) by outcome: successful, failed (the committer's successfulCommittables, failedCommittables).",
-      labelNames: [...PIPELINE_LABELS, 'outcome'],
-      registers,
-    }),
-    sinkPending: new Gauge({
-      name: 'eos_flink_sink_pending_committables',
-      help: "KafkaSink transactions pre-committed and waiting for their checkpoint to complete (the committer's pendingCommittables).",
-      labelNames: [...PIPELINE_LABELS],
-      registers,
-    }),
-    visibility: new Histogram({
-      name: 'eos_flink_sink_visibility_latency_seconds',
-      help: "Flink checkpoint completion (its latest_ack_timestamp) until the sink topic's last stable offset passed the records written before the checkpoint was triggered, i.e. until read_committed consumers can read them; from the LSO monitor's readings, at most one lsoMonitor.interval above the true value. Only jobs with flink.sinks.",
-      labelNames: [...PIPELINE_LABELS],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    }),
-    visibilityPending: new Gauge({
-      name: 'eos_flink_sink_visibility_pending_seconds',
-      help: "Age of the oldest completed Flink checkpoint whose records are still behind the sink topic's last stable offset (0: none); grows while the KafkaSink cannot commit.",
-      labelNames: [...PIPELINE_LABELS],
-      registers,
-    }),
-    statsStaleness: new Gauge({
-      name: 'eos_flink_checkpoint_stats_staleness_seconds',
-      help: "How far behind the job's checkpoint statistics eoswatch's view of them can be: flink.pollInterval plus the REST server's checkpoint statistics cache (rest.cache.checkpoint-statistics.timeout, default web.refresh-interval). The stalled-checkpoint alert adds it to its threshold.",
-      labelNames: [...PIPELINE_LABELS],
-      registers,
-    }),
-    restarts: new Counter({
-      name: 'eos_pipeline_restarts_total',
-      help: 'Failovers of a Flink job (one per entry of its exception history).',
-      labelNames: [...PIPELINE_LABELS],
-      registers,
-    }),
-  };
-}
-
-export const flinkMetrics = definedOnce(define);
-
-interface WatchedJob {
-  labels: PipelineLabels;
-  /** Up at the last poll (eos_pipeline_up). */
-  up?: boolean;
-  /** The label objects of eos_pipeline_records_total, the same on every reading (src/metrics/render.ts). */
-  recordLabels: { in: PipelineLabels & { direction: string }; out: PipelineLabels & { direction: string } };
-  track?: CheckpointTrack;
-  lastExceptionTs?: number;
-  checkpointConfig?: CheckpointConfigInfo | null;
-  checkpointingDisabled?: boolean;
-  /** Vertices holding the KafkaSink's writer and committer metrics; undefined until found. */
-  sinkVertices?: { vid: string; ids: SinkMetricIds }[];
-  /** Vertices holding the sources' and sink writers' record counters (per-subtask ids); undefined until found. */
-  recordVertices?: { vid: string; ids: RecordMetricIds }[];
-  /** When the record counters were last listed (ms): listed again every RELIST_MS, and until both directions show up. */
-  recordsListedAt?: number;
-  /** Last raw value of each per-subtask record counter, by metric id. */
-  recordPrev: Map<string, Map<string, number>>;
-  /** Kafka topics the job's KafkaSource reads, as its metric ids spell them (metricScopeName), for the lag series' labels. */
-  sourceTopics: string[];
-  /** Last raw value of each sink counter, by vertex and figure. */
-  sinkPrev: Map<string, number>;
-  /** The job's Kafka sink topics (flink.sinks), for the visibility latency. */
-  sinkTopics: string[];
-  /** The KafkaSink's commits per checkpoint (flink.transactionalIdPrefixes), fed by the transactions service. */
-  commits?: SinkCommitTracker;
-  /** Logged once: the JobManager's clock was found ahead of the coordinators'. */
-  skewLogged?: boolean;
-}
 
 /** The sink topics of a job name per flink.sinks (every entry whose pattern matches the whole name). */
 export function sinkTopicsOf(sinks: FlinkConfig['sinks'], jobName: string): string[] {
@@ -138,17 +48,6 @@ export function transactionalIdPrefixOf(entries: FlinkConfig['transactionalIdPre
 function sinkEntriesOf(sinks: FlinkConfig['sinks'], topic: string): FlinkConfig['sinks'] {
   return sinks.filter((s) => s.topics.includes(topic));
 }
-
-/** Longest query string of one metrics request (Flink's REST server refuses request lines over 4096 bytes). */
-const MAX_GET_CHARS = 3000;
-
-/**
- * The record counters are listed again this often: the REST server's metric list fills as its
- * metric fetcher (metrics.fetcher.update-interval, 10 s) hears from each task, so an early list can
- * lack operators (recorded: test/fixtures/flink/subtask-metric-list-early.json), and a rescaled job
- * has other subtasks.
- */
-const RELIST_MS = 60_000;
 
 export class FlinkService implements Service {
   readonly name = 'flink';
@@ -345,8 +244,8 @@ export class FlinkService implements Service {
       this.flink.statsStaleness.set(w.labels, statisticsStaleness(this.config.pollInterval, this.statsCacheMs));
       await this.pollJob(job.jid, w);
       if (w.up) {
-        await this.pollRecords(job.jid, w);
-        await this.pollSink(job.jid, w);
+        await pollRecords(this.client, this.pipeline, job.jid, w);
+        await pollSink(this.client, this.flink, job.jid, w);
       }
     }
     this.lastError = null;
@@ -408,102 +307,6 @@ export class FlinkService implements Service {
       this.client.getOrNull<{ 'refresh-interval'?: number }>('/config').catch(() => null),
     ]);
     return statisticsCacheMs(jm, web);
-  }
-
-  /**
-   * Records in and out (eos_pipeline_records_total): the sources' numRecordsIn and the sink
-   * writers' numRecordsOut / numRecordsSend, read per subtask from the vertices' metrics
-   * (GET /jobs/<jid>/vertices/<vid>/metrics?get=…) and added as counter growth.
-   */
-  private async pollRecords(jid: string, w: WatchedJob): Promise<void> {
-    try {
-      const complete = (v: { ids: RecordMetricIds }[]) => v.some((x) => x.ids.in.length) && v.some((x) => x.ids.out.length);
-      const now = Date.now();
-      if (!w.recordVertices || !complete(w.recordVertices) || now - (w.recordsListedAt ?? 0) >= RELIST_MS) {
-        const job = await this.client.get<{ vertices: { id: string }[] }>(`/jobs/${jid}`);
-        const found: { vid: string; ids: RecordMetricIds }[] = [];
-        const topics = new Set<string>();
-        for (const v of job.vertices) {
-          const list = (await this.client.get<{ id: string }[]>(`/jobs/${jid}/vertices/${v.id}/metrics`)).map((x) => x.id);
-          const ids = recordMetricIds(list);
-          if (ids.in.length || ids.out.length) found.push({ vid: v.id, ids });
-          for (const t of sourceTopics(list)) topics.add(t);
-        }
-        // Metrics register when the tasks start: look again next poll until the counters show up.
-        // Raw values already read stay in recordPrev, so a counter listed again is not counted twice.
-        w.recordsListedAt = now;
-        if (found.length) w.recordVertices = found;
-        if (topics.size) w.sourceTopics = [...topics].sort();
-        if (!w.recordVertices) return;
-      }
-      let grownIn = 0;
-      let grownOut = 0;
-      for (const { vid, ids } of w.recordVertices) {
-        if (!ids.in.length && !ids.out.length) continue;
-        const values: MetricValue[] = [];
-        for (const chunk of chunkIds([...ids.in, ...ids.out], MAX_GET_CHARS)) {
-          values.push(...(await this.client.get<MetricValue[]>(`/jobs/${jid}/vertices/${vid}/metrics?get=${chunk}`)));
-        }
-        let prev = w.recordPrev.get(vid);
-        if (!prev) w.recordPrev.set(vid, (prev = new Map()));
-        grownIn += counterGrowth(prev, values, ids.in);
-        grownOut += counterGrowth(prev, values, ids.out);
-      }
-      if (grownIn > 0) this.pipeline.records.inc(w.recordLabels.in, grownIn);
-      if (grownOut > 0) this.pipeline.records.inc(w.recordLabels.out, grownOut);
-    } catch (err) {
-      if (err instanceof FlinkHttpError && err.status === 404) return;
-      throw err;
-    }
-  }
-
-  /** The KafkaSink's commit time and committables, from the REST metrics of its vertices. */
-  private async pollSink(jid: string, w: WatchedJob): Promise<void> {
-    try {
-      if (!w.sinkVertices) {
-        const job = await this.client.get<{ vertices: { id: string }[] }>(`/jobs/${jid}`);
-        const found: { vid: string; ids: SinkMetricIds }[] = [];
-        for (const v of job.vertices) {
-          const list = await this.client.get<{ id: string }[]>(`/jobs/${jid}/vertices/${v.id}/subtasks/metrics`);
-          const ids = sinkMetricIds(list.map((x) => x.id));
-          if (ids.successful.length || ids.commitTimeNs.length) found.push({ vid: v.id, ids });
-        }
-        // Metrics register when the tasks start: look again next poll until a sink shows up.
-        if (!found.length) return;
-        w.sinkVertices = found;
-        // The series exist from here on, also while Flink's REST metrics still show no commit.
-        this.flink.sinkCommitTime.inc(w.labels, 0);
-        for (const outcome of ['successful', 'failed']) this.flink.sinkCommittables.inc({ ...w.labels, outcome }, 0);
-      }
-      // The writer's KafkaProducer registers its metrics when it is created, which may come after
-      // the committables' ones: a vertex seen without them is listed again until they show up
-      // (else its commit time would never be read).
-      for (const v of w.sinkVertices) {
-        if (v.ids.commitTimeNs.length) continue;
-        const list = await this.client.get<{ id: string }[]>(`/jobs/${jid}/vertices/${v.vid}/subtasks/metrics`);
-        const ids = sinkMetricIds(list.map((x) => x.id));
-        if (ids.commitTimeNs.length) v.ids = ids;
-      }
-      const l = w.labels;
-      for (const { vid, ids } of w.sinkVertices) {
-        const all = [...ids.commitTimeNs, ...ids.successful, ...ids.failed, ...ids.pending];
-        const values = await this.client.get<{ id: string; sum?: number }[]>(`/jobs/${jid}/vertices/${vid}/subtasks/metrics?get=${all.map(encodeURIComponent).join(',')}&agg=sum`);
-        const sum = (names: string[]) => values.filter((x) => names.includes(x.id)).reduce((a, x) => a + (x.sum ?? 0), 0);
-        const grow = (key: string, now: number): number => {
-          const d = counterDelta(w.sinkPrev.get(`${vid}:${key}`), now);
-          w.sinkPrev.set(`${vid}:${key}`, now);
-          return d;
-        };
-        const commitNs = grow('commit', sum(ids.commitTimeNs));
-        if (commitNs > 0) this.flink.sinkCommitTime.inc(l, commitNs / 1e9);
-        this.flink.sinkCommittables.inc({ ...l, outcome: 'successful' }, grow('successful', sum(ids.successful)));
-        this.flink.sinkCommittables.inc({ ...l, outcome: 'failed' }, grow('failed', sum(ids.failed)));
-        this.flink.sinkPending.set(l, sum(ids.pending));
-      }
-    } catch (err) {
-      if (err instanceof FlinkHttpError && err.status === 404) return;
-      throw err;
-    }
   }
 
   private forget(w: WatchedJob): void {

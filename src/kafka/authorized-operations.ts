@@ -10,7 +10,7 @@
 // Schemas (clients/src/main/resources/common/message/): MetadataRequest/Response v8 and
 // DescribeGroupsRequest/Response v3, both non-flexible (int16 strings, int32 arrays, response
 // header v0: what follows the correlation id is the body). Kafka 3.9 and 4.x speak both.
-import { ProtocolDecodeError, Reader, Writer } from './txn-protocol.js';
+import { ProtocolDecodeError, Reader, Writer } from './wire.js';
 
 export const METADATA = 3;
 export const DESCRIBE_GROUPS = 15;

@@ -9,13 +9,13 @@ import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { errorMessage } from '../errors.js';
 import type { Periodic } from '../runtime/periodic.js';
-import { every } from '../runtime/runs.js';
+import { every, failures, type FailureKind } from '../runtime/runs.js';
 import { lsoMetrics } from '../metrics/lso.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { EndOffsetReader, type PartitionEnds } from './offsets.js';
 import { LsoTracker, type LsoState } from './lso-tracker.js';
 import type { NeededPermission, PermissionWatch } from './permissions.js';
-import { permissionWatch } from './permission-probe.js';
+import { failureKind, permissionWatch } from './permission-probe.js';
 import { defineService } from '../service.js';
 import { periodicRequestTimeout } from './client.js';
 
@@ -48,6 +48,8 @@ export class LsoMonitorService implements Service {
   private readonly tracker: LsoTracker;
   private reader: EndOffsetReader | undefined;
   private readonly periodic: Periodic;
+  /** Counts a topic a reading missed (eos_service_errors_total{what="topic"}); the log line names the topic. */
+  private readonly failed: (what: 'topic', kind?: FailureKind) => void;
   private polled = false;
   private stopped = false;
   /**
@@ -77,11 +79,11 @@ export class LsoMonitorService implements Service {
     for (const t of opts.topics) this.labelsOf(t);
     const needed = (): NeededPermission[] => this.opts.topics.map((name) => ({ resource: 'topic', name, prefixed: false, operation: 'Describe' }));
     this.permissions = permissionWatch({ service: this.name, kafka, needed, registry: ctx.registry, logger: ctx.logger });
-    // A reading that missed a topic failed (the topic's error is counted in eos_lso_monitor_read_errors_total).
+    // A reading that missed a topic failed (the topic's error is counted in eos_service_errors_total{what="topic"}).
+    const run = { registry: ctx.registry, service: this.name, task: 'reading' };
+    this.failed = failures(run, ['topic']);
     this.periodic = every(() => this.poll().then(() => this.failing.size === 0), {
-      registry: ctx.registry,
-      service: this.name,
-      task: 'reading',
+      ...run,
       name: 'the LSO monitor',
       intervalMs: opts.intervalMs,
       onError: (err) => this.logger.warn({ err: errorMessage(err) }, 'LSO reading failed'),
@@ -100,7 +102,6 @@ export class LsoMonitorService implements Service {
     if (before) {
       this.dropSeries(topic, new Map());
       this.metrics.hanging.remove(before);
-      this.metrics.readErrors.remove(before);
     }
     const labels: TopicLabels = { pipeline: p.pipeline, engine: p.engine, job_id: p.job_id, topic };
     this.topicSeries.set(topic, labels);
@@ -153,7 +154,7 @@ export class LsoMonitorService implements Service {
         if (this.failing.delete(topic)) this.logger.info({ topic }, 'LSO reading works again');
       } catch (err) {
         const labels = this.labelsOf(topic);
-        this.metrics.readErrors.inc(labels);
+        this.failed('topic', failureKind(err));
         this.tracker.forget(topic);
         this.dropSeries(topic, new Map());
         this.metrics.hanging.remove(labels);

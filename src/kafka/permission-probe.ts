@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import type { Kafka } from 'kafkajs';
 import { errorMessage } from '../errors.js';
+import type { FailureKind } from '../runtime/runs.js';
 import {
   DESCRIBE_GROUPS,
   DESCRIBE_GROUPS_VERSION,
@@ -17,7 +18,7 @@ import {
   encodeMetadataRequest,
 } from './authorized-operations.js';
 import { createCluster } from './offsets.js';
-import { PermissionWatch, judgePermissions, type NeededPermission, type PermissionVerdict, type ResourceKind } from './permissions.js';
+import { PermissionWatch, judgePermissions, refusedKinds, type NeededPermission, type PermissionVerdict, type ResourceKind } from './permissions.js';
 
 const require = createRequire(import.meta.url);
 const Encoder = require('kafkajs/src/protocol/encoder') as new () => { writeBuffer(b: Buffer): unknown };
@@ -81,4 +82,9 @@ export async function probePermissions(kafka: Kafka, needed: readonly NeededPerm
 /** A PermissionWatch that asks the brokers (what every service uses). */
 export function permissionWatch(opts: Omit<ConstructorParameters<typeof PermissionWatch>[0], 'probe'>): PermissionWatch {
   return new PermissionWatch({ ...opts, probe: probePermissions });
+}
+
+/** The kind of a failure inside a service's run (eos_service_errors_total): permission when the brokers refused, else error. */
+export function failureKind(err: unknown): FailureKind {
+  return refusedKinds(err).size > 0 ? 'permission' : 'error';
 }

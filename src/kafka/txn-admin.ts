@@ -21,7 +21,6 @@ import {
   DESCRIBE_TRANSACTIONS,
   LIST_TRANSACTIONS,
   WRITE_TXN_MARKERS,
-  bodyAfterHeaderV1,
   decodeDescribeProducersResponse,
   decodeDescribeTransactionsResponse,
   decodeListTransactionsResponse,
@@ -30,16 +29,14 @@ import {
   encodeDescribeTransactionsRequest,
   encodeListTransactionsRequest,
   encodeWriteTxnMarkersRequest,
-  errorKind,
-  errorName,
   negotiateVersion,
-  skipResponseHeaderV1Tail,
-  ERRORS,
   type ListTransactionsFilter,
   type ProducerState,
   type TransactionDescription,
   type TransactionListing,
 } from './txn-protocol.js';
+import { ERRORS, kafkaError, thrownError, unsupported, type TxnApiError } from './txn-errors.js';
+import { bodyAfterHeaderV1, skipResponseHeaderV1Tail } from './wire.js';
 
 const require = createRequire(import.meta.url);
 const Encoder = require('kafkajs/src/protocol/encoder') as new () => { writeBuffer(b: Buffer): unknown };
@@ -65,16 +62,6 @@ interface TxnCluster {
   findGroupCoordinator(req: { groupId: string; coordinatorType: number }): Promise<TxnBroker>;
   findTopicPartitionMetadata(topic: string): { partitionId: number }[];
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
-}
-
-/** Why an entry has no answer. `code` is Kafka's error code (-1 for a client-side failure such as a lost connection). */
-export interface TxnApiError {
-  code: number;
-  /** Kafka's name for the code, or CLIENT_ERROR / UNSUPPORTED_VERSION. */
-  name: string;
-  /** permission: an ACL is missing (not a broken cluster); unsupported: the broker lacks the API or the version the request needs. */
-  kind: 'retry' | 'permission' | 'unsupported' | 'error';
-  message: string;
 }
 
 export interface BrokerTransactions {
@@ -106,21 +93,6 @@ export interface TxnAdminOptions {
   retryDelayMs?: number;
   requestTimeoutMs?: number;
 }
-
-function kafkaError(code: number, message?: string | null): TxnApiError {
-  const kind = errorKind(code);
-  const name = errorName(code);
-  return { code, name, kind: kind === 'none' ? 'error' : code === ERRORS.UNSUPPORTED_VERSION ? 'unsupported' : kind, message: message ?? name };
-}
-
-/** A thrown error (kafkajs' protocol errors carry Kafka's code) as an entry's error. */
-export function thrownError(e: unknown): TxnApiError {
-  const err = e as { code?: unknown; message?: string; type?: string };
-  if (typeof err.code === 'number' && Number.isInteger(err.code)) return kafkaError(err.code, err.message ?? null);
-  return { code: -1, name: 'CLIENT_ERROR', kind: 'error', message: err.message ?? String(e) };
-}
-
-const unsupported = (message: string): TxnApiError => ({ code: ERRORS.UNSUPPORTED_VERSION, name: 'UNSUPPORTED_VERSION', kind: 'unsupported', message });
 
 export interface InitProducerIdResult {
   coordinatorId: number | null;

@@ -10,7 +10,7 @@
 //             tag 1 NextProducerId, tag 2 ClientTransactionVersion (KIP-890), tag 3 NextProducerEpoch
 //             (4.x); an absent tag has its default.
 // A record with a null value (a tombstone) says the transactional id expired and was removed.
-import { ProtocolDecodeError, Reader } from './txn-protocol.js';
+import { ProtocolDecodeError, Reader } from './wire.js';
 
 /** The coordinator's TransactionState, by the byte it writes (TransactionState.java / TransactionMetadata.scala). */
 export const TRANSACTION_STATES = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort', 'Dead', 'PrepareEpochFence'] as const;

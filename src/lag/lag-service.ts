@@ -9,7 +9,7 @@ import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import type { Config, LagConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Periodic } from '../runtime/periodic.js';
-import { every } from '../runtime/runs.js';
+import { every, failures, type FailureKind } from '../runtime/runs.js';
 import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { refusedGroups } from '../kafka/group-access.js';
@@ -17,7 +17,7 @@ import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type P
 import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { exactNames, nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
 import type { NeededPermission, PermissionWatch } from '../kafka/permissions.js';
-import { permissionWatch } from '../kafka/permission-probe.js';
+import { failureKind, permissionWatch } from '../kafka/permission-probe.js';
 import { defineService } from '../service.js';
 import { flinkService } from '../flink/flink-service.js';
 import { streamsService, watchedApplications } from '../streams/streams-service.js';
@@ -78,6 +78,8 @@ export class LagService implements Service {
   private readerTopics = new Set<string>();
   /** Readings start every interval (a reading longer than the interval delays the next one, never overlaps it). */
   private readonly periodic: Periodic;
+  /** Counts a failure inside a reading (eos_service_errors_total): the whole reading, or one group. */
+  private readonly failed: (what: 'reading' | 'group', kind?: FailureKind) => void;
   private last: LagReading | undefined;
   private failure: string | undefined;
   /** Label sets with series, to remove those that disappear. */
@@ -105,8 +107,10 @@ export class LagService implements Service {
       ...exactNames(config.topics).map((name): NeededPermission => ({ resource: 'topic', name, prefixed: false, operation: 'Describe' })),
     ];
     this.permissions = permissionWatch({ service: this.name, kafka, needed, registry: ctx.registry, logger: ctx.logger });
-    // poll() reports its own failures (log, eos_lag_read_errors_total, readiness).
-    this.periodic = every(() => this.poll().then(() => undefined), { registry: ctx.registry, service: this.name, task: 'reading', name: 'the lag reading', intervalMs: config.interval });
+    // poll() reports its own failures (log, eos_service_errors_total, readiness).
+    const run = { registry: ctx.registry, service: this.name, task: 'reading' };
+    this.failed = failures(run, ['reading', 'group']);
+    this.periodic = every(() => this.poll().then(() => undefined), { ...run, name: 'the lag reading', intervalMs: config.interval });
   }
 
   async start(): Promise<void> {
@@ -133,7 +137,7 @@ export class LagService implements Service {
       else this.permissions.succeeded();
       return this.last;
     } catch (err) {
-      this.metrics.readErrors.inc();
+      this.failed('reading', failureKind(err));
       const msg = errorMessage(err);
       if (this.failure !== msg) this.logger.warn({ err: msg }, 'cannot read consumer lag');
       this.failure = msg;
@@ -180,7 +184,7 @@ export class LagService implements Service {
           committed.set(group, byTopic);
         } catch (err) {
           // One group that cannot be read (coordinator moving) costs only its own series.
-          this.metrics.readErrors.inc();
+          this.failed('group', failureKind(err));
           unread.add(group);
           this.logger.debug({ group, err: errorMessage(err) }, 'cannot read committed offsets of the group');
         }

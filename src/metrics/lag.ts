@@ -6,7 +6,7 @@
 // other group the own pipeline's (src/lag/lag-service.ts lagLabels). The group's state and members
 // are the group's, not a pipeline's (a group may read topics of several). Series of a group, topic or partition that is no
 // longer read are removed rather than left at their last value.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { PIPELINE_LABELS } from './checkpoint-stats.js';
 import { definedOnce } from './registry.js';
 
@@ -73,11 +73,6 @@ function define(registry: Registry) {
       name: 'eos_lag_permission_denied',
       help: 'A group lag.groups names that the lag service may not describe (GROUP_AUTHORIZATION_FAILED), resource="group:<name>": 1 while refused. Kafka leaves such groups out of ListGroups without an error; their lag is not read.',
       labelNames: ['resource'],
-      registers,
-    }),
-    readErrors: new Counter({
-      name: 'eos_lag_read_errors_total',
-      help: 'Failed lag readings (the whole reading, or one group).',
       registers,
     }),
   };

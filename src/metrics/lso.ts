@@ -4,7 +4,7 @@
 // labels of the Flink job writing it, so they join eos_pipeline_up and the checkpoint series.
 // Series of a partition that is no longer read (topic deleted, read failed) are removed rather than
 // left at their last value.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { PIPELINE_LABELS } from './checkpoint-stats.js';
 import { definedOnce } from './registry.js';
 
@@ -42,12 +42,6 @@ function define(registry: Registry) {
     hanging: new Gauge({
       name: 'eos_hanging_transactions',
       help: 'Partitions of the topic whose last stable offset has been stuck longer than lsoMonitor.hangingAfter (a hanging transaction).',
-      labelNames: [...PIPELINE_LABELS, 'topic' as const],
-      registers,
-    }),
-    readErrors: new Counter({
-      name: 'eos_lso_monitor_read_errors_total',
-      help: "Failed readings of a topic's high watermarks and last stable offsets.",
       labelNames: [...PIPELINE_LABELS, 'topic' as const],
       registers,
     }),

@@ -40,11 +40,6 @@ function define(registry: Registry) {
       help: 'Duration of the last reading of the applications\' groups.',
       registers,
     }),
-    readErrors: new Counter({
-      name: 'eos_streams_read_errors_total',
-      help: 'Failed readings of the applications\' groups.',
-      registers,
-    }),
   };
 }
 

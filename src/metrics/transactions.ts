@@ -54,7 +54,6 @@ export function defineTransactionsMetrics(registry: Registry) {
       registers,
     }),
     overflowed: new Gauge({ name: 'eos_coordinator_applications_overflowed', help: 'Applications beyond transactions.maxApplications, counted under application="(other)".', registers }),
-    errors: new Counter({ name: 'eos_coordinator_read_errors_total', help: 'Failed passes of the transactions service, by what failed (log, poll, offsets, producers) and kind (permission, error).', labelNames: ['what', 'kind'], registers }),
   };
 }
 

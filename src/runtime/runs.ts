@@ -7,9 +7,13 @@
 //   eos_service_run_duration_seconds{service,task}        how long the last run took
 //   eos_service_runs_total{service,task,result}           runs, by result "ok" or "failed"
 //   eos_service_last_success_timestamp_seconds{service,task}  when a run last succeeded (unix s)
+//   eos_service_errors_total{service,task,what,kind}      failures inside the runs (failures())
 //
 // A run fails when it throws, or returns false: a run that met a failure it handled itself (counted
-// it in its own family, logged it, dropped stale series) and has nothing to throw. A run succeeds
+// it with failures(), logged it, dropped stale series) and has nothing to throw. What failed inside
+// a run (the whole reading, one group, one topic, the log, the poll...) and its kind (permission:
+// the brokers refused; error: anything else) are labels of the one errors family, never a family of
+// the service's own; the log line names the topic or group. A run succeeds
 // when it got what it went for (an answer from the cluster, a reading of every topic); what it
 // read (a hanging transaction, a lag of a million) is not its result.
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -23,6 +27,7 @@ interface RunFamilies {
   duration: Gauge;
   runs: Counter;
   lastSuccess: Gauge;
+  errors: Counter;
 }
 
 const families = new WeakMap<Registry, RunFamilies>();
@@ -37,6 +42,12 @@ export function runFamilies(registry: Registry): RunFamilies {
     duration: new Gauge({ name: 'eos_service_run_duration_seconds', help: 'How long the last run of a service\'s scheduled task took.', labelNames, registers: [registry] }),
     runs: new Counter({ name: 'eos_service_runs_total', help: 'Runs of a service\'s scheduled task, by result (ok, failed).', labelNames: [...labelNames, 'result'], registers: [registry] }),
     lastSuccess: new Gauge({ name: 'eos_service_last_success_timestamp_seconds', help: 'When a run of a service\'s scheduled task last succeeded, in seconds since the epoch.', labelNames, registers: [registry] }),
+    errors: new Counter({
+      name: 'eos_service_errors_total',
+      help: 'Failures inside the runs of a service\'s scheduled task, by what failed (the whole reading, one group, one topic, the log, the poll, offsets, producers) and kind (permission: the brokers refused; error: anything else).',
+      labelNames: [...labelNames, 'what', 'kind'],
+      registers: [registry],
+    }),
   };
   families.set(registry, f);
   return f;
@@ -99,4 +110,19 @@ export function every(run: () => Promise<RunResult> | RunResult, opts: EveryOpti
     clock: opts.clock ?? systemClock,
     onError: opts.onError ?? (() => undefined),
   });
+}
+
+export const FAILURE_KINDS = ['permission', 'error'] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+/**
+ * Counts one failure inside a run of the target's task in eos_service_errors_total: what failed
+ * (one of `whats`) and its kind (default "error"). Every what and kind is present at 0 from the
+ * start, so an increase is seen from the first failure on.
+ */
+export function failures<W extends string>(target: RunTarget, whats: readonly W[]): (what: W, kind?: FailureKind) => void {
+  const f = runFamilies(target.registry);
+  const labels = (what: W, kind: FailureKind) => ({ service: target.service, task: target.task, what, kind });
+  for (const what of whats) for (const kind of FAILURE_KINDS) f.errors.inc(labels(what, kind), 0);
+  return (what, kind = 'error') => f.errors.inc(labels(what, kind));
 }

@@ -17,11 +17,11 @@ import { streamsMetrics, type StreamsMetrics } from '../metrics/streams.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { RebalanceTracker, type RebalanceEvent } from './rebalance.js';
 import type { Periodic } from '../runtime/periodic.js';
-import { every } from '../runtime/runs.js';
+import { every, failures, type FailureKind } from '../runtime/runs.js';
 import { defineService, jsonReportRouter } from '../service.js';
 import { periodicRequestTimeout } from '../kafka/client.js';
 import type { PermissionWatch } from '../kafka/permissions.js';
-import { permissionWatch } from '../kafka/permission-probe.js';
+import { failureKind, permissionWatch } from '../kafka/permission-probe.js';
 
 /** The pipeline labels of a watched application's series. */
 export function streamsLabels(app: { applicationId: string; name?: string }): PipelineLabels {
@@ -84,6 +84,8 @@ export class StreamsService implements Service {
   private admin: Admin | undefined;
   /** The readings (src/runtime/runs.ts measures them: eos_service_run_*{service="streams",task="reading"}). */
   private readonly periodic: Periodic;
+  /** Counts a failed reading of the applications' groups (eos_service_errors_total). */
+  private readonly failed: (what: 'reading', kind?: FailureKind) => void;
   private failure: string | undefined;
   private report: StreamsReport | undefined;
 
@@ -103,7 +105,9 @@ export class StreamsService implements Service {
     this.watched = config.applications.map((a) => watchedOf(a));
     // A refused DescribeGroups: the brokers say which application's group it may not describe.
     this.permissions = permissionWatch({ service: this.name, kafka, needed: () => this.watched.map((w) => ({ resource: 'group', name: w.applicationId, prefixed: false, operation: 'Describe' })), registry: ctx.registry, logger: ctx.logger });
-    this.periodic = every(() => this.poll().then(() => undefined), { registry: ctx.registry, service: this.name, task: 'reading', name: 'streams.interval', intervalMs: config.interval });
+    const run = { registry: ctx.registry, service: this.name, task: 'reading' };
+    this.failed = failures(run, ['reading']);
+    this.periodic = every(() => this.poll().then(() => undefined), { ...run, name: 'streams.interval', intervalMs: config.interval });
   }
 
   async start(): Promise<void> {
@@ -141,7 +145,7 @@ export class StreamsService implements Service {
       this.report = report;
       return report;
     } catch (err) {
-      this.metrics.readErrors.inc();
+      this.failed('reading', failureKind(err));
       const missing = await this.permissions.failed(err);
       const msg = `${errorMessage(err)}${missing ? `; ${missing}` : ''}`;
       if (this.failure !== msg) this.logger.warn({ err: msg }, 'cannot describe the Streams applications\' groups');

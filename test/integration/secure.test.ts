@@ -399,7 +399,7 @@ describe(`secured cluster (1 node, SASL_SSL + ACLs, Kafka ${VERSION})`, () => {
       }),
     );
     const url = await p.url;
-    await until('the transactions service polling for want of a permission', async () => (await p.metric('eos_coordinator_source', { source: 'poll' })) === 1 && ((await p.metric('eos_coordinator_read_errors_total', { what: 'log', kind: 'permission' })) ?? 0) >= 1, 60_000, () => p.tail(40), p);
+    await until('the transactions service polling for want of a permission', async () => (await p.metric('eos_coordinator_source', { source: 'poll' })) === 1 && ((await p.metric('eos_service_errors_total', { service: 'transactions', task: 'pass', what: 'log', kind: 'permission' })) ?? 0) >= 1, 60_000, () => p.tail(40), p);
     assert.equal(await p.metric('eos_coordinator_up'), 1, 'the poll reads the coordinators');
     await until('the hidden group named', async () => (await p.metric('eos_lag_permission_denied', { resource: `group:${hidden}` })) === 1, 60_000, () => p.tail(40), p);
     assert.equal(await p.metric('eos_lag_permission_denied', { resource: `group:${n.group}` }), undefined, 'the group it may describe is not named');

@@ -12,7 +12,7 @@ import { EosError, ErrorCodes, errorReport, exitCodeFor, type ErrorCode } from '
 import { kafkaCli, upOptions } from '../../harness/localcluster/cli.js';
 import { flinkCli } from '../../harness/localcluster/flink-cli.js';
 import { main } from '../../src/cli.js';
-import { ProtocolDecodeError } from '../../src/kafka/txn-protocol.js';
+import { ProtocolDecodeError } from '../../src/kafka/wire.js';
 import { FlinkHttpError } from '../../src/flink/rest-client.js';
 import { HarnessError } from '../../harness/chaos/verdict.js';
 

@@ -10,10 +10,10 @@
 // judged by the `coordinator.permissions` check, never a failed source; any other error is a
 // problem of the source (an `audit.source` finding), the rest of the view still gathered.
 import kafkajs, { type Admin, type Kafka } from 'kafkajs';
-import { TxnAdmin, thrownError, type TxnApiError } from '../../kafka/txn-admin.js';
+import { TxnAdmin } from '../../kafka/txn-admin.js';
 import { applyTxnLogRecord, holdsLso, type TxnLogValue } from '../../kafka/txn-log.js';
 import { readTransactionLog, TRANSACTION_STATE_TOPIC } from '../../kafka/txn-log-reader.js';
-import { errorKind, errorName } from '../../kafka/txn-protocol.js';
+import { errorKind, errorName, thrownError, type TxnApiError } from '../../kafka/txn-errors.js';
 import { recognise, type RecogniserOptions } from '../../coordinator/applications.js';
 import type { AuditFacts, CoordinatorFacts, CoordinatorIdFacts, CoordinatorPermissionGap } from '../types.js';
 import type { AuditSource } from '../runner.js';

@@ -4,7 +4,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import { ProtocolDecodeError, Reader, Writer } from '../../../src/kafka/txn-protocol.js';
+import { ProtocolDecodeError, Reader, Writer } from '../../../src/kafka/wire.js';
 import { AUTHORIZED_OPERATIONS_OMITTED, allows, decodeDescribeGroupsResponse, decodeMetadataResponse, encodeDescribeGroupsRequest, encodeMetadataRequest } from '../../../src/kafka/authorized-operations.js';
 import { PermissionWatch, judgePermissions, mayBeRefusal, permissionText, refusedKinds, type NeededPermission, type PermissionVerdict } from '../../../src/kafka/permissions.js';
 import { neededPermissions } from '../../../src/kafka/needed-acls.js';

@@ -8,24 +8,15 @@ import {
   DESCRIBE_PRODUCERS,
   DESCRIBE_TRANSACTIONS,
   LIST_TRANSACTIONS,
-  ProtocolDecodeError,
-  Reader,
-  Writer,
-  bodyAfterHeaderV1,
   decodeDescribeProducersResponse,
   decodeDescribeTransactionsResponse,
   decodeListTransactionsResponse,
-  decodeResponseHeaderV1,
   encodeDescribeProducersRequest,
   encodeDescribeTransactionsRequest,
   encodeListTransactionsRequest,
-  encodeRequestFrame,
-  encodeRequestHeaderV2,
-  errorKind,
-  errorName,
   negotiateVersion,
-  skipResponseHeaderV1Tail,
 } from '../../../src/kafka/txn-protocol.js';
+import { ProtocolDecodeError, bodyAfterHeaderV1, decodeResponseHeaderV1, encodeRequestFrame, encodeRequestHeaderV2, skipResponseHeaderV1Tail } from '../../../src/kafka/wire.js';
 
 /** Hex printed by KafkaMessageFixtures.java (Kafka 4.4.0's serializers). */
 const KAFKA = {
@@ -180,35 +171,7 @@ describe('DescribeProducers', () => {
   });
 });
 
-describe('primitives', () => {
-  test('unsigned varints round-trip at the byte boundaries', () => {
-    for (const v of [0, 1, 127, 128, 16383, 16384, 2 ** 21, 2 ** 28 - 1, 2 ** 28, 0xffffffff]) {
-      const b = new Writer().uvarint(v).build();
-      const r = new Reader(b, 'varint');
-      assert.equal(r.uvarint('v'), v, `value ${v}`);
-      r.end();
-    }
-    assert.deepEqual([...new Writer().uvarint(300).build()], [0xac, 0x02]);
-    assert.throws(() => new Reader(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]), 'm').uvarint('v'), /longer than 5 bytes/);
-  });
-
-  test('an int64 beyond 2^53 is refused with the field named', () => {
-    const b = new Writer().int64(2n ** 60n).build();
-    assert.throws(() => new Reader(b, 'm').int64('ProducerId'), /m: ProducerId 1152921504606846976 at byte 0 is beyond 2\^53/);
-  });
-
-  test('an array count larger than the message is refused before allocating', () => {
-    const b = new Writer().uvarint(1_000_000).build();
-    assert.throws(() => new Reader(b, 'm').compactArray('Topics', (r) => r.int32('x')), /Topics count 999999 at byte 3 exceeds the message/);
-  });
-
-  test('a known tagged field must fill its declared size', () => {
-    const b = Buffer.from('010003000000', 'hex'); // tag 0 of 3 bytes, read as int16
-    assert.throws(() => new Reader(b, 'm').taggedFields('s', { 0: (r) => void r.int16('x') }), /tag 0 is 3 bytes but its value took 2/);
-  });
-});
-
-describe('versions and errors', () => {
+describe('versions', () => {
   test('the highest shared version; null without the API or without an overlap', () => {
     assert.equal(negotiateVersion(LIST_TRANSACTIONS, { minVersion: 0, maxVersion: 1 }), 1);
     assert.equal(negotiateVersion(LIST_TRANSACTIONS, { minVersion: 0, maxVersion: 5 }), 2);
@@ -216,14 +179,5 @@ describe('versions and errors', () => {
     assert.equal(negotiateVersion(DESCRIBE_TRANSACTIONS, { minVersion: 0, maxVersion: 0 }), 0);
     assert.equal(negotiateVersion(DESCRIBE_PRODUCERS, undefined), null);
     assert.equal(negotiateVersion(12345, { minVersion: 0, maxVersion: 0 }), null);
-  });
-
-  test('error kinds: moved or loading coordinators are retried, ACL failures are permission errors', () => {
-    assert.equal(errorKind(0), 'none');
-    for (const c of [14, 15, 16, 6]) assert.equal(errorKind(c), 'retry', errorName(c));
-    for (const c of [29, 31, 53]) assert.equal(errorKind(c), 'permission', errorName(c));
-    for (const c of [-1, 3, 105, 128, 35]) assert.equal(errorKind(c), 'error', errorName(c));
-    assert.equal(errorName(53), 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
-    assert.equal(errorName(9999), 'ERROR_9999');
   });
 });

@@ -4,7 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { ManualClock } from '../../../src/runtime/clock.js';
-import { every, measured } from '../../../src/runtime/runs.js';
+import { every, failures, measured } from '../../../src/runtime/runs.js';
 
 async function values(registry: Registry, name: string): Promise<Map<string, number>> {
   const m = registry.getSingleMetric(name);
@@ -120,6 +120,34 @@ describe('service runs', () => {
     await clock.advance(200);
     await p.stop();
     assert.deepEqual(starts, [100, 200]);
+  });
+
+  test('failures(): one family for every service, by what failed and its kind, each present at 0 from the start', async () => {
+    const registry = new Registry();
+    const clock = new ManualClock();
+    const target = { registry, service: 'transactions', task: 'pass', clock };
+    const failed = failures(target, ['log', 'poll']);
+    assert.deepEqual([...(await values(registry, 'eos_service_errors_total'))], [
+      ['kind=permission,service=transactions,task=pass,what=log', 0],
+      ['kind=error,service=transactions,task=pass,what=log', 0],
+      ['kind=permission,service=transactions,task=pass,what=poll', 0],
+      ['kind=error,service=transactions,task=pass,what=poll', 0],
+    ]);
+    failed('log', 'permission');
+    failed('log', 'permission');
+    failed('poll');
+    // Another service on the same registry counts in the same family, under its own labels.
+    failures({ registry, service: 'lag', task: 'reading' }, ['group'])('group', 'error');
+    const errors = await values(registry, 'eos_service_errors_total');
+    assert.equal(errors.get('kind=permission,service=transactions,task=pass,what=log'), 2);
+    assert.equal(errors.get('kind=error,service=transactions,task=pass,what=log'), 0);
+    assert.equal(errors.get('kind=error,service=transactions,task=pass,what=poll'), 1, 'the kind defaults to error');
+    assert.equal(errors.get('kind=permission,service=transactions,task=pass,what=poll'), 0);
+    assert.equal(errors.get('kind=error,service=lag,task=reading,what=group'), 1);
+    assert.equal(errors.get('kind=permission,service=lag,task=reading,what=group'), 0);
+    assert.equal(errors.size, 6);
+    // Counting a failure is no run: the run families are untouched.
+    assert.equal((await values(registry, 'eos_service_runs_total')).size, 0);
   });
 
   test('a bad interval names what was configured, else the service and task', () => {

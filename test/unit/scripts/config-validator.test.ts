@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { DECLARATION, DECLARATION_FILE, GENERATED_FILE, SCHEMA_FILE, configValidatorSource } from '../../../scripts/config-validator.js';
-import { schema, validateConfig } from '../../../src/config/load.js';
+import { validateConfig } from '../../../src/config/load.js';
+import { schema } from '../../../src/config/schema.js';
 import { formatDuration, parseDuration } from '../../../src/config/duration.js';
 import { EosError } from '../../../src/errors.js';
 

@@ -1,9 +1,9 @@
 // Which errors of reading topic ends the transactions service takes topic by topic
-// (src/coordinator/transactions-service.ts topicSpecific): errors of one topic, as kafkajs
+// (src/coordinator/partition-ends.ts topicSpecific): errors of one topic, as kafkajs
 // reports them, directly or as the cause of a retry that gave up; never a broker that does not answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { topicSpecific } from '../../../src/coordinator/transactions-service.js';
+import { topicSpecific } from '../../../src/coordinator/partition-ends.js';
 
 test('an unknown, deleted or refused topic is an error of that topic; a timeout or a lost connection is not', () => {
   const protocol = (type: string, message: string) => Object.assign(new Error(message), { name: 'KafkaJSProtocolError', type });
