@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { LocalCluster, type ClusterOptions } from '../src/localcluster/cluster.js';
 import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../src/localcluster/kafka-dist.js';
 import { EndOffsetReader } from '../src/kafka/offsets.js';
+import { pollUntil } from '../src/runtime/poll-until.js';
 import { kafkaFor } from '../test/harness/index.js';
 
 export const execFileP = promisify(execFile);
@@ -67,6 +68,16 @@ export function killByPid(child: ChildProcess, sig: NodeJS.Signals = 'SIGKILL'):
       /* already gone */
     }
   }
+}
+
+/**
+ * Polls `probe` (pollUntil) every `intervalMs` until it holds; fails at once when `child` exits,
+ * with `tail()` (its output) in the error, and after `timeoutMs` naming `what`. A probe that
+ * throws (the daemon not listening yet) is asked again.
+ */
+export async function untilChild(what: string, child: ChildProcess, probe: () => Promise<boolean>, opts: { timeoutMs: number; intervalMs: number; tail: () => string }): Promise<void> {
+  const answer = await pollUntil(what, async () => (child.exitCode !== null || child.signalCode !== null ? 'exited' : probe()), { timeoutMs: opts.timeoutMs, intervalMs: opts.intervalMs });
+  if (answer === 'exited') throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ${what}:\n${opts.tail()}`);
 }
 
 let clusterRef: LocalCluster | undefined;
