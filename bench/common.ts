@@ -3,7 +3,7 @@
 // /proc, statistics and formatting, versions of the tools, the CPU profile summary, and the layout
 // of bench/RESULTS.md (bench/pipeline.bench.ts rewrites the file but keeps its notes block; the
 // other benchmarks write their own sections inside that block).
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { LocalCluster, type ClusterOptions } from '../harness/localcluster/cluster.js';
 import { DEFAULT_KAFKA_VERSION, ensureKafka } from '../harness/localcluster/kafka-dist.js';
 import { EndOffsetReader } from '../src/kafka/offsets.js';
+import { pollUntil } from '../src/runtime/poll-until.js';
 import { kafkaFor } from '../test/harness/index.js';
 import { atExit, TrackedProcess } from '../src/runtime/process.js';
 
@@ -80,6 +81,16 @@ export function killByPid(p: TrackedProcess, sig: NodeJS.Signals = 'SIGKILL'): v
 export async function stopProcess(p: TrackedProcess, graceMs = 30_000): Promise<void> {
   await p.end(graceMs);
   await p.exited;
+}
+
+/**
+ * Polls `probe` (pollUntil) every `intervalMs` until it holds; fails at once when `child` exits,
+ * with `tail()` (its output) in the error, and after `timeoutMs` naming `what`. A probe that
+ * throws (the daemon not listening yet) is asked again.
+ */
+export async function untilChild(what: string, child: ChildProcess, probe: () => Promise<boolean>, opts: { timeoutMs: number; intervalMs: number; tail: () => string }): Promise<void> {
+  const answer = await pollUntil(what, async () => (child.exitCode !== null || child.signalCode !== null ? 'exited' : probe()), { timeoutMs: opts.timeoutMs, intervalMs: opts.intervalMs });
+  if (answer === 'exited') throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ${what}:\n${opts.tail()}`);
 }
 
 let clusterRef: LocalCluster | undefined;

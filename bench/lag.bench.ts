@@ -12,6 +12,7 @@ import { ensureTopics } from '../src/kafka/admin.js';
 import { GroupOffsetWriter } from '../src/kafka/offsets.js';
 import { LagService, type LagReading } from '../src/lag/lag-service.js';
 import { createLogger } from '../src/log.js';
+import { pollUntil, PollTimeoutError } from '../src/runtime/poll-until.js';
 
 const { values } = parseArgs({
   options: {
@@ -93,18 +94,24 @@ await withCluster({ nodes }, async (cluster) => {
   const cpu0 = process.cpuUsage();
   const w0 = Date.now();
   await service.start();
-  const deadline = Date.now() + (readings + 4) * intervalMs;
   let countsAfterFirst: Map<string, number> | undefined;
-  while (seen.length < readings && Date.now() < deadline) {
-    const r = service.lastReading;
-    if (r && r !== seen[seen.length - 1]) {
-      seen.push(r);
-      load.push(loadavg()[0]!);
-      if (seen.length === 1) countsAfterFirst = new Map(counts);
-      log(`reading ${seen.length}: ${r.groups} groups, ${r.partitions} group-partitions in ${r.durationMs.toFixed(0)} ms`);
-    }
-    await new Promise((res) => setTimeout(res, 200));
-  }
+  // Each new reading taken as it comes; too few in time is reported once the service stopped (below).
+  await pollUntil(
+    `${readings} readings`,
+    () => {
+      const r = service.lastReading;
+      if (r && r !== seen[seen.length - 1]) {
+        seen.push(r);
+        load.push(loadavg()[0]!);
+        if (seen.length === 1) countsAfterFirst = new Map(counts);
+        log(`reading ${seen.length}: ${r.groups} groups, ${r.partitions} group-partitions in ${r.durationMs.toFixed(0)} ms`);
+      }
+      return seen.length >= readings;
+    },
+    { timeoutMs: (readings + 4) * intervalMs, intervalMs: 200 },
+  ).catch((err: unknown) => {
+    if (!(err instanceof PollTimeoutError)) throw err;
+  });
   const wallMs = Date.now() - w0;
   const cpu = process.cpuUsage(cpu0);
   await service.stop();

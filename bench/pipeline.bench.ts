@@ -25,7 +25,7 @@ import type { LocalCluster } from '../harness/localcluster/cluster.js';
 import { createTopic, kafkaFor, uniqueName } from '../test/harness/index.js';
 import { checkSink, produceSeed, sourceRecords, type SentRecord } from '../test/harness/seed.js';
 import { parsePrometheusText, sampleValue, type Parsed } from '../test/harness/promtext.js';
-import { BENCH_DIR, ROOT, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, keptNotes, killByPid, listOption, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, quantile, runMain, startProcess, stopProcess, summariseProfile, withCluster, writeLog4j } from './common.js';
+import { BENCH_DIR, ROOT, cpuMeter, execFileP, fmt, fromRoot, generatedBy, gitState, installEmergencyStop, intOption, javaVersion, kafkaDist, kafkajsVersion, keptNotes, killByPid, listOption, loadAverageRow, log, machine, makeOutDir, mdTable, median, printUsageAndExit, quantile, runMain, startProcess, stopProcess, summariseProfile, untilChild, withCluster, writeLog4j } from './common.js';
 import type { TrackedProcess } from '../src/runtime/process.js';
 
 const PARTITIONS = 6;
@@ -287,15 +287,15 @@ async function runEoswatch(ctx: Ctx, round: number, profile = false): Promise<Eo
     const url = (JSON.parse(urlLine) as { url: string }).url;
     const runningLine = await p.waitLine(/"msg":"pipeline running"/, 60_000);
     const tRunning = Date.parse((JSON.parse(runningLine) as { time: string }).time);
-    const deadline = Date.now() + Math.max(180_000, N * 2);
-    for (;;) {
-      if (p.child.exitCode !== null) throw new Error(`eoswatch exited early:\n${p.lines.slice(-30).join('\n')}`);
-      if (Date.now() > deadline) throw new Error(`eoswatch did not process ${N} records in time`);
-      metricsText = await (await fetch(`${url}/metrics`)).text();
-      const done = sampleValue(parsePrometheusText(metricsText), 'eos_pipeline_records_total', { direction: 'in' }) ?? 0;
-      if (done >= N) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await untilChild(
+      `eoswatch to process ${N} records`,
+      p.child,
+      async () => {
+        metricsText = await (await fetch(`${url}/metrics`)).text();
+        return (sampleValue(parsePrometheusText(metricsText), 'eos_pipeline_records_total', { direction: 'in' }) ?? 0) >= N;
+      },
+      { timeoutMs: Math.max(180_000, N * 2), intervalMs: 200, tail: () => p.lines.slice(-30).join('\n') },
+    );
     await stop(p);
     const wallEnd = Date.now();
     const cpu = meter();

@@ -65,6 +65,7 @@ import {
   summariseProfile,
   withCluster,
   writeSection,
+  untilChild,
 } from './common.js';
 
 const { values: argv } = parseArgs({
@@ -158,23 +159,18 @@ async function startDaemon(entry: string, shape: Shape, brokers: string, label: 
   const url = `http://127.0.0.1:${port}`;
   // Ready, and (when watching) every partition's series present.
   const want = shape === 'idle' ? 0 : PARTITIONS;
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${label}: the daemon exited with ${child.exitCode}:\n${out.slice(-3000)}\n${err.slice(-3000)}`);
-    if (Date.now() > deadline) throw new Error(`${label}: not ready with ${want} partitions' series within 180 s`);
-    try {
-      const ready = await fetch(`${url}/readyz`);
-      if (ready.status === 200) {
-        const m = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
-        const lso = m.samples.filter((s) => s.name === 'eos_partition_lso_lag_records').length;
-        const lag = m.samples.filter((s) => s.name === 'eos_consumer_lag_records').length;
-        if (lso >= want && (shape !== 'lag' || lag >= want)) break;
-      }
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  await untilChild(
+    `${label} ready with ${want} partitions' series`,
+    child,
+    async () => {
+      if ((await fetch(`${url}/readyz`)).status !== 200) return false;
+      const m = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+      const lso = m.samples.filter((s) => s.name === 'eos_partition_lso_lag_records').length;
+      const lag = m.samples.filter((s) => s.name === 'eos_consumer_lag_records').length;
+      return lso >= want && (shape !== 'lag' || lag >= want);
+    },
+    { timeoutMs: 180_000, intervalMs: 500, tail: () => `${out.slice(-3000)}\n${err.slice(-3000)}` },
+  );
   return { proc, child, pid: child.pid!, url, stderr: () => err };
 }
 

@@ -133,6 +133,8 @@ async function main(): Promise<void> {
       upAgainAt?: number;
     }
     const bounces: Bounce[] = [];
+    // The soak's schedule: a sample every 5 s for --minutes, a broker down for --down seconds every
+    // --every minutes. Time windows to measure over, not waits for a condition (nothing to poll for).
     const end = t0 + minutes * 60_000;
     let nextBounce = t0 + everyMin * 60_000;
     let k = 0;

@@ -37,6 +37,8 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { ensureTopics } from '../src/kafka/admin.js';
 import { parsePrometheusText } from '../src/metrics/text-format.js';
+import { systemClock } from '../src/runtime/clock.js';
+import { pollUntil, PollTimeoutError } from '../src/runtime/poll-until.js';
 import { kafkaFor } from '../test/harness/index.js';
 import {
   BENCH_DIR,
@@ -71,6 +73,7 @@ import {
   withCluster,
   writeLog4j,
   writeSection,
+  untilChild,
 } from './common.js';
 
 const { values: argv } = parseArgs({
@@ -110,8 +113,6 @@ const SECTION_BEGIN = '<!-- BEGIN TRANSACTIONS BENCH (written by bench/transacti
 const SECTION_END = '<!-- END TRANSACTIONS BENCH -->';
 const NOTES_BEGIN = '<!-- BEGIN TRANSACTIONS NOTES (hand-written; kept when bench/transactions.bench.ts rewrites its section) -->';
 const NOTES_END = '<!-- END TRANSACTIONS NOTES -->';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -208,18 +209,14 @@ async function startDaemon(entry: string, brokers: string, label: string, nodeAr
     writeFileSync(join(OUT_DIR, `${label}.log`), `${out}\n--- stderr\n${err}`);
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 180_000;
-  // Ready, with every transactional id of the generator known (the baseline read).
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${label}: the daemon exited with ${child.exitCode}:\n${out.slice(-3000)}\n${err.slice(-3000)}`);
-    if (Date.now() > deadline) throw new Error(`${label}: not ready with ${TOTAL_IDS} transactional ids within 180 s`);
-    try {
-      if ((await fetch(`${url}/readyz`)).status === 200 && sumOf(await (await fetch(`${url}/metrics`)).text(), 'eos_coordinator_transactional_ids') >= TOTAL_IDS) break;
-    } catch {
-      /* not listening yet */
-    }
-    await sleep(500);
-  }
+  // Ready, with every transactional id of the generator known (the baseline read). A fetch that
+  // fails (not listening yet) is asked again.
+  await untilChild(
+    `${label} ready with ${TOTAL_IDS} transactional ids`,
+    child,
+    async () => (await fetch(`${url}/readyz`)).status === 200 && sumOf(await (await fetch(`${url}/metrics`)).text(), 'eos_coordinator_transactional_ids') >= TOTAL_IDS,
+    { timeoutMs: 180_000, intervalMs: 500, tail: () => `${out.slice(-3000)}\n${err.slice(-3000)}` },
+  );
   return { proc, child, pid: child.pid!, url, label };
 }
 
@@ -416,11 +413,12 @@ async function main(): Promise<void> {
       samples.push(s);
       return s;
     };
+    // Scrapes once a second until `until`: the measured window, not a wait for a condition.
     const tick = async (until: number) => {
       while (Date.now() < until) {
         await scrape();
         if (prof) await fetch(`${prof.url}/metrics`).then((r) => r.text());
-        await sleep(1000);
+        await systemClock.sleep(1000);
       }
     };
     await tick(Date.now() + WARMUP * 1000);
@@ -495,18 +493,26 @@ async function main(): Promise<void> {
     else log(`  ${warm.ids} ids in ${fmt(warm.wallMs / 1000, 1)} s, ${fmt(warm.cpuS, 1)} s CPU, ${warm.failures} failures`);
 
     gen.send('STOP');
-    await Promise.race([gen.ended, sleep(30_000)]);
+    await Promise.race([gen.ended, systemClock.sleep(30_000)]);
     killByPid(gen.proc);
     // Every transaction counted? The service's total once it reached the generator's, or stood
     // still for 4 reads 1.5 s apart (a pass under load can take longer than one read's gap).
     const generatorTotal = gen.end?.committed ?? gen.samples.at(-1)![1];
     let serviceTotal = -1;
-    for (let i = 0, still = 0; i < 40 && still < 4 && serviceTotal !== generatorTotal; i++) {
-      await sleep(1500);
-      const t = sumOf(await (await fetch(`${d.url}/metrics`)).text(), 'eos_coordinator_transactions_total', (l) => l.outcome === 'committed');
-      still = t === serviceTotal ? still + 1 : 0;
-      serviceTotal = t;
-    }
+    let still = 0;
+    // At most 60 s: the totals are reported (and compared) whatever they are then.
+    await pollUntil(
+      "the service's total reaching the generator's or standing still",
+      async () => {
+        const t = sumOf(await (await fetch(`${d.url}/metrics`)).text(), 'eos_coordinator_transactions_total', (l) => l.outcome === 'committed');
+        still = t === serviceTotal ? still + 1 : 0;
+        serviceTotal = t;
+        return t === generatorTotal || still >= 4;
+      },
+      { timeoutMs: 60_000, intervalMs: 1500 },
+    ).catch((e: unknown) => {
+      if (!(e instanceof PollTimeoutError)) throw e;
+    });
     const totals = { generator: generatorTotal, generatorFailed: gen.end?.failed ?? gen.samples.at(-1)![2], service: serviceTotal };
     log(`  totals: generator ${totals.generator} committed (${totals.generatorFailed} failed), service ${totals.service}`);
     await stopProcess(d.proc);

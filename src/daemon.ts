@@ -148,7 +148,7 @@ export class Daemon {
 
   private scheduleRestart(e: Supervised, delay: number): void {
     clearTimeout(e.timer);
-    e.retryAt = Date.now() + delay;
+    e.retryAt = Date.now() + delay; // when the retry is due, as /readyz shows it (the timer below waits)
     this.logger.warn({ service: e.service.name, attempt: e.attempt, delayMs: delay }, 'restarting the service after a delay');
     e.timer = setTimeout(() => {
       e.timer = undefined;
@@ -207,6 +207,8 @@ export class Daemon {
 
   /** Stops every service (reverse order) and the HTTP server; resolves false if the grace period ran out first. */
   async stop(gracePeriodMs = this.opts.config.shutdown.gracePeriod): Promise<boolean> {
+    // The grace period bounds the whole stop (the race below); the HTTP server's close gets what is
+    // left of it. A bound on a sequence of steps, not a wait for a condition.
     const deadline = Date.now() + gracePeriodMs;
     this.stopping = true;
     for (const e of this.supervised) clearTimeout(e.timer);

@@ -10,6 +10,7 @@ import type { CoordinatorTransaction, PartitionProducer, SnapshotError, Snapshot
 import { EosError, ErrorCodes, ExitCodes, errorMessage } from '../errors.js';
 import { TRANSACTION_STATES, holdsLso } from '../kafka/txn-log.js';
 import { redactText, redactValue } from '../redact.js';
+import { pollUntil, PollTimeoutError } from '../runtime/poll-until.js';
 import { brokersOption, choiceOption, configFileOrDefaults, durationOption, kafkaWithBrokers, numberOption, parse, printHelp, subcommand, usage } from './options.js';
 
 export const help = `Usage: eoswatch transactions list [--state S ...] [--duration D] [options]
@@ -593,16 +594,13 @@ async function runFindHanging(c: Clients, names: RecogniserOptions, cmd: Extract
   return snap.errors.length || rows.length ? ExitCodes.RUNTIME : ExitCodes.OK;
 }
 
-/** Polls `read` until `done` holds or `timeoutMs` passed; the last reading either way. */
-async function pollUntil<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v) || Date.now() >= deadline) return v;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+/** Polls `read` (pollUntil) until `done` holds or `timeoutMs` passed; the last reading either way (a failed last reading throws). */
+async function lastReading<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number): Promise<T> {
+  return pollUntil(what, read, { timeoutMs, done }).catch((err: unknown) => {
+    if (err instanceof PollTimeoutError && err.last.kind === 'value') return err.last.value as T;
+    throw err;
+  });
 }
-
 
 async function runAbort(c: Clients, cmd: Extract<TxnCommand, { sub: 'abort' }>, format: Format): Promise<number> {
   const lines: string[] = [];
@@ -634,6 +632,7 @@ async function runAbort(c: Clients, cmd: Extract<TxnCommand, { sub: 'abort' }>, 
       `aborting ${id}: producer id ${before.producerId} epoch ${before.producerEpoch}, ${before.state}${before.ageMs === null ? '' : ` for ${formatDuration(before.ageMs)}`}, partitions ${before.partitions.map(tpName).join(',') || '-'}`,
     );
     say(`InitProducerId for ${id} at coordinator ${dash(before.coordinatorId)}, as a new producer instance would (the old instance is fenced)`);
+    // The time txn-admin may retry CONCURRENT_TRANSACTIONS until (the coordinator writing the markers).
     const res = await c.txnAdmin.initProducerId(id, before.transactionTimeoutMs, Date.now() + 60_000);
     report.initProducerId = res;
     if (res.error) throw fail(`InitProducerId ${id}: ${res.error.name}${res.error.kind === 'permission' ? ' (permission: an ACL is missing)' : ''}${res.error.message !== res.error.name ? `: ${res.error.message}` : ''}`);
@@ -646,7 +645,7 @@ async function runAbort(c: Clients, cmd: Extract<TxnCommand, { sub: 'abort' }>, 
       parts: (await readPartitions(c, [...new Set(before.partitions.map((p) => p.topic))], (p) => wanted.has(tpName(p)))).partitions.filter((p) => wanted.has(tpName(p))),
     });
     const still = (v: Awaited<ReturnType<typeof reread>>) => v.parts.some((p) => p.producers.some((s) => s.producerId === before.producerId && holds(p, s)));
-    const after = await pollUntil(reread, (v) => !holdsLso(v.d.state) && !still(v), 30_000);
+    const after = await lastReading(`${id} ended and its partitions released`, reread, (v) => !holdsLso(v.d.state) && !still(v), 30_000);
     report.after = { ...after.d, partitions: after.parts.map(({ producers: _p, ...v }) => v) };
     say(`coordinator: ${id} is ${after.d.state} (was ${before.state})`);
     for (const p of before.partitions) {
@@ -684,7 +683,7 @@ async function runAbort(c: Clients, cmd: Extract<TxnCommand, { sub: 'abort' }>, 
   report.writeTxnMarkers = { ...res, coordinatorEpoch };
   if (res.error) throw fail(`WriteTxnMarkers ${topic}-${partition} at leader ${dash(res.leaderId)}: ${res.error.name}${res.error.kind === 'permission' ? ' (permission: ClusterAction on the cluster is needed)' : ''}${res.error.message !== res.error.name ? `: ${res.error.message}` : ''}`);
   say(`WriteTxnMarkers (abort, coordinator epoch ${coordinatorEpoch}) written at leader ${dash(res.leaderId)}`);
-  const after = await pollUntil(readOne, (v) => v !== undefined && v.lso !== view.lso, 30_000);
+  const after = await lastReading(`the last stable offset of ${topic}-${partition} moved`, readOne, (v) => v !== undefined && v.lso !== view.lso, 30_000);
   report.after = after ? { lso: after.lso, high: after.high } : null;
   say(`${topic}-${partition}: last stable offset ${view.lso} -> ${dash(after?.lso.toString())} (high watermark ${dash(after?.high.toString())})`);
   return finish(after && after.lso !== view.lso ? ExitCodes.OK : ExitCodes.RUNTIME);

@@ -10,6 +10,7 @@ import { RawFetcher } from '../kafka/raw-fetch.js';
 import { decodeFetchResponse, scanRecordSet } from '../kafka/record-batches.js';
 import { stableLine, targetsOf, unstableMessage, unstablePartitions, type UnstablePartition } from './stability.js';
 import { EosError, ErrorCodes } from '../errors.js';
+import { pollUntil, PollTimeoutError } from '../runtime/poll-until.js';
 
 /** A sink found stable: the ends a read_committed read goes to, and how long that took. */
 export interface SinkStable {
@@ -34,7 +35,8 @@ const STABLE_POLL_MS = 100;
  * takes each partition's high watermark now and polls the last stable offsets until every one has
  * reached it, i.e. no transaction that wrote below it is still open. Throws, naming the partitions
  * with their LSO and HW, when that takes longer than timeoutMs. Readings that fail (a broker
- * restarting) are retried until the deadline.
+ * restarting) are retried until the deadline (pollUntil: a reading still running then is not
+ * waited for).
  */
 export async function waitSinkStable(
   kafka: Kafka,
@@ -47,31 +49,38 @@ export async function waitSinkStable(
   let targets: Map<number, bigint> | undefined;
   let pending: UnstablePartition[] = [];
   let lastError: Error | undefined;
+  // A reading still running at the deadline is not waited for: it reports nothing after the end.
+  let over = false;
   try {
-    for (;;) {
-      try {
-        const now = await reader.read(topic);
-        if (now.length === 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `topic ${topic} has no partitions (does it exist?)`);
-        targets ??= targetsOf(now);
-        pending = unstablePartitions(targets, now);
-        lastError = undefined;
-        if (pending.length === 0) {
-          const waitedMs = Date.now() - t0;
-          return { topic, ends: targets, partitions: targets.size, waitedMs, line: stableLine(topic, targets.size, waitedMs) };
+    await pollUntil(
+      `the sink ${topic} stable`,
+      async () => {
+        try {
+          const now = await reader.read(topic);
+          if (now.length === 0) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `topic ${topic} has no partitions (does it exist?)`);
+          if (over) return false;
+          targets ??= targetsOf(now);
+          pending = unstablePartitions(targets, now);
+          lastError = undefined;
+        } catch (err) {
+          if (!over) lastError = err as Error;
+          return false;
         }
-        opts.onWaiting?.(pending, Date.now() - t0);
-      } catch (err) {
-        lastError = err as Error;
-      }
-      if (Date.now() - t0 >= timeoutMs) {
-        if (!targets || lastError) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `reading the ends of ${topic} failed for ${timeoutMs} ms: ${lastError?.message ?? 'no reading'}`);
-        throw new EosError(ErrorCodes.SINK_NOT_STABLE, unstableMessage(topic, pending, Date.now() - t0));
-      }
-      await new Promise((r) => setTimeout(r, opts.pollMs ?? STABLE_POLL_MS));
-    }
+        if (pending.length > 0) opts.onWaiting?.(pending, Date.now() - t0);
+        return pending.length === 0;
+      },
+      { timeoutMs, intervalMs: opts.pollMs ?? STABLE_POLL_MS },
+    );
+  } catch (err) {
+    if (!(err instanceof PollTimeoutError)) throw err;
+    if (!targets || lastError) throw new EosError(ErrorCodes.KAFKA_REQUEST_FAILED, `reading the ends of ${topic} failed for ${timeoutMs} ms: ${lastError?.message ?? 'no reading'}`);
+    throw new EosError(ErrorCodes.SINK_NOT_STABLE, unstableMessage(topic, pending, Date.now() - t0));
   } finally {
+    over = true;
     await reader.close();
   }
+  const waitedMs = Date.now() - t0;
+  return { topic, ends: targets!, partitions: targets!.size, waitedMs, line: stableLine(topic, targets!.size, waitedMs) };
 }
 
 /** Each partition's high watermark now (a read_uncommitted read's ends: nothing to wait for). */
@@ -218,7 +227,8 @@ const RETRIABLE = new Set([3, 5, 6, 7, 13, 56, 74, 75]);
  */
 export async function readTopicRecords(kafka: Kafka, topic: string, opts: RecordReadOptions): Promise<void> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
-  // One deadline for the wait and the read.
+  // One deadline for the wait and the read (a bound on the read loop below, which fetches as fast
+  // as records come: no condition to poll for).
   const deadline = Date.now() + timeoutMs;
   const ends = new Map([...(await readEnds(kafka, topic, opts.readUncommitted ?? false, timeoutMs, opts))].map(([p, e]) => [p, Number(e)]));
   // Log start offsets (the same at either isolation level).

@@ -1,6 +1,7 @@
 // Pipeline processes for tests: `eoswatch run` as a child process with a generated config,
 // tracked by pid, plus a steady seed stream and "caught up" detection on the group's offsets.
 import { after } from 'node:test';
+import type { Admin } from 'kafkajs';
 import { WorkerProcess } from '../../harness/chaos/worker.js';
 import { createTopic, kafkaFor, uniqueName } from './index.js';
 import { until } from './wait.js';
@@ -108,23 +109,34 @@ export async function waitCaughtUp(brokers: string[], groupId: string, topic: st
   const admin = kafkaFor(brokers).admin();
   await admin.connect();
   try {
-    await until(
-      `group ${groupId} caught up with ${topic}`,
-      async () => {
-        const targets = ends ? [...ends].map(([partition, high]) => ({ partition, high: String(high) })) : await admin.fetchTopicOffsets(topic);
-        const committed = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions ?? [];
-        const behind = targets.filter((e) => {
-          const c = committed.find((p) => p.partition === e.partition);
-          return !c || BigInt(c.offset) < BigInt(e.high);
-        });
-        return behind.length === 0 ? true : behind.map((e) => `${e.partition}: ${committed.find((p) => p.partition === e.partition)?.offset ?? '-'} < ${e.high}`).join(', ');
-      },
-      timeoutMs,
-      { intervalMs: 500, done: (v) => v === true, context },
-    );
+    await waitGroupCaughtUp(admin, groupId, topic, timeoutMs, ends, context);
   } finally {
     await admin.disconnect();
   }
+}
+
+/**
+ * waitCaughtUp through a connected admin client (a secured cluster's). `ends`: the offsets to
+ * reach; 'first-read' takes the ends the topic has at the first read (what was written before
+ * the call: a canary writing on into the topic does not move the target); none: its ends now.
+ */
+export async function waitGroupCaughtUp(admin: Admin, groupId: string, topic: string, timeoutMs: number, ends?: Map<number, bigint> | 'first-read', context?: () => string): Promise<void> {
+  let fixed = ends instanceof Map ? [...ends].map(([partition, high]) => ({ partition, high: String(high) })) : undefined;
+  await until(
+    `group ${groupId} caught up with ${topic}`,
+    async () => {
+      const targets = fixed ?? (await admin.fetchTopicOffsets(topic));
+      if (ends === 'first-read') fixed = targets;
+      const committed = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions ?? [];
+      const behind = targets.filter((e) => {
+        const c = committed.find((p) => p.partition === e.partition);
+        return !c || BigInt(c.offset) < BigInt(e.high);
+      });
+      return behind.length === 0 ? true : behind.map((e) => `${e.partition}: ${committed.find((p) => p.partition === e.partition)?.offset ?? '-'} < ${e.high}`).join(', ');
+    },
+    timeoutMs,
+    { intervalMs: 500, done: (v) => v === true, context },
+  );
 }
 
 /** The last pipeline log lines of each process (kafkajs connection chatter left out), for failure messages. */

@@ -8,6 +8,7 @@ import type { LocalCluster } from '../../harness/localcluster/cluster.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
 import { readTopic } from '../../src/verify/reader.js';
 import type { SentRecord } from './seed.js';
+import { waitGroupCaughtUp } from './pipeline.js';
 
 export async function createTopicsAsAdmin(c: LocalCluster, topics: string[], partitions: number): Promise<void> {
   const admin = (await c.kafka()).admin();
@@ -45,26 +46,11 @@ export async function produceAsAdmin(c: LocalCluster, topic: string, partitions:
 export async function waitCaughtUpAsAdmin(c: LocalCluster, groupId: string, topic: string, timeoutMs = 90_000, context: () => string = () => ''): Promise<void> {
   const admin = (await c.kafka()).admin();
   await admin.connect();
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  let ends: { partition: number; high: string }[] | undefined;
   try {
-    while (Date.now() < deadline) {
-      try {
-        ends ??= await admin.fetchTopicOffsets(topic);
-        const committed = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions ?? [];
-        const behind = ends.filter((e) => BigInt(committed.find((p) => p.partition === e.partition)?.offset ?? '-1') < BigInt(e.high));
-        if (!behind.length) return;
-        last = behind.map((e) => `${e.partition}: ${committed.find((p) => p.partition === e.partition)?.offset ?? '-'} < ${e.high}`).join(', ');
-      } catch (err) {
-        last = (err as Error).message;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitGroupCaughtUp(admin, groupId, topic, timeoutMs, 'first-read', context);
   } finally {
     await admin.disconnect();
   }
-  throw new Error(`group ${groupId} did not catch up with ${topic} in ${timeoutMs} ms (${last})\n${context()}`);
 }
 
 /**

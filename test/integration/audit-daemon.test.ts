@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CLI, spawnTracked, waitForLine } from '../harness/index.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { tempDirs } from '../harness/tmp.js';
+import { until } from '../harness/wait.js';
 
 const temp = tempDirs('eoswatch-audit-');
 
@@ -33,13 +34,16 @@ describe('audit service in the daemon', () => {
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     const url = (await waitForLine(child, /"url":"(http:\/\/[^"]+)".*HTTP server listening/))[1]!;
-    let report: { sources: { name: string; ok: boolean; error?: string }[]; findings: { check: string; target: string; passed: boolean; observed: string }[] } | undefined;
-    for (let i = 0; i < 100 && !report; i++) {
-      const res = await fetch(`${url}/audit`);
-      if (res.status === 200) report = (await res.json()) as typeof report;
-      else await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(report, '/audit answered');
+    type Report = { sources: { name: string; ok: boolean; error?: string }[]; findings: { check: string; target: string; passed: boolean; observed: string }[] };
+    const report = await until(
+      '/audit answered',
+      async () => {
+        const res = await fetch(`${url}/audit`);
+        return res.status === 200 ? ((await res.json()) as Report) : undefined;
+      },
+      10_000,
+      { intervalMs: 100, context: () => out },
+    );
     const cluster = report.sources.find((s) => s.name === 'cluster');
     assert.equal(cluster?.ok, false);
     assert.match(cluster?.error ?? '', /ECONNREFUSED|Connection|did not finish within/);
@@ -47,7 +51,7 @@ describe('audit service in the daemon', () => {
     assert.ok(report.findings.some((f) => f.check === 'producer.acks' && f.target.endsWith('producer.properties') && !f.passed));
     const failing = await (await fetch(`${url}/audit?failing=1&pretty=1`)).text();
     assert.match(failing, /^{\n {2}"/, '?pretty=1 indents');
-    const failingReport = JSON.parse(failing) as NonNullable<typeof report>;
+    const failingReport = JSON.parse(failing) as Report;
     assert.ok(failingReport.findings.length > 0 && failingReport.findings.every((f) => !f.passed), '?failing=1 keeps only failed findings');
     assert.ok(report.findings.some((f) => f.passed), 'the default keeps passing checks (backward compatible)');
     const text = await (await fetch(`${url}/metrics`)).text();
@@ -55,11 +59,7 @@ describe('audit service in the daemon', () => {
     assert.equal(sampleValue(m, 'eos_audit_source_success', { source: 'cluster' }), 0);
     assert.equal(sampleValue(m, 'eos_audit_check_passed', { check: 'producer.acks', target: `producer:${producer}`, severity: 'critical' }), 0);
     assert.ok((sampleValue(m, 'eos_audit_last_run_timestamp_seconds') ?? 0) > 0);
-    let up = sampleValue(m, 'eos_kafka_up');
-    for (let i = 0; i < 50 && up === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      up = sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), 'eos_kafka_up');
-    }
+    const up = await until('eos_kafka_up read', async () => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), 'eos_kafka_up'), 5000, { intervalMs: 100, context: () => out });
     assert.equal(up, 0);
     const ready = (await (await fetch(`${url}/readyz`)).json()) as { services: Record<string, { ready: boolean }> };
     assert.equal(ready.services.audit?.ready, true);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CLI, createTopic, kafkaFor, uniqueName, useCluster } from '../harness/index.js';
+import { until } from '../harness/wait.js';
 import type { Finding } from '../../src/audit/types.js';
 
 const execFileP = promisify(execFile);
@@ -81,8 +82,11 @@ describe('audit: standard 3-node Kafka 4.x cluster', () => {
     await producer.disconnect();
     const admin = kafkaFor(h.cluster.brokers).admin();
     await admin.connect();
-    for (let i = 0; i < 100 && !(await admin.listTopics()).includes('__transaction_state'); i++) await new Promise((r) => setTimeout(r, 100));
-    await admin.disconnect();
+    try {
+      await until('__transaction_state created', async () => (await admin.listTopics()).includes('__transaction_state'), 10_000, { intervalMs: 100 });
+    } finally {
+      await admin.disconnect();
+    }
     const { code, report } = await audit(['--bootstrap-server', h.cluster.bootstrapServers, '--topic', topic]);
     const critical = report.findings.filter((f) => !f.passed && f.severity === 'critical');
     assert.deepEqual(critical, []);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CLI, REPO_CLI, spawnTracked, waitForLine } from '../harness/index.js';
 import { tempDirs } from '../harness/tmp.js';
+import { until } from '../harness/wait.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { makeTestPki, webConfigFile } from '../harness/tls.js';
 import { send } from '../harness/http.js';
@@ -270,11 +271,7 @@ describe('eoswatch CLI', () => {
     const m = await waitForLine(child, /"url":"(http:\/\/[^"]+)".*HTTP server listening/);
     const url = m[1]!;
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
-    let up: number | undefined;
-    for (let i = 0; i < 50 && up === undefined; i++) {
-      up = sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), 'eos_kafka_up');
-      if (up === undefined) await new Promise((r) => setTimeout(r, 100));
-    }
+    const up = await until('eos_kafka_up read', async () => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), 'eos_kafka_up'), 5000, { intervalMs: 100, context: () => out });
     assert.equal(up, 0);
     const ready = await (await fetch(`${url}/readyz`)).json() as { services: Record<string, { ready: boolean; detail: string }> };
     assert.match(ready.services['kafka-health']!.detail, /cluster unreachable/);

@@ -4,6 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_KAFKA_VERSION } from '../../harness/localcluster/kafka-dist.js';
 import { useCluster } from '../harness/index.js';
+import { until } from '../harness/wait.js';
 import { commitAndAbort, healthReportsUp, javaProcessesUnder } from './cluster-scenarios.js';
 
 describe(`3-node Kafka ${DEFAULT_KAFKA_VERSION} cluster`, () => {
@@ -45,7 +46,7 @@ describe(`3-node Kafka ${DEFAULT_KAFKA_VERSION} cluster`, () => {
     assert.equal(javaProcessesUnder(dir).length, 3);
     await h.cluster.down();
     assert.deepEqual(javaProcessesUnder(dir), []);
-    // Dead children are reaped by Node's event loop shortly after: give it a moment.
+    // Dead children are reaped by Node's event loop shortly after: poll for it.
     const alive = (pid: number) => {
       try {
         process.kill(pid, 0);
@@ -54,7 +55,6 @@ describe(`3-node Kafka ${DEFAULT_KAFKA_VERSION} cluster`, () => {
         return false;
       }
     };
-    for (let i = 0; i < 50 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual(pids.filter(alive), []);
+    await until('every process of the cluster reaped', () => pids.filter(alive), 5000, { intervalMs: 100, done: (left) => left.length === 0 });
   });
 });

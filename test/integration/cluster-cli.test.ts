@@ -12,6 +12,7 @@ import { LocalCluster, spawnTracked, waitForLine } from '../harness/index.js';
 import { processesReferencing, startTimeOf } from '../../src/runtime/proc.js';
 import { javaProcessesUnder } from './cluster-scenarios.js';
 import { tempDirs } from '../harness/tmp.js';
+import { until } from '../harness/wait.js';
 
 const execFileP = promisify(execFile);
 const temp = tempDirs('eoswatch-cli-cluster-');
@@ -24,14 +25,6 @@ async function kafkaCli(args: string[]): Promise<string> {
 /** Live processes (from /proc) whose command line names a file under dir: the cluster's java processes and anything else left there. */
 function leftUnder(dir: string): number[] {
   return processesReferencing([`${dir}/`]).map((p) => p.pid);
-}
-
-async function waitUntil(what: string, ok: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function flinkCli(args: string[]): Promise<string> {
@@ -108,7 +101,7 @@ describe('cluster CLI', () => {
     // Ctrl-C of the owner: its exit hook reads the state file, so the node another process started goes too.
     owner.kill('SIGINT');
     assert.equal(await exited, 130);
-    await waitUntil('no process of the cluster left after the owner exited', () => leftUnder(dir).length === 0);
+    await until('no process of the cluster left after the owner exited', () => leftUnder(dir).length === 0, 15_000, { intervalMs: 100 });
     const status = await kafkaCli(['status', '--dir', dir]);
     for (const id of [1, 2, 3]) assert.match(status, new RegExp(`^node ${id}: stopped pid - `, 'm'));
 
@@ -119,7 +112,7 @@ describe('cluster CLI', () => {
     after(() => {
       if (decoy.exitCode === null && decoy.signalCode === null) decoy.kill('SIGKILL');
     });
-    await waitUntil('the decoy runs', () => startTimeOf(decoy.pid!) !== null && leftUnder(dir).includes(decoy.pid!));
+    await until('the decoy runs', () => startTimeOf(decoy.pid!) !== null && leftUnder(dir).includes(decoy.pid!), 15_000, { intervalMs: 100 });
     const s = state();
     s.nodes[1]!.pid = decoy.pid!;
     s.nodes[1]!.startTime = startTimeOf(decoy.pid!)! + 1;
@@ -132,7 +125,7 @@ describe('cluster CLI', () => {
     assert.equal(startTimeOf(decoy.pid!), s.nodes[1]!.startTime! - 1, 'down never signalled a process that is not ours');
     assert.ok(existsSync(join(dir, 'cluster.json')), 'down kept the directory while something was left');
     decoy.kill('SIGKILL');
-    await waitUntil('the decoy is gone', () => !leftUnder(dir).includes(decoy.pid!));
+    await until('the decoy is gone', () => !leftUnder(dir).includes(decoy.pid!), 15_000, { intervalMs: 100 });
     assert.match(await kafkaCli(['down', '--dir', dir]), /stopped and removed/);
     assert.equal(existsSync(dir), false);
     assert.deepEqual(leftUnder(dir), []);
@@ -158,7 +151,7 @@ describe('cluster CLI', () => {
 
     owner.kill('SIGINT');
     assert.equal(await exited, 130);
-    await waitUntil('no Flink process left after the owner exited', () => leftUnder(dir).length === 0);
+    await until('no Flink process left after the owner exited', () => leftUnder(dir).length === 0, 15_000, { intervalMs: 100 });
     assert.match(await flinkCli(['status', '--dir', dir]), /^taskmanager-1 +stopped pid - /m);
     assert.match(await flinkCli(['down', '--dir', dir]), /stopped and removed/);
     assert.equal(existsSync(dir), false);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { REPO_CLI, spawnTracked, until as waitUntil, waitForLine } from '../harness/index.js';
+import { REPO_CLI, spawnTracked, until, waitForLine } from '../harness/index.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { tempDirs } from '../harness/tmp.js';
 
@@ -18,7 +18,7 @@ test('npm run demo (1 node): metrics of the pipeline and the canary within secon
   const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 120_000);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
-  await waitUntil(
+  await until(
     'canary records received and checkpoints completed',
     async () => (await value('eos_canary_records_total', { result: 'received' })) > 0 && (await value('eos_checkpoints_total', { outcome: 'completed' })) > 0,
     90_000,
@@ -56,17 +56,17 @@ test('npm run demo (3 nodes), broken as its instructions say: survives kill 2 / 
   const exited = new Promise<number | null>((r) => child.once('exit', (c) => r((code = c))));
   const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
   const completed = () => value('eos_checkpoints_total', { outcome: 'completed' });
-  const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number) =>
-    waitUntil(what, ok, timeoutMs, { intervalMs: 500, giveUp: () => (code !== undefined ? `the demo exited (${code})` : undefined), context: () => output.slice(-3000) });
+  // A wait ends when the demo exits, its output's tail following a failure.
+  const demo = { child, tail: () => output.slice(-3000) };
   const kafka = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'harness/localcluster/cli.ts', ...args, '--dir', dir], { encoding: 'utf8', timeout: 180_000 });
-  await until('checkpoints complete', async () => (await completed()) > 0, 120_000);
+  await until('checkpoints complete', async () => (await completed()) > 0, 120_000, { intervalMs: 500, process: demo });
 
   assert.match(kafka('kill', '2'), /^node 2: stopped$/m);
   const before = await completed();
-  await until('checkpoints complete on the other two brokers', async () => (await completed()) > before + 3, 120_000);
+  await until('checkpoints complete on the other two brokers', async () => (await completed()) > before + 3, 120_000, { intervalMs: 500, process: demo });
   assert.match(kafka('start', '2'), /^node 2: running$/m);
   const after2 = await completed();
-  await until('checkpoints complete with broker 2 back', async () => (await completed()) > after2 + 3, 120_000);
+  await until('checkpoints complete with broker 2 back', async () => (await completed()) > after2 + 3, 120_000, { intervalMs: 500, process: demo });
   assert.equal(code, undefined, 'the demo is still running');
 
   assert.match(kafka('pause', '1'), /^node 1: paused$/m);
@@ -101,10 +101,10 @@ test('npm run demo -- --streams (1 node), broken as its instructions say: the ki
   const exited = new Promise<number | null>((r) => child.once('exit', (c) => r((code = c))));
   const app = 'demo-orders-increment';
   const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
-  const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number) =>
-    waitUntil(what, ok, timeoutMs, { intervalMs: 500, giveUp: () => (code !== undefined ? `the demo exited (${code})` : undefined), context: () => output.slice(-3000) });
+  // A wait ends when the demo exits, its output's tail following a failure.
+  const demo = { child, tail: () => output.slice(-3000) };
   const up = () => value('eos_pipeline_up', { pipeline: app, engine: 'streams' });
-  await until('the app up, its transactions committed and counted under the application', async () => (await up()) === 1 && (await value('eos_coordinator_transactions_total', { application: app, outcome: 'committed' })) > 0, 120_000);
+  await until('the app up, its transactions committed and counted under the application', async () => (await up()) === 1 && (await value('eos_coordinator_transactions_total', { application: app, outcome: 'committed' })) > 0, 120_000, { intervalMs: 500, process: demo });
 
   // The demo's own "break it" line, as printed.
   const breakIt = /break it:\s+npm run streams -- (kill --instance 1 --dir (\S+))/.exec(output);
@@ -117,10 +117,11 @@ test('npm run demo -- --streams (1 node), broken as its instructions say: the ki
     'a timed rebalance, the group Stable with 2 members and the app up again',
     async () => (await value('eos_streams_rebalance_duration_seconds_count', { application: app })) > timedBefore && (await up()) === 1 && (await value('eos_consumer_group_members', { group: app })) === 2,
     120_000,
+    { intervalMs: 500, process: demo },
   );
   assert.equal(code, undefined, 'the demo is still running');
   // The status page's Streams card (its data: /status.json, sampled every 5 s).
-  const card = await waitUntil(
+  const card = await until(
     'the Streams card up with 2 members and the rebalances counted',
     async () => {
       const s = (await (await fetch(`${url}/status.json`)).json()) as { streams: { applicationId: string; up: boolean; members: number; rebalances: number; lagRecords: number | null }[] | null };

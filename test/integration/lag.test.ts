@@ -81,10 +81,8 @@ describe('consumer lag to the last stable offset (1-node cluster)', () => {
         ['eos_consumer_lag_records', 'eos_consumer_hw_lag_records', 'eos_consumer_lag_seconds', 'eos_consumer_group_stuck_seconds', 'eos_consumer_committed_offset'].map((m) => value(m, labels)),
       );
       agreeing = lso === 0 && committed !== undefined && committed >= 20 && hw === 51 - committed && secs === 0 && stuck === 0 ? agreeing + 1 : 0;
-      if (agreeing >= 3) return true;
-      await new Promise((r) => setTimeout(r, INTERVAL_MS));
-      return false;
-    });
+      return agreeing >= 3;
+    }, 60_000, { intervalMs: INTERVAL_MS });
     assert.equal(c.received(), 20);
     assert.equal(await value('eos_consumer_group_state', { group, state: 'Stable' }), 1);
     assert.equal(await value('eos_consumer_group_state', { group, state: 'Empty' }), 0);
@@ -101,10 +99,8 @@ describe('consumer lag to the last stable offset (1-node cluster)', () => {
         ['eos_consumer_lag_records', 'eos_consumer_hw_lag_records', 'eos_consumer_lag_seconds', 'eos_consumer_group_stuck_seconds', 'eos_consumer_committed_offset'].map((m) => value(m, labels)),
       );
       agreeing = lso === 0 && secs === 0 && stuck === 0 && committed !== undefined && committed >= 20 && hw === 52 - committed ? agreeing + 1 : 0;
-      if (agreeing >= 3) return true;
-      await new Promise((r) => setTimeout(r, INTERVAL_MS));
-      return false;
-    });
+      return agreeing >= 3;
+    }, 60_000, { intervalMs: INTERVAL_MS });
     assert.equal(c.received(), 20, 'no aborted record was delivered');
   });
 
@@ -136,11 +132,11 @@ describe('consumer lag to the last stable offset (1-node cluster)', () => {
       return s !== undefined && s > 1 ? { at: Date.now(), secs: s } : undefined;
     });
     // At least 10 s of wall time later, 10 readings on.
-    await new Promise((r) => setTimeout(r, 10_000));
-    const last = await until('a reading after the wait', async () => {
+    const last = await until('a reading 10 s after the first', async () => {
       const s = await value('eos_consumer_lag_seconds', labels);
-      return s !== undefined && s > first.secs ? { at: Date.now(), secs: s } : undefined;
-    });
+      const at = Date.now();
+      return at - first.at >= 10_000 && s !== undefined && s > first.secs ? { at, secs: s } : undefined;
+    }, 70_000);
     producing = false;
     await writer;
     const wall = (last.at - first.at) / 1000;

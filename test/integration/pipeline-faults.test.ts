@@ -8,6 +8,7 @@ import { kafkaFor, useCluster } from '../harness/index.js';
 import { javaStringHash, transactionCoordinator } from '../../harness/chaos/runner.js';
 import { assertExactlyOnce, checkSink, produceSeed, sourceRecords } from '../harness/seed.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, seedStream, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
+import { until } from '../harness/wait.js';
 
 const P = 6;
 /** Broker leading the __transaction_state partition of a transactional id (the chaos runner's lookup). */
@@ -203,10 +204,7 @@ describe('transactional pipeline under faults (3-node cluster)', () => {
     const b = new PipelineProcess(cfg, 'b');
     try {
       // b gets every partition once a's session has expired, and its producers fence a's.
-      for (let i = 0; i < 60 && (await b.metric('eos_pipeline_assigned_partitions').catch(() => 0)) !== P; i++) {
-        await new Promise((r) => setTimeout(r, 500));
-      }
-      assert.equal(await b.metric('eos_pipeline_assigned_partitions'), P);
+      await until(`b assigned all ${P} partitions`, async () => (await b.metric('eos_pipeline_assigned_partitions')) === P, 30_000, { intervalMs: 500, context: () => tails(a, b) });
       // b commits on its own before the zombie wakes up.
       const before = (await b.metric('eos_checkpoints_total', { outcome: 'completed' })) ?? 0;
       await b.waitMetric('eos_checkpoints_total', { outcome: 'completed' }, before + 1);

@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { useCluster } from '../harness/index.js';
 import { assertExactlyOnce, checkSink, produceSeed } from '../harness/seed.js';
 import { PipelineProcess, pipelineConfig, pipelineTopics, tails, waitCaughtUp, type PipelineSetup } from '../harness/pipeline.js';
+import { until } from '../harness/wait.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { createLogger } from '../../src/log.js';
@@ -61,11 +62,7 @@ describe('pipeline group membership (1-node cluster)', () => {
     after(() => svc.stop());
     await svc.start();
     const internals = svc as unknown as { tasks: Map<number, PartitionTask>; serialized(fn: () => Promise<void>): Promise<void>; onAssignment(assigned: Set<number>): Promise<void> };
-    const deadline = Date.now() + 60_000;
-    while (internals.tasks.get(0)?.nextOffset !== 300n) {
-      assert.ok(Date.now() < deadline, `the task did not take in all 300 records within 60 s\n${lines.slice(-20).join('')}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await until('the task to take in all 300 records', () => internals.tasks.get(0)?.nextOffset === 300n, 60_000, { intervalMs: 20, context: () => lines.slice(-20).join('') });
     // kafkajs has fetched to the end of the partition; nothing is committed yet. An older assignment
     // without partition 0 arrives now, while the current one (which has it) stands.
     await internals.serialized(() => internals.onAssignment(new Set()));

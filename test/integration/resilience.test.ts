@@ -171,20 +171,22 @@ describe('supervision (1-node cluster)', () => {
     const { log, lines } = memoryLogger();
     const config = validateConfig(pipelineConfig(s, { sessionTimeout: '10s' }), 'test', {});
     const svc = new PipelineService(config.pipeline, createKafka(config.kafka, log), { logger: log, registry: createRegistry(), fatal: () => undefined, failed: () => undefined });
-    const members = async () => {
+    const described = async () => {
       const admin = kafkaFor(s.brokers).admin();
       await admin.connect();
       try {
-        return (await admin.describeGroups([group])).groups[0]!.members.length;
+        return (await admin.describeGroups([group])).groups[0]!;
       } finally {
         await admin.disconnect();
       }
     };
+    const members = async () => (await described()).members.length;
     const seedIds = async () => (await readAll(s.brokers, s.sink)).map((r) => (JSON.parse(String(r.message.value)) as { id: string }).id);
     try {
       const first = svc.start();
       await until('the consumer joining', async () => lines.some((l) => l.includes('"msg":"Starting"') && l.includes(group)), 60_000);
-      await new Promise((r) => setTimeout(r, 2000)); // its JoinGroup is with the coordinator, held there
+      // Its JoinGroup is with the coordinator, held there: the group waits for the frozen member to rejoin.
+      await until("the consumer's JoinGroup held (the group preparing a rebalance)", async () => (await described()).state === 'PreparingRebalance', 30_000);
       await svc.stop(); // releases the consumer in the middle of its join
       process.kill(frozen.pid!, 'SIGKILL'); // dropped from the group after its session timeout (15 s)
       await assert.rejects(first, /start interrupted/);

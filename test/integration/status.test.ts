@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CLI, runEoswatch, spawnTracked, uniqueName, useCluster, waitForLine } from '../harness/index.js';
+import { until } from '../harness/wait.js';
 
 const execFileP = promisify(execFile);
 
@@ -84,11 +85,7 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
       });
 
     // The stall: pending on /status.json, in `eoswatch status` and on the page.
-    let stalled: Alert | undefined;
-    for (const deadline = Date.now() + 150_000; Date.now() < deadline && !stalled; await new Promise((r) => setTimeout(r, 1000))) {
-      stalled = (await read()).alerts.find((a) => a.alert === 'EosCheckpointStalled');
-    }
-    assert.ok(stalled, 'the delayed commit stalls the checkpoints');
+    const stalled: Alert = await until('the delayed commit to stall the checkpoints', async () => (await read()).alerts.find((a) => a.alert === 'EosCheckpointStalled'), 150_000, { intervalMs: 1000 });
     assert.equal(stalled.state, 'pending');
     assert.equal(stalled.forSeconds, 60);
     assert.ok(stalled.heldSeconds < 60, `held ${stalled.heldSeconds} s`);
@@ -101,17 +98,21 @@ describe('eoswatch status and the status page (1-node cluster)', () => {
     // The stall is counted as pending, apart from what fires (the audit's critical findings, no for:, once the first audit ran).
     assert.match(pendingDom, /<span id="state" class="badge (alerting|pending)">(\d+ alerts? firing, )?\d+ pending<\/span>/);
 
-    let status: { code: number; summary: Summary } | undefined;
-    for (const deadline = Date.now() + 180_000; Date.now() < deadline; ) {
-      const r = await runEoswatch(['status', '--url', url, '--format', 'json']);
-      const summary = JSON.parse(r.stdout) as Summary;
-      await read();
-      status = { code: r.code, summary };
-      const stallOver = !summary.alerts.some((a) => a.alert === 'EosCheckpointStalled');
-      if (summary.canary.received > 0 && summary.audit && summary.pipeline.checkpointsCompleted > 0 && stallOver && summary.history.points.length >= 13) break; // 13 points 5 s apart: 60 s of history, the rate window
-      await new Promise((res) => setTimeout(res, 1000));
-    }
-    assert.ok(status && status.summary.canary.received > 0, `canary records come back: ${JSON.stringify(status?.summary)}`);
+    const status = await until(
+      'canary records back, an audit, checkpoints completing, the stall over and 60 s of history',
+      async () => {
+        const r = await runEoswatch(['status', '--url', url, '--format', 'json']);
+        await read();
+        return { code: r.code, summary: JSON.parse(r.stdout) as Summary };
+      },
+      180_000,
+      {
+        intervalMs: 1000,
+        // 13 points 5 s apart: 60 s of history, the rate window.
+        done: ({ summary }) => summary.canary.received > 0 && summary.audit !== null && summary.pipeline.checkpointsCompleted > 0 && !summary.alerts.some((a) => a.alert === 'EosCheckpointStalled') && summary.history.points.length >= 13,
+      },
+    );
+    assert.ok(status.summary.canary.received > 0, `canary records come back: ${JSON.stringify(status.summary)}`);
     assert.equal(status.summary.canary.duplicates + status.summary.canary.lost, 0);
     assert.ok(status.summary.audit!.critical > 0, 'a single broker has critical findings');
     assert.ok(status.summary.alerts.some((a) => a.alert === 'EosConfigAuditCritical' && a.state === 'firing'));

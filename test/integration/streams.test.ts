@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createTopic, kafkaFor, runEoswatch, uniqueName, useCluster } from '../harness/index.js';
-import { until as waitUntil } from '../harness/wait.js';
+import { until } from '../harness/wait.js';
 import { parsePrometheusText, type Parsed as ParsedMetrics } from '../harness/promtext.js';
 import { StreamsRun } from '../../harness/localcluster/streams-app.js';
 import { freePort } from '../../harness/localcluster/cluster.js';
@@ -33,8 +33,8 @@ const execFileP = promisify(execFile);
 const PARTITIONS = 3;
 const SESSION_TIMEOUT_MS = 10_000;
 
-/** The harness's until() with this file's defaults. */
-const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000, everyMs = 250): Promise<T> => waitUntil(what, fn, timeoutMs, { intervalMs: everyMs });
+/** Streams rebalances wait out a session timeout, and the app starts slowly: the waits are long. */
+const WAIT_MS = 120_000;
 
 /** The samples of a family whose labels include `labels`. */
 function samples(p: ParsedMetrics, name: string, labels: Record<string, string> = {}): { labels: Record<string, string>; value: number }[] {
@@ -109,12 +109,12 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
       const p = await scrape();
       const l = lag(p);
       return committedTotal(p) === 3000 && l.length === PARTITIONS && l.every((s) => s.value === 0) ? p : undefined;
-    });
+    }, WAIT_MS);
     assert.equal(up(caught), 1);
     assert.equal(samples(caught, 'eos_consumer_group_state', { group: app, state: 'Stable' })[0]?.value, 1);
     assert.equal(samples(caught, 'eos_consumer_group_members', { group: app })[0]?.value, 2);
     await verify(manifest.run, 3000);
-    const report = await until('the /streams report', streamsReport);
+    const report = await until('the /streams report', streamsReport, WAIT_MS);
     const a = report.applications.find((x) => x.applicationId === app)!;
     assert.equal(a.state, 'Stable');
     assert.equal(a.members.length, 2);
@@ -158,8 +158,9 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
     const timedBefore = sum(samples(before, 'eos_streams_rebalance_duration_seconds_count', { application: app }));
     const kafka = kafkaFor(h.cluster.brokers);
     // A steady stream across the kill: the dead instance's partitions fall behind until the rebalance.
-    const producing = produceVerifyRecords(kafka, input, { records: 3000, perSecond: 200 });
-    await new Promise((r) => setTimeout(r, 1000));
+    let written = 0;
+    const producing = produceVerifyRecords(kafka, input, { records: 3000, perSecond: 200, onProgress: (n) => (written = n) });
+    await until('a second of the stream written before the kill', () => written >= 200, 30_000);
     const killedAt = Date.now();
     await run!.kill(1);
     await run!.start(undefined, { wait: false });
@@ -199,7 +200,7 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
       const p = await scrape();
       maxLag = Math.max(maxLag, sum(lag(p)));
       return committedTotal(p) === 6000 && lag(p).every((s) => s.value === 0) ? p : undefined;
-    });
+    }, WAIT_MS);
     assert.ok(maxLag > 0, 'the dead instance\'s partitions lagged before the rebalance');
     process.stderr.write(`measured: largest lag to the LSO seen ${maxLag} records\n`);
     await verify(manifest.run, 3000);
@@ -217,13 +218,15 @@ describe('a Kafka Streams app (exactly_once_v2) watched by eoswatch (1-node clus
         await produceVerifyRecords(kafka, input, { records: 6, run: 'trickle' });
         return undefined;
       },
-      120_000,
-      1000,
-    ).catch((err: Error) => {
-      const seen = lastScrape as ParsedMetrics | undefined;
-      const txnSeries = (seen?.samples ?? []).filter((x) => /^eos_transaction/.test(x.name) && !x.name.endsWith('_bucket'));
-      throw new Error(`${err.message}; the transactions series: ${JSON.stringify(txnSeries)}`);
-    });
+      WAIT_MS,
+      {
+        intervalMs: 1000,
+        context: () => {
+          const seen = lastScrape as ParsedMetrics | undefined;
+          return `the transactions series: ${JSON.stringify((seen?.samples ?? []).filter((x) => /^eos_transaction/.test(x.name) && !x.name.endsWith('_bucket')))}`;
+        },
+      },
+    );
     assert.equal(samples(txns, 'eos_coordinator_source', { source: 'log' })[0]?.value, 1, 'outcomes come from the transaction log');
     const ids = samples(txns, 'eos_coordinator_transactional_ids', { application: app })[0]?.value ?? 0;
     assert.ok(ids >= 2, `at least the two live instances' ids under the application, found ${ids}`);

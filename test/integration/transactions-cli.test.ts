@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import type { Kafka } from 'kafkajs';
 import { LocalCluster, kafkaFor, runEoswatch, uniqueName } from '../harness/index.js';
 import { killedWithOpenTransaction } from '../harness/txn.js';
+import { until } from '../harness/wait.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
 import { EndOffsetReader } from '../../src/kafka/offsets.js';
 
@@ -43,21 +44,6 @@ function parseTable(out: string, first: RegExp): Record<string, string>[] {
     const cells = l.trim().split(/\s+/);
     return Object.fromEntries(headers.map((h, i) => [h, cells[i] ?? '']));
   });
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 interface HangingJson {

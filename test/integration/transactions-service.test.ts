@@ -29,20 +29,13 @@ import { EndOffsetReader } from '../../src/kafka/offsets.js';
 import { readTransactionLog } from '../../src/kafka/txn-log-reader.js';
 import { TransactionsService, type TransactionsReport } from '../../src/coordinator/transactions-service.js';
 import { kafkaFor, runEoswatch, uniqueName, useCluster } from '../harness/index.js';
-import { until as waitUntil } from '../harness/wait.js';
+import { holds, until } from '../harness/wait.js';
 
 const execFileP = promisify(execFile);
 const VERSION = process.env.EOSWATCH_KAFKA_VERSION ?? '4.4.0';
 const TV2 = Number(VERSION.split('.')[0]) >= 4;
 const INTERVAL_MS = 1000;
 const IDLE_AFTER_MS = 3000;
-
-/** The harness's until(), with an explanation read asynchronously (the coordinator's states of an id) when it times out. */
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, explain?: () => Promise<string>): Promise<T> {
-  return waitUntil(what, probe, timeoutMs).catch(async (err: Error) => {
-    throw new Error(`${err.message}${explain ? `\n${await explain().catch((e: Error) => e.message)}` : ''}`, { cause: err });
-  });
-}
 
 /** A Java transactional producer (test/fixtures/txn-messages/TxnShell.java) driven over stdin. */
 class JavaProducer {
@@ -220,7 +213,7 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     const second = await kjs(id);
     const t2 = await second.transaction();
     await t2.abort();
-    await until('the fencing counted', async () => (await value('eos_coordinator_fencings_total', { application: app('fence') })) === 1, 30_000, () => statesOf(id));
+    await until('the fencing counted', async () => (await value('eos_coordinator_fencings_total', { application: app('fence') })) === 1, 30_000, { context: () => statesOf(id) });
     assert.equal(await outcome(app('fence'), 'fenced'), 1);
     assert.equal(await outcome(app('fence'), 'aborted'), 0, 'the fencing is not a client abort');
     await t.abort().catch(() => undefined);
@@ -233,7 +226,7 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     await first.run(`open ${topic} 0 2`);
     const second = java(id);
     await second.run('init');
-    await until('the TV2 fencing counted', async () => (await value('eos_coordinator_fencings_total', { application: app('jfence') })) === 1, 30_000, () => statesOf(id));
+    await until('the TV2 fencing counted', async () => (await value('eos_coordinator_fencings_total', { application: app('jfence') })) === 1, 30_000, { context: () => statesOf(id) });
     assert.equal(await outcome(app('jfence'), 'fenced'), 1);
     assert.equal(await outcome(app('jfence'), 'aborted'), 0);
   });
@@ -256,14 +249,17 @@ describe(`the transactions service, Kafka ${VERSION}`, () => {
     // Records two hours old by their own timestamps, one every 300 ms for 3 idleAfter spans: the
     // transaction holds the LSO all along while its producer writes.
     const old = Date.now() - 2 * 3600_000;
-    const writeUntil = Date.now() + 3 * IDLE_AFTER_MS + 2 * INTERVAL_MS;
     let checks = 0;
-    while (Date.now() < writeUntil) {
-      await t.send({ topic, messages: [{ partition: 1, value: 'late', timestamp: String(old) }] });
-      assert.equal(await hangingNow(), false, 'a producer that writes is never hanging, whatever its records\' timestamps');
-      checks++;
-      await new Promise((r) => setTimeout(r, 300));
-    }
+    await holds(
+      "a producer that writes is never hanging, whatever its records' timestamps",
+      async () => {
+        await t.send({ topic, messages: [{ partition: 1, value: 'late', timestamp: String(old) }] });
+        checks++;
+        return !(await hangingNow());
+      },
+      3 * IDLE_AFTER_MS + 2 * INTERVAL_MS,
+      { intervalMs: 300 },
+    );
     assert.ok(checks > 10, `checked ${checks} times while it wrote`);
     const stoppedAt = Date.now();
     await until('named hanging once it stopped writing', hangingNow, IDLE_AFTER_MS + 20 * INTERVAL_MS);

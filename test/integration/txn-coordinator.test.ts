@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka, Producer } from 'kafkajs';
 import { LocalCluster, kafkaFor, uniqueName } from '../harness/index.js';
+import { until } from '../harness/wait.js';
 import { ensureTopics } from '../../src/kafka/admin.js';
 import { TxnAdmin } from '../../src/kafka/txn-admin.js';
 import { readTransactionLog } from '../../src/kafka/txn-log-reader.js';
@@ -47,16 +48,6 @@ function parseTable(out: string): Record<string, string>[] {
 
 const sortRows = (rows: Record<string, string>[]): Record<string, string>[] => [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 const none = (v: number): string => (v === -1 ? 'None' : String(v));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** The formatter prints one JSON object per record with no separator: split them. */
 function jsonObjects(out: string): string[] {
@@ -159,11 +150,15 @@ for (const version of VERSIONS) {
       }
       txnAdmin = new TxnAdmin(kafka);
       // Markers are written after EndTxn returns: wait for the ended ones to be complete.
-      await until('the ended transactions to complete', async () => {
-        const d = await txnAdmin.describeTransactions([ids.committed, ids.aborted]);
-        const states = [...d.values()].map((x) => x.description?.state);
-        return states[0] === 'CompleteCommit' && states[1] === 'CompleteAbort' ? true : undefined;
-      });
+      await until(
+        'the ended transactions to complete',
+        async () => {
+          const d = await txnAdmin.describeTransactions([ids.committed, ids.aborted]);
+          return [...d.values()].map((x) => x.description?.state);
+        },
+        30_000,
+        { intervalMs: 200, done: (states) => states[0] === 'CompleteCommit' && states[1] === 'CompleteAbort' },
+      );
     });
 
     after(async () => {

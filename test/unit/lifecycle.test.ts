@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describeReason, runUntilStoppedOutcome } from '../../src/lifecycle.js';
 import { demoConfig, demoExitLine } from '../../harness/demo/kafka.js';
 import { memoryLogger } from '../harness/log.js';
+import { until } from '../harness/wait.js';
 
 const last = (lines: string[]) => JSON.parse(lines.at(-1)!) as Record<string, unknown> & { msg: string };
 const never = () => new Promise<Error>(() => undefined);
@@ -54,7 +55,7 @@ describe('runUntilStopped', () => {
     assert.deepEqual(outcome, { code: 1, why: 'fatal service error: pipeline FAILED', clean: true });
     // A clean-up that hangs (the demo's cluster, a stuck producer) is cut off after cleanupMs.
     const hold = setInterval(() => undefined, 1000);
-    await new Promise((r) => setTimeout(r, 200));
+    await until('the exit once the clean-up was cut off', () => exits.length > 0, 5000, { intervalMs: 10 });
     clearInterval(hold);
     assert.deepEqual(exits, [1]);
     assert.match(last(lines).msg, /^exiting: clean-up after fatal service error: pipeline FAILED did not finish within 0\.05 s/);

@@ -7,7 +7,7 @@ import { createRegistry } from '../../src/metrics/registry.js';
 import { backoffDelay, nextAttempt, restartDelay, type BackoffConfig } from '../../src/restart.js';
 import type { RestartPolicy, Service, ServiceHealth } from '../../src/service.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
-import { until } from '../harness/wait.js';
+import { holds, until } from '../harness/wait.js';
 
 /** Fails its first `failures` starts; a start may take `startMs`; records every start and stop. */
 class Flaky implements Service {
@@ -133,7 +133,6 @@ describe('supervisor', () => {
     assert.equal(await d.stop(2000), true);
     assert.equal(svc.running, false);
     const starts = failing.starts;
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(failing.starts, starts, 'no retry after stop');
+    await holds('no retry after stop', () => failing.starts === starts, 300, { intervalMs: 20 });
   });
 });

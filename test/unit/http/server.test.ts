@@ -127,14 +127,7 @@ describe('HTTP hardening', () => {
       assert.equal(closed.data, '', 'the extra connection is dropped unanswered');
       await assert.rejects(send(`${s.url}/healthz`));
       held.pop()!.destroy();
-      let status: number | undefined;
-      for (let i = 0; i < 50 && status === undefined; i++) {
-        status = await send(`${s.url}/healthz`).then(
-          (r) => r.status,
-          () => undefined,
-        );
-        if (status === undefined) await new Promise((r) => setTimeout(r, 50));
-      }
+      const status = await until('an answer once a held connection closed', async () => (await send(`${s.url}/healthz`)).status, 5000, { intervalMs: 50 });
       assert.equal(status, 200);
     } finally {
       for (const h of held) h.destroy();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { patchKafkajs } from '../../../src/kafka/kafkajs-patches.js';
 import '../../../src/kafka/client.js';
-import { until } from '../../harness/wait.js';
+import { holds, until } from '../../harness/wait.js';
 
 const require = createRequire(import.meta.url);
 
@@ -63,8 +63,7 @@ describe('kafkajs RequestQueue, patched', () => {
     assert.equal(q.pending.length, 0);
     // The check armed while request 2 waited fires once, finds nothing and arms no other.
     await until('the last check ran', () => q.throttleCheckTimeoutId === null, 5000, { intervalMs: 5 });
-    await new Promise((r) => setTimeout(r, 30));
-    assert.equal(q.throttleCheckTimeoutId, null);
+    await holds('no other check armed', () => q.throttleCheckTimeoutId === null, 30, { intervalMs: 5 });
     q.destroy();
   });
 

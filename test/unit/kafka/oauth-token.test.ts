@@ -119,7 +119,10 @@ describe('certificateProblem (kafka.ssl.certFile past its validity)', async () =
   const { certificateProblem } = await import('../../../src/kafka/client.js');
   // A self-signed certificate made in this process (test/harness/tls.ts), valid from now for
   // `days` days, as openssl x509 -days makes one: -1 is valid from now until a day ago, expired.
-  const make = async (name: string, days: string): Promise<string> => selfSignedCertificate(name, Date.now(), Date.now() + Number(days) * 86_400_000);
+  const make = async (name: string, days: string): Promise<string> => {
+    const from = Date.now();
+    return selfSignedCertificate(name, from, from + Number(days) * 86_400_000);
+  };
 
   test('expired: the file and when, never the certificate', async () => {
     const pem = await make('old', '-1');

@@ -13,6 +13,7 @@ import { lsoMetrics } from '../../../src/metrics/lso.js';
 import { parsePrometheusText } from '../../../src/metrics/text-format.js';
 import { startHttpServer, type RunningServer } from '../../../src/http/server.js';
 import { validateConfig } from '../../../src/config/load.js';
+import { until } from '../../harness/wait.js';
 
 /** A registry with every kind of metric, awkward label values, help texts and values; `defaults`: its default labels. */
 function fullRegistry(defaults?: Record<string, string>): { registry: Registry; gauge: Gauge; hist: Histogram } {
@@ -340,10 +341,11 @@ describe('/metrics', () => {
     servers.push(s);
     let open!: () => void;
     gate = new Promise<void>((r) => (open = r));
+    let arrived = 0;
+    s.server.on('request', () => arrived++);
     const scrapes = Array.from({ length: 10 }, () => get(`${s.url}/metrics`));
-    // Bounded polling: the first scrape has started its render.
-    for (let i = 0; i < 500 && collects === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 50));
+    // Every scrape has reached the server while the first render is held.
+    await until('the first render started and all 10 scrapes arrived', () => collects >= 1 && arrived === 10, 5000, { intervalMs: 10 });
     open();
     const replies = await Promise.all(scrapes);
     assert.ok(collects >= 1 && collects < 10, `the 10 scrapes shared renders (${collects} renders)`);
