@@ -2,17 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findHanging } from '../../../src/coordinator/hanging.js';
-import {
-  abortRefusal,
-  formatDuration,
-  formatHanging,
-  formatList,
-  formatTable,
-  hangingRows,
-  parseTransactionsArgs,
-  toJson,
-  type TxnInvocation,
-} from '../../../src/commands/transactions.js';
+import { parseTransactionsArgs } from '../../../src/commands/transactions.js';
+import type { TxnInvocation } from '../../../src/commands/transactions-run.js';
+import { abortRefusal, formatDuration, formatHanging, formatList, formatTable, hangingRows, toJson } from '../../../src/commands/transactions-view.js';
 
 const parsed = async (args: string[]): Promise<TxnInvocation> => {
   const r = await parseTransactionsArgs(args);
