@@ -613,14 +613,40 @@ describe('checkpoint driver', () => {
     );
   });
 
-  test('the commit strategies: exactly-once replaces a stuck or failed producer and rolls back otherwise; at-least-once keeps what was sent', () => {
+  test('the commit strategies undo a failed checkpoint: exactly-once replaces a stuck or failed producer and rolls back otherwise; at-least-once keeps what was sent', async () => {
+    /** An undo target whose steps say which one ran (and with what timeout) by what they return. */
+    const target = (busy: boolean, failed: boolean) => {
+      const calls: string[] = [];
+      return {
+        calls,
+        busy,
+        failed,
+        keep: async () => (calls.push('keep'), 1n),
+        rollback: async (ms: number) => (calls.push(`rollback(${ms})`), 2n),
+        replace: async () => (calls.push('replace'), 3n),
+      };
+    };
     const eo = new ExactlyOnce();
     assert.equal(eo.mode, 'EXACTLY_ONCE');
-    assert.equal(eo.recovery({ busy: false, failed: false }), 'rollback');
-    assert.equal(eo.recovery({ busy: true, failed: false }), 'replace');
-    assert.equal(eo.recovery({ busy: false, failed: true }), 'replace');
+    const cases: [boolean, boolean, string, bigint][] = [
+      [false, false, 'rollback(7000)', 2n],
+      [true, false, 'replace', 3n],
+      [false, true, 'replace', 3n],
+      [true, true, 'replace', 3n],
+    ];
+    for (const [busy, failed, step, resume] of cases) {
+      const t = target(busy, failed);
+      assert.equal(await eo.undo(t, 7000), resume, JSON.stringify({ busy, failed }));
+      assert.deepEqual(t.calls, [step], JSON.stringify({ busy, failed }));
+    }
     const alo = new AtLeastOnce();
     assert.equal(alo.mode, 'AT_LEAST_ONCE');
-    for (const busy of [false, true]) for (const failed of [false, true]) assert.equal(alo.recovery(), 'keep', JSON.stringify({ busy, failed }));
+    for (const busy of [false, true]) {
+      for (const failed of [false, true]) {
+        const t = target(busy, failed);
+        assert.equal(await alo.undo(t), 1n);
+        assert.deepEqual(t.calls, ['keep'], JSON.stringify({ busy, failed }));
+      }
+    }
   });
 });
