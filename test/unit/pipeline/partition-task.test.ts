@@ -4,13 +4,12 @@
 // clock, not by waiting. The task's work against Kafka is tested by test/integration/pipeline*.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import type { Kafka } from 'kafkajs';
 import { ManualClock } from '../../../src/runtime/clock.js';
 import { PartitionTask, isFencedError, type TaskContext } from '../../../src/pipeline/partition-task.js';
 import { AtLeastOnce, ExactlyOnce, type CommitStrategy, type PartitionOutput } from '../../../src/pipeline/commit-strategy.js';
 import type { PipelineConfig } from '../../../src/config/types.js';
-import { createLogger } from '../../../src/log.js';
+import { recordingLogger } from '../../harness/log.js';
 
 /** A producer output whose every call is traced and can be held open until a test releases it. */
 class FakeOutput implements PartitionOutput {
@@ -48,7 +47,7 @@ class FakeOutput implements PartitionOutput {
 function setup(strategy: CommitStrategy = new ExactlyOnce()) {
   const clock = new ManualClock(0);
   const trace: string[] = [];
-  const logs: Record<string, unknown>[] = [];
+  const { log, records: logs } = recordingLogger();
   const outputs: FakeOutput[] = [];
   strategy.open = async (_kafka: Kafka, id: string) => {
     const o = new FakeOutput(`out${outputs.length}`, trace, clock);
@@ -65,15 +64,7 @@ function setup(strategy: CommitStrategy = new ExactlyOnce()) {
     sinkPartitions: 1,
     dlqTopic: 'out.dlq',
     dlqPartitions: 1,
-    logger: createLogger(
-      'debug',
-      new Writable({
-        write(chunk, _enc, cb) {
-          for (const l of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(l) as Record<string, unknown>);
-          cb();
-        },
-      }),
-    ),
+    logger: log,
     clock,
     readCommitted: async () => {
       trace.push(`readCommitted=${committed}`);

@@ -3,7 +3,6 @@
 // own work against Kafka is tested by test/integration/pipeline*.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { ManualClock, settle } from '../../../src/runtime/clock.js';
 import { Mutex } from '../../../src/runtime/mutex.js';
@@ -14,7 +13,7 @@ import { ExactlyOnce } from '../../../src/pipeline/commit-strategy.js';
 import type { PipelineConfig } from '../../../src/config/types.js';
 import type { PermissionWatch } from '../../../src/kafka/permissions.js';
 import { pipelineMetrics } from '../../../src/metrics/pipeline.js';
-import { createLogger } from '../../../src/log.js';
+import { recordingLogger } from '../../harness/log.js';
 
 /** A partition task whose init and process answer as the test says; it records what is done to it. */
 class FakeTask {
@@ -66,22 +65,14 @@ function setup(opts: { startFrom?: 'earliest' | 'none'; maxRecordsPerSecond?: nu
   const seeks: string[] = [];
   const failures: string[] = [];
   const created: FakeTask[] = [];
-  const logs: Record<string, unknown>[] = [];
+  const { log, records: logs } = recordingLogger();
   const state = { running: true, woken: 0, next: [] as FakeTask[] };
   const control = new Mutex();
   const tasks = new PartitionTasks({
     config: { startFrom: opts.startFrom ?? 'earliest', sessionTimeout: 10_000, faultInjection: { maxRecordsPerSecond: opts.maxRecordsPerSecond ?? 0 } } as PipelineConfig,
     strategy: new ExactlyOnce(),
     clock,
-    logger: createLogger(
-      'debug',
-      new Writable({
-        write(chunk, _enc, cb) {
-          for (const l of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(l) as Record<string, unknown>);
-          cb();
-        },
-      }),
-    ),
+    logger: log,
     metrics,
     labels: { pipeline: 'p', engine: 'eoswatch', job_id: '' },
     permissions: { failed: async () => undefined } as unknown as PermissionWatch,
@@ -103,7 +94,14 @@ function setup(opts: { startFrom?: 'earliest' | 'none'; maxRecordsPerSecond?: nu
     messages: Array.from({ length: count }, (_, i) => ({ offset: String(fetched + i), timestamp: '0', key: null, value: null })),
     isStale: () => false,
   });
-  return { clock, registry, control, tasks, seeks, failures, created, logs, state, batch };
+  /** The task the next batch of `partition` starts; its init() reads `committed` (or throws it). */
+  const nextTask = (partition: number, committed: bigint | null | Error): FakeTask => {
+    const t = new FakeTask(partition);
+    t.initAnswer = committed;
+    state.next.push(t);
+    return t;
+  };
+  return { clock, registry, control, tasks, seeks, failures, created, logs, state, batch, nextTask };
 }
 
 describe('PartitionTasks', () => {
@@ -120,9 +118,7 @@ describe('PartitionTasks', () => {
   test('the first batch initialises its task, which takes the batch when it starts at the committed offset', async () => {
     const s = setup();
     s.tasks.assigned(new Set([0]));
-    const t = new FakeTask(0);
-    t.initAnswer = 40n;
-    s.state.next.push(t);
+    const t = s.nextTask(0, 40n);
     await s.tasks.batch(s.batch(0, 40, 10));
     assert.deepEqual(t.calls, ['init', 'process(10, 40..49)']);
     assert.deepEqual(s.seeks, []);
@@ -133,9 +129,7 @@ describe('PartitionTasks', () => {
   test('a first batch fetched elsewhere than the committed offset is dropped, and the consumer sent to the committed offset', async () => {
     const s = setup();
     s.tasks.assigned(new Set([0]));
-    const t = new FakeTask(0);
-    t.initAnswer = 40n;
-    s.state.next.push(t);
+    const t = s.nextTask(0, 40n);
     await s.tasks.batch(s.batch(0, 90, 10));
     assert.deepEqual(t.calls, ['init']);
     assert.deepEqual(s.seeks, ['0@40']);
@@ -172,9 +166,7 @@ describe('PartitionTasks', () => {
   test('an initialisation that fails (not refused): the task is dropped, and after 500 ms the consumer is sent back to the batch', async () => {
     const s = setup();
     s.tasks.assigned(new Set([0]));
-    const t = new FakeTask(0);
-    t.initAnswer = new Error('NOT_COORDINATOR');
-    s.state.next.push(t);
+    const t = s.nextTask(0, new Error('NOT_COORDINATOR'));
     const done = s.tasks.batch(s.batch(0, 70, 3));
     await s.clock.advance(499);
     assert.deepEqual(s.seeks, []);
@@ -189,9 +181,7 @@ describe('PartitionTasks', () => {
   test('a batch past the task position seeks back to it; a send that failed wakes the checkpoint loop', async () => {
     const s = setup();
     s.tasks.assigned(new Set([0]));
-    const t = new FakeTask(0);
-    t.initAnswer = 0n;
-    s.state.next.push(t);
+    const t = s.nextTask(0, 0n);
     await s.tasks.batch(s.batch(0, 0, 10));
     t.processAnswer = 'gap';
     await s.tasks.batch(s.batch(0, 20, 5));
@@ -208,12 +198,7 @@ describe('PartitionTasks', () => {
   test('an assignment: ready tasks of kept partitions seek to their position; revoked and fenced tasks start over, the fenced one sent back to its committed offset', async () => {
     const s = setup();
     s.tasks.assigned(new Set([0, 1, 2]));
-    const tasks = [0, 1, 2].map((p) => {
-      const t = new FakeTask(p);
-      t.initAnswer = BigInt(p * 100);
-      s.state.next.push(t);
-      return t;
-    });
+    const tasks = [0, 1, 2].map((p) => s.nextTask(p, BigInt(p * 100)));
     for (const p of [0, 1, 2]) await s.tasks.batch(s.batch(p, p * 100, 10));
     await s.control.run(async () => undefined);
     s.seeks.length = 0;
@@ -232,9 +217,7 @@ describe('PartitionTasks', () => {
   test('a task fenced longer than the session timeout while its partition stays assigned starts over', async () => {
     const s = setup();
     s.tasks.assigned(new Set([0]));
-    const t = new FakeTask(0);
-    t.initAnswer = 5n;
-    s.state.next.push(t);
+    const t = s.nextTask(0, 5n);
     await s.tasks.batch(s.batch(0, 5, 1));
     t.state = 'fenced';
     t.fencedAt = 1000;
@@ -251,9 +234,7 @@ describe('PartitionTasks', () => {
     const s = setup();
     s.tasks.assigned(new Set([0]));
     s.tasks.emptyBatch(0, { fetched: 3n, last: 4n });
-    const t = new FakeTask(0);
-    t.initAnswer = 0n;
-    s.state.next.push(t);
+    const t = s.nextTask(0, 0n);
     await s.tasks.batch(s.batch(0, 0, 3));
     s.tasks.emptyBatch(0, { fetched: 3n, last: 4n });
     assert.deepEqual(t.calls, ['init', 'process(3, 0..2)', 'skipEmpty(3..4)']);
@@ -262,9 +243,7 @@ describe('PartitionTasks', () => {
   test('fault injection throttles the batches on the clock', async () => {
     const s = setup({ maxRecordsPerSecond: 10 });
     s.tasks.assigned(new Set([0]));
-    const t = new FakeTask(0);
-    t.initAnswer = 0n;
-    s.state.next.push(t);
+    const t = s.nextTask(0, 0n);
     await s.tasks.batch(s.batch(0, 0, 10));
     let done = false;
     const second = s.tasks.batch(s.batch(0, 10, 10)).then(() => (done = true));
