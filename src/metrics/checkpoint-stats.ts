@@ -25,6 +25,20 @@ export interface PipelineLabels {
 export type CheckpointOutcome = 'completed' | 'failed' | 'timeout' | 'declined';
 export const CHECKPOINT_OUTCOMES: readonly CheckpointOutcome[] = ['completed', 'failed', 'timeout', 'declined'];
 
+/**
+ * Why a checkpoint of the own pipeline failed, a closed set after Flink's CheckpointFailureReason
+ * (src/pipeline/checkpoint-driver.ts decides; one reason per failed checkpoint):
+ * - TIMEOUT: not completed within checkpoint.timeout (the one reason of outcome timeout);
+ * - FENCED: a participant's producer was fenced by a newer epoch of its transactional id (another
+ *   instance owns its partition now);
+ * - SEND_FAILED: a record send of a participant failed, before the checkpoint or while its barrier
+ *   drained the sends;
+ * - PRE_COMMIT_FAILED: adding a participant's next offset failed (exactly-once: sendOffsets);
+ * - COMMIT_FAILED: a participant's commit failed (its outcome unknown).
+ */
+export const CHECKPOINT_FAILURE_REASONS = ['TIMEOUT', 'FENCED', 'SEND_FAILED', 'PRE_COMMIT_FAILED', 'COMMIT_FAILED'] as const;
+export type CheckpointFailureReason = (typeof CHECKPOINT_FAILURE_REASONS)[number];
+
 function define(registry: Registry) {
   const registers = [registry];
   const labelNames = [...PIPELINE_LABELS];
@@ -46,6 +60,12 @@ function define(registry: Registry) {
       name: 'eos_checkpoints_total',
       help: 'Checkpoints by outcome: completed, failed, timeout; declined (Flink): refused before triggering while a new or restored job has not completed a checkpoint yet (its tasks deploying).',
       labelNames: [...labelNames, 'outcome'],
+      registers,
+    }),
+    checkpointFailures: new Counter({
+      name: 'eos_checkpoint_failures_total',
+      help: 'Failed checkpoints of the own pipeline by reason: TIMEOUT (checkpoint.timeout passed), FENCED (a producer was fenced by a newer epoch: another instance owns its partition), SEND_FAILED (a record send failed), PRE_COMMIT_FAILED (adding the next offset failed), COMMIT_FAILED (a commit failed); summed over the reasons, eos_checkpoints_total{outcome=~"failed|timeout"} of engine eoswatch. Flink jobs have none.',
+      labelNames: [...labelNames, 'reason'],
       registers,
     }),
     consecutiveFailures: new Gauge({
@@ -104,6 +124,7 @@ export function removeCheckpointSeries(m: CheckpointMetrics, labels: PipelineLab
     m.checkpointDuration.remove({ ...labels, outcome });
     m.checkpoints.remove({ ...labels, outcome });
   }
+  for (const reason of CHECKPOINT_FAILURE_REASONS) m.checkpointFailures.remove({ ...labels, reason });
   for (const savepoint of ['true', 'false']) m.restoredFrom.remove({ ...labels, savepoint });
   for (const g of [m.checkpointsPending, m.consecutiveFailures, m.tolerableFailures, m.lastCompleted, m.checkpointInterval, m.checkpointSize, m.restoredAt]) g.remove(labels);
 }

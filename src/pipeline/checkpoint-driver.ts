@@ -10,6 +10,10 @@
 //              rewinds to its committed offset                             → FAILED when the
 //              consecutive failures exceed the tolerable ones
 //
+// A failed checkpoint has one reason of a closed set (CheckpointFailureReason, after Flink's):
+// TIMEOUT, FENCED, SEND_FAILED, PRE_COMMIT_FAILED or COMMIT_FAILED, from the error and the phase
+// it came in, counted in eos_checkpoint_failures_total{reason}.
+//
 // The state machine is CheckpointCoordinator (checkpoint-coordinator.ts). The participants are the
 // partition tasks (partition-task.ts), each committing through the mode's commit strategy
 // (commit-strategy.ts). The driver does no I/O of its own: time and timers come from a Clock
@@ -17,7 +21,7 @@
 // families (src/metrics/checkpoint-stats.ts, src/metrics/pipeline.ts).
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
+import { CHECKPOINT_FAILURE_REASONS, type CheckpointFailureReason, type PipelineLabels } from '../metrics/checkpoint-stats.js';
 import type { PipelineMetrics } from '../metrics/pipeline.js';
 import type { Clock } from '../runtime/clock.js';
 import { TimeoutError } from '../util/timeout.js';
@@ -100,6 +104,7 @@ export class CheckpointDriver<P extends CheckpointParticipant> {
     m.tolerableFailures.set(labels, config.tolerableFailedCheckpoints);
     m.checkpointInterval.set(labels, config.intervalMs / 1000);
     for (const outcome of ['completed', 'failed', 'timeout']) m.checkpoints.inc({ ...labels, outcome }, 0);
+    for (const reason of CHECKPOINT_FAILURE_REASONS) m.checkpointFailures.inc({ ...labels, reason }, 0);
     for (const outcome of ['committed', 'aborted']) m.transactions.inc({ ...labels, outcome }, 0);
     for (const direction of ['in', 'out', 'dlq']) m.records.inc({ ...labels, direction }, 0);
   }
@@ -159,10 +164,13 @@ export class CheckpointDriver<P extends CheckpointParticipant> {
     const deadline = this.coordinator.deadline!;
     const left = () => deadline - clock.now();
     const committed: P[] = [];
+    /** The errors of the sends that failed before preCommit: what a participant's preCommit throws then. */
+    let failedSends: ReadonlySet<Error> = new Set();
     try {
       for (const p of participants) p.setBarrier(cp.id);
       await clock.within(Promise.all(participants.map((p) => p.drain())), left(), `checkpoint ${cp.id} barrier`);
       this.coordinator.barrierReached(cp.id);
+      failedSends = new Set(participants.flatMap((p) => (p.error ? [p.error] : [])));
       const flags = await clock.within(Promise.all(participants.map((p) => p.preCommit())), left(), `checkpoint ${cp.id} preCommit`);
       const toCommit = participants.filter((_, i) => flags[i]);
       this.coordinator.preCommitted(cp.id);
@@ -191,13 +199,23 @@ export class CheckpointDriver<P extends CheckpointParticipant> {
       this.deps.logger.debug({ checkpoint: cp.id, transactions: toCommit.length, ms: r.durationMs }, 'checkpoint completed');
       return true;
     } catch (err) {
-      const outcome: AbortOutcome = err instanceof TimeoutError ? 'timeout' : 'failed';
-      await this.abort(cp.id, participants, committed, outcome, errorMessage(err));
+      const failure = this.failureReason(err, participants, failedSends);
+      const outcome: AbortOutcome = failure === 'TIMEOUT' ? 'timeout' : 'failed';
+      await this.abort(cp.id, participants, committed, outcome, failure, errorMessage(err));
       return false;
     } finally {
       for (const p of participants) p.releaseBarrier();
       m.checkpointsPending.set(labels, this.coordinator.pendingCount);
     }
+  }
+
+  /** Why the pending checkpoint failed with `err` (asked before the abort, in the phase it failed in). */
+  private failureReason(err: unknown, participants: readonly P[], failedSends: ReadonlySet<Error>): CheckpointFailureReason {
+    if (err instanceof TimeoutError) return 'TIMEOUT';
+    if (participants.some((p) => p.fenced)) return 'FENCED';
+    const phase = this.coordinator.phase;
+    if (phase === 'BARRIER' || failedSends.has(err as Error)) return 'SEND_FAILED';
+    return phase === 'COMMITTING' ? 'COMMIT_FAILED' : 'PRE_COMMIT_FAILED';
   }
 
   private async injectCommitDelay(id: number, transactions: number): Promise<void> {
@@ -225,19 +243,20 @@ export class CheckpointDriver<P extends CheckpointParticipant> {
    * initialised for the same transactional id while the first still retries would fence it and
    * be fenced in turn. A FAILED pipeline skips the rewind; its clients close within bounds.
    */
-  private async abort(id: number, participants: readonly P[], committed: P[], outcome: AbortOutcome, reason: string): Promise<void> {
+  private async abort(id: number, participants: readonly P[], committed: P[], outcome: AbortOutcome, failure: CheckpointFailureReason, reason: string): Promise<void> {
     const { clock, metrics: m, labels, logger } = this.deps;
     const toAbort = participants.filter((p) => !committed.includes(p));
     const aborted = toAbort.filter((p) => p.hasOpenTransaction || p.error).length;
     const r = this.coordinator.abort(id, clock.now(), outcome, reason);
     this.abortReason = reason;
     m.checkpoints.inc({ ...labels, outcome });
+    m.checkpointFailures.inc({ ...labels, reason: failure });
     m.checkpointDuration.observe({ ...labels, outcome }, r.durationMs / 1000);
     m.consecutiveFailures.set(labels, this.coordinator.consecutiveFailures);
     m.up.set(labels, 0);
     this.countRecords(committed);
     this.deps.strategy.countTransactions(m, labels, { committed: committed.length, aborted });
-    logger.warn({ checkpoint: id, outcome, reason, transactions: aborted }, 'checkpoint aborted; rewinding to the committed offsets');
+    logger.warn({ checkpoint: id, outcome, failure, reason, transactions: aborted }, 'checkpoint aborted; rewinding to the committed offsets');
     if (r.failed) {
       // Closing the participants aborts their transactions; the restart re-reads the committed offsets.
       await this.deps.fail(this.coordinator.failureReason ?? reason);

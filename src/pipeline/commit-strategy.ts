@@ -10,8 +10,8 @@
 //   drains the sends before preCommit). A crash in between replays records: duplicates, no loss.
 //
 // The checkpoint driver (checkpoint-driver.ts) runs the protocol; a partition task
-// (partition-task.ts) holds one PartitionOutput of its strategy and asks the strategy how to undo
-// a failed checkpoint.
+// (partition-task.ts) holds one PartitionOutput of its strategy and has the strategy undo a failed
+// checkpoint (undo: keep, rollback or replace, steps the task offers).
 import type { Kafka, Message, Producer, ProducerConfig, Transaction } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import { GroupOffsetWriter } from '../kafka/offsets.js';
@@ -51,21 +51,31 @@ export interface PartitionOutput {
 }
 
 /**
- * How a partition undoes a failed checkpoint:
- * - keep: the records sent stay (at-least-once); wait for the sends in flight, then rewind;
+ * What a partition task offers its strategy to undo a failed checkpoint (partition-task.ts); each
+ * step returns the offset processing resumes from:
+ * - keep: the records sent stay (at-least-once); wait for the sends in flight, then rewind to the
+ *   committed offset;
  * - rollback: abort the transaction in place, then rewind (if that fails: replace);
  * - replace: the outcome of the producer's last operation is unknown (stuck, or failed): throw the
  *   producer away and initialise a new one, which fences the old one and completes or aborts what
  *   the broker holds for the transactional id; then re-read the committed offset (KAFKA-17754).
  */
-export type Recovery = 'keep' | 'rollback' | 'replace';
+export interface UndoTarget {
+  /** An operation of the producer is still running (a commit that timed out). */
+  readonly busy: boolean;
+  /** A send or an operation of the producer failed. */
+  readonly failed: boolean;
+  keep(): Promise<bigint | null>;
+  rollback(timeoutMs: number): Promise<bigint | null>;
+  replace(): Promise<bigint | null>;
+}
 
 export interface CommitStrategy {
   readonly mode: CheckpointMode;
   /** A connected producer for one partition, ready to send. */
   open(kafka: Kafka, transactionalId: string, transactionTimeoutMs: number): Promise<PartitionOutput>;
-  /** How a partition undoes a failed checkpoint, given whether an operation of it is still running and whether one failed. */
-  recovery(task: { busy: boolean; failed: boolean }): Recovery;
+  /** Undoes a failed checkpoint of one partition; returns the offset processing resumes from. Throws when it could not. */
+  undo(task: UndoTarget, timeoutMs: number): Promise<bigint | null>;
   /** Counts a checkpoint's partition commits and aborts in eos_transactions_total. */
   countTransactions(metrics: PipelineMetrics, labels: PipelineLabels, counts: { committed: number; aborted: number }): void;
   /** Logs that a partition task is ready (and, exactly-once, that it fenced any zombie). */
@@ -164,8 +174,9 @@ export class ExactlyOnce implements CommitStrategy {
     return connected(producer, async (p) => new TransactionalOutput(p, await p.transaction()));
   }
 
-  recovery(task: { busy: boolean; failed: boolean }): Recovery {
-    return task.busy || task.failed ? 'replace' : 'rollback';
+  /** A producer stuck in an operation, or one that failed, is replaced; otherwise its transaction is rolled back. */
+  undo(task: UndoTarget, timeoutMs: number): Promise<bigint | null> {
+    return task.busy || task.failed ? task.replace() : task.rollback(timeoutMs);
   }
 
   countTransactions(m: PipelineMetrics, labels: PipelineLabels, counts: { committed: number; aborted: number }): void {
@@ -225,8 +236,9 @@ export class AtLeastOnce implements CommitStrategy {
     return connected(producer, async (p) => new IdempotentOutput(p, () => (this.writer ??= new GroupOffsetWriter(kafka))));
   }
 
-  recovery(): Recovery {
-    return 'keep';
+  /** No transaction: the records sent stay, whatever failed. */
+  undo(task: UndoTarget): Promise<bigint | null> {
+    return task.keep();
   }
 
   countTransactions(): void {}

@@ -24,6 +24,7 @@ import type { CheckpointParticipant, PendingCounts } from './checkpoint-driver.j
 import type { CommitStrategy, PartitionOutput, PartitionPosition } from './commit-strategy.js';
 import { planBatch, routeMessages, type BatchRecord, type BatchSpan, type KeyPartitioner, type RouteTarget, type Transformer } from './transforms/route.js';
 import type { Clock } from '../runtime/clock.js';
+import { Mutex } from '../runtime/mutex.js';
 
 export type TaskState = 'new' | 'ready' | 'fenced' | 'closed';
 
@@ -60,26 +61,6 @@ export function isFencedError(err: unknown): boolean {
   return false;
 }
 
-class Lock {
-  private tail: Promise<unknown> = Promise.resolve();
-  private held = 0;
-  get busy(): boolean {
-    return this.held > 0;
-  }
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.tail.then(async () => {
-      this.held++;
-      try {
-        return await fn();
-      } finally {
-        this.held--;
-      }
-    });
-    this.tail = next.catch(() => undefined);
-    return next;
-  }
-}
-
 export class PartitionTask implements CheckpointParticipant {
   readonly transactionalId: string;
   state: TaskState = 'new';
@@ -94,7 +75,7 @@ export class PartitionTask implements CheckpointParticipant {
   private output: PartitionOutput | null = null;
   private readonly keyPartitioner: KeyPartitioner;
   private readonly route: RouteTarget;
-  private readonly lock = new Lock();
+  private readonly lock = new Mutex();
   private barrier: { id: number; released: Promise<void>; release: () => void } | null = null;
   private generation = 0;
   private fencedReported = false;
@@ -311,39 +292,50 @@ export class PartitionTask implements CheckpointParticipant {
   }
 
   /**
-   * Undoes a failed checkpoint as the commit strategy says (commit-strategy.ts, Recovery): keep
-   * what was sent, roll the transaction back, or replace the producer when it is stuck in an
-   * operation (a commit that timed out) or its abort fails; a replaced producer's successor
+   * Undoes a failed checkpoint: the commit strategy does (commit-strategy.ts, undo) with the steps
+   * below: keep what was sent, roll the transaction back, or replace the producer when it is stuck
+   * in an operation (a commit that timed out) or its abort fails; a replaced producer's successor
    * completes or aborts whatever the broker holds for this transactional id, and the committed
    * offset is re-read from the broker. Returns the offset processing must resume from.
    */
   async abort(timeoutMs: number): Promise<bigint | null> {
     this.pending.in = this.pending.out = this.pending.dlq = 0;
     if (this.state === 'fenced' || this.state === 'closed') return this.committedOffset;
-    switch (this.ctx.strategy.recovery({ busy: this.lock.busy, failed: this.error !== null })) {
-      case 'keep':
-        // No transaction: sent records stay; processing resumes at the committed offset.
-        await this.drain();
-        return this.rewind();
-      case 'rollback':
-        try {
-          await this.ctx.clock.within(
-            this.lock.run(async () => this.output?.rollback()),
-            timeoutMs,
-            'abort',
-          );
-          return this.rewind();
-        } catch (err) {
-          if (isFencedError(err)) {
-            this.markFenced(err as Error);
-            return this.committedOffset;
-          }
-          this.logger.warn({ err: (err as Error).message }, 'abort failed; re-initialising the producer');
-        }
-        return this.reinit();
-      case 'replace':
-        return this.reinit();
+    return this.ctx.strategy.undo(
+      {
+        busy: this.lock.busy,
+        failed: this.error !== null,
+        keep: () => this.keep(),
+        rollback: (ms) => this.rollback(ms),
+        replace: () => this.reinit(),
+      },
+      timeoutMs,
+    );
+  }
+
+  /** No transaction: sent records stay; processing resumes at the committed offset. */
+  private async keep(): Promise<bigint | null> {
+    await this.drain();
+    return this.rewind();
+  }
+
+  /** Aborts the transaction in place within `timeoutMs`, then rewinds; a failed abort replaces the producer. */
+  private async rollback(timeoutMs: number): Promise<bigint | null> {
+    try {
+      await this.ctx.clock.within(
+        this.lock.run(async () => this.output?.rollback()),
+        timeoutMs,
+        'abort',
+      );
+      return this.rewind();
+    } catch (err) {
+      if (isFencedError(err)) {
+        this.markFenced(err as Error);
+        return this.committedOffset;
+      }
+      this.logger.warn({ err: (err as Error).message }, 'abort failed; re-initialising the producer');
     }
+    return this.reinit();
   }
 
   private rewind(): bigint | null {

@@ -61,11 +61,11 @@ describe('pipeline group membership (1-node cluster)', () => {
     const svc = new PipelineService(config.pipeline, kafka, { logger, registry: new Registry(), fatal: (err) => failures.push(err) });
     after(() => svc.stop());
     await svc.start();
-    const internals = svc as unknown as { tasks: Map<number, PartitionTask>; serialized(fn: () => Promise<void>): Promise<void>; onAssignment(assigned: Set<number>): Promise<void> };
+    const internals = svc as unknown as { tasks: { get(partition: number): PartitionTask | undefined; onAssignment(assigned: Set<number>): Promise<void> }; control: { run(fn: () => Promise<void>): Promise<void> } };
     await until('the task to take in all 300 records', () => internals.tasks.get(0)?.nextOffset === 300n, 60_000, { intervalMs: 20, context: () => lines.slice(-20).join('') });
     // kafkajs has fetched to the end of the partition; nothing is committed yet. An older assignment
     // without partition 0 arrives now, while the current one (which has it) stands.
-    await internals.serialized(() => internals.onAssignment(new Set()));
+    await internals.control.run(() => internals.tasks.onAssignment(new Set()));
     await waitCaughtUp(s.brokers, s.groupId, s.source, 90_000).catch((err: Error) => {
       throw new Error(`${err.message}\n${lines.slice(-20).join('')}`);
     });

@@ -134,10 +134,13 @@ describe('transactional pipeline (3-node cluster)', () => {
         faultInjection: { commitDelay: '3s', commitDelayTimes: 1 },
       }),
     );
-    await p.waitFor(/"outcome":"timeout".*checkpoint aborted/);
+    await p.waitFor(/"outcome":"timeout","failure":"TIMEOUT".*checkpoint aborted/);
     await waitCaughtUp(s.brokers, s.groupId, s.source);
     assertExactlyOnce(await checkSink(s.brokers, s.sink, sent), sent.length);
     assert.equal(await p.metric('eos_checkpoints_total', { outcome: 'timeout' }), 1);
+    // Counted by its reason too, and by no other.
+    assert.equal(await p.metric('eos_checkpoint_failures_total', { reason: 'TIMEOUT' }), 1);
+    for (const reason of ['FENCED', 'SEND_FAILED', 'PRE_COMMIT_FAILED', 'COMMIT_FAILED']) assert.equal(await p.metric('eos_checkpoint_failures_total', { reason }), 0, reason);
     assert.ok((await p.metric('eos_transactions_total', { outcome: 'committed' }))! >= 1);
     assert.equal(await p.metric('eos_checkpoint_consecutive_failures'), 0);
     assert.equal(await p.metric('eos_pipeline_up'), 1);

@@ -47,6 +47,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/runtime/periodic.ts', tests: ['test/unit/runtime/periodic.test.ts'] },
   { file: 'src/runtime/poll-until.ts', tests: ['test/unit/runtime/poll-until.test.ts'] },
   { file: 'src/runtime/runs.ts', tests: ['test/unit/runtime/runs.test.ts'] },
+  { file: 'src/runtime/mutex.ts', tests: ['test/unit/runtime/mutex.test.ts'] },
   { file: 'harness/chaos/flink-scenarios.ts', tests: ['test/unit/harness/chaos/flink.test.ts'] },
 ];
 

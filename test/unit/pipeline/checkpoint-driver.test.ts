@@ -156,6 +156,7 @@ async function snapshot(registry: Registry): Promise<Snapshot> {
     }
   };
   await read('eos_checkpoints_total', (l) => `checkpoints.${l.outcome}`);
+  await read('eos_checkpoint_failures_total', (l) => `failures.${l.reason}`);
   await read('eos_checkpoint_duration_seconds', (l) => `duration.${l.outcome}`);
   await read('eos_checkpoints_pending', () => 'pending');
   await read('eos_checkpoint_consecutive_failures', () => 'consecutiveFailures');
@@ -176,6 +177,11 @@ function expected(changes: Snapshot, config: Partial<DriverConfig> = {}): Snapsh
     'checkpoints.completed': 0,
     'checkpoints.failed': 0,
     'checkpoints.timeout': 0,
+    'failures.TIMEOUT': 0,
+    'failures.FENCED': 0,
+    'failures.SEND_FAILED': 0,
+    'failures.PRE_COMMIT_FAILED': 0,
+    'failures.COMMIT_FAILED': 0,
     pending: 0,
     consecutiveFailures: 0,
     tolerable: c.tolerableFailedCheckpoints,
@@ -188,6 +194,10 @@ function expected(changes: Snapshot, config: Partial<DriverConfig> = {}): Snapsh
     ...changes,
   };
 }
+
+/** The failure reasons counted (non-zero) in eos_checkpoint_failures_total. */
+const failureCounts = (s: Snapshot): Snapshot =>
+  Object.fromEntries(Object.entries(s).flatMap(([k, v]) => (k.startsWith('failures.') && v !== 0 ? [[k.slice('failures.'.length), v]] : [])));
 
 const fencedError = () => Object.assign(new Error('Producer fenced: a newer epoch of the transactional id'), { type: 'PRODUCER_FENCED' });
 
@@ -300,12 +310,12 @@ describe('checkpoint driver', () => {
     assert.deepEqual(
       await snapshot(registry),
       expected(
-        { 'checkpoints.timeout': 1, 'duration.timeout_sum': 5, 'duration.timeout_count': 1, consecutiveFailures: 1, up: 0, 'transactions.aborted': 1 },
+        { 'checkpoints.timeout': 1, 'failures.TIMEOUT': 1, 'duration.timeout_sum': 5, 'duration.timeout_count': 1, consecutiveFailures: 1, up: 0, 'transactions.aborted': 1 },
         { tolerableFailedCheckpoints: 1 },
       ),
     );
     const warn = logs.find((l) => l.msg === 'checkpoint aborted; rewinding to the committed offsets');
-    assert.deepEqual([warn?.level, warn?.checkpoint, warn?.outcome, warn?.transactions], ['warn', 1, 'timeout', 1]);
+    assert.deepEqual([warn?.level, warn?.checkpoint, warn?.outcome, warn?.failure, warn?.transactions], ['warn', 1, 'timeout', 'TIMEOUT', 1]);
     // The next one may start at once: the interval has passed, and min pause (0) counts from the abort.
     assert.equal(driver.nextTriggerAt(), clock.t);
   });
@@ -335,7 +345,7 @@ describe('checkpoint driver', () => {
     assert.deepEqual(
       await snapshot(registry),
       expected(
-        { 'checkpoints.failed': 1, 'duration.failed_sum': 0, 'duration.failed_count': 1, consecutiveFailures: 1, up: 0, 'transactions.aborted': 2 },
+        { 'checkpoints.failed': 1, 'failures.PRE_COMMIT_FAILED': 1, 'duration.failed_sum': 0, 'duration.failed_count': 1, consecutiveFailures: 1, up: 0, 'transactions.aborted': 2 },
         { tolerableFailedCheckpoints: 1 },
       ),
     );
@@ -380,6 +390,7 @@ describe('checkpoint driver', () => {
       expected(
         {
           'checkpoints.timeout': 1,
+          'failures.TIMEOUT': 1,
           'duration.timeout_sum': 5,
           'duration.timeout_count': 1,
           consecutiveFailures: 1,
@@ -412,6 +423,7 @@ describe('checkpoint driver', () => {
     ]);
     const s = await snapshot(registry);
     assert.deepEqual([s['checkpoints.failed'], s['checkpoints.timeout'], s['transactions.committed'], s['transactions.aborted']], [1, 0, 0, 0]);
+    assert.deepEqual(failureCounts(s), { COMMIT_FAILED: 1 });
     assert.equal(driver.lastAbortReason, 'commit: REQUEST_TIMED_OUT');
   });
 
@@ -429,6 +441,7 @@ describe('checkpoint driver', () => {
     assert.ok(!trace.some((t) => /abort|commit\b/.test(t)), trace.join(' '));
     const s = await snapshot(registry);
     assert.deepEqual([s['checkpoints.failed'], s['transactions.aborted'], s.up], [1, 2, 0]);
+    assert.deepEqual(failureCounts(s), { FENCED: 1 });
   });
 
   test('a fenced participant with failures tolerated: the others rewind, the fenced one is left alone, and the next checkpoint goes on without it', async () => {
@@ -449,6 +462,7 @@ describe('checkpoint driver', () => {
     assert.deepEqual(trace, ['b.setBarrier(2)@BARRIER', 'b.drain@BARRIER', 'b.preCommit@PRE_COMMIT', 'b.commit@COMMITTING', 'b.takePending@COMMITTING', 'b.releaseBarrier@IDLE']);
     const s = await snapshot(registry);
     assert.deepEqual([s['checkpoints.failed'], s['checkpoints.completed'], s.consecutiveFailures, s.up], [1, 1, 0, 1]);
+    assert.deepEqual(failureCounts(s), { FENCED: 1 });
   });
 
   test('tolerable failures: counted while tolerated, reset by a completion, FAILED once exceeded; a restart carries them', async () => {
@@ -613,14 +627,125 @@ describe('checkpoint driver', () => {
     );
   });
 
-  test('the commit strategies: exactly-once replaces a stuck or failed producer and rolls back otherwise; at-least-once keeps what was sent', () => {
+  test('each failed checkpoint counts one typed reason: from the error and the phase it came in, a timeout first, then fencing', async () => {
+    /** Runs one checkpoint over a and b as `script` sets them up, then `during` acts while it runs; the reasons counted. */
+    const reasonOf = async (script: (a: Fake, b: Fake) => void, during: (a: Fake) => Promise<void> | void = () => undefined, config: Partial<DriverConfig> = {}) => {
+      const { clock, registry, driver, fake, logs } = setup({ config: { tolerableFailedCheckpoints: 5, ...config } });
+      const a = fake('a');
+      const b = fake('b');
+      script(a, b);
+      const done = driver.run([a, b]);
+      await settle();
+      await during(a);
+      await clock.advance(10_000);
+      assert.equal(await done, false);
+      const counts = failureCounts(await snapshot(registry));
+      const warn = logs.find((l) => l.msg === 'checkpoint aborted; rewinding to the committed offsets');
+      assert.equal(warn?.failure, Object.keys(counts)[0], 'the abort log names the reason counted');
+      return counts;
+    };
+    const sendError = () => new Error('send: NOT_LEADER_FOR_PARTITION');
+
+    // A send failed before the checkpoint: its participant's preCommit throws that very error.
+    assert.deepEqual(
+      await reasonOf((a) => {
+        a.error = sendError();
+        a.preCommitSteps = [a.error];
+      }),
+      { SEND_FAILED: 1 },
+    );
+    // A send in flight at the barrier fails while the barrier drains it.
+    assert.deepEqual(
+      await reasonOf(
+        (a) => (a.drainStep = gate()),
+        (a) => {
+          a.error = sendError();
+          a.preCommitSteps = [a.error];
+          (a.drainStep as Gate<void>).resolve();
+        },
+      ),
+      { SEND_FAILED: 1 },
+    );
+    // The barrier itself fails (a drain that rejects): a send failed.
+    assert.deepEqual(
+      await reasonOf((a) => {
+        a.drainStep = sendError();
+      }),
+      { SEND_FAILED: 1 },
+    );
+    // preCommit's own failure, even beside a participant whose earlier send failed with another error.
+    assert.deepEqual(
+      await reasonOf((a, b) => {
+        a.error = sendError();
+        a.preCommitSteps = [true];
+        b.preCommitSteps = [new Error('sendOffsets: NOT_COORDINATOR')];
+      }),
+      { PRE_COMMIT_FAILED: 1 },
+    );
+    // A commit fails.
+    assert.deepEqual(
+      await reasonOf((a) => {
+        a.commitSteps = [new Error('commit: REQUEST_TIMED_OUT')];
+      }),
+      { COMMIT_FAILED: 1 },
+    );
+    // A commit is fenced: the participant learns it while committing.
+    assert.deepEqual(
+      await reasonOf(
+        (a) => (a.commitSteps = [gate<number>()]),
+        (a) => {
+          a.fenced = true;
+          (a.commitSteps[0] as Gate<number>).reject(fencedError());
+        },
+      ),
+      { FENCED: 1 },
+    );
+    // The commit delay of fault injection runs past the timeout: a timeout, not a commit failure.
+    assert.deepEqual(await reasonOf(() => undefined, undefined, { faultInjection: { commitDelay: 6000, commitDelayTimes: 0 } }), { TIMEOUT: 1 });
+    // A participant fenced while the checkpoint times out in the barrier: the timeout is the reason.
+    assert.deepEqual(
+      await reasonOf((a, b) => {
+        a.fenced = true;
+        b.drainStep = gate();
+      }),
+      { TIMEOUT: 1 },
+    );
+  });
+
+  test('the commit strategies undo a failed checkpoint: exactly-once replaces a stuck or failed producer and rolls back otherwise; at-least-once keeps what was sent', async () => {
+    /** An undo target whose steps say which one ran (and with what timeout) by what they return. */
+    const target = (busy: boolean, failed: boolean) => {
+      const calls: string[] = [];
+      return {
+        calls,
+        busy,
+        failed,
+        keep: async () => (calls.push('keep'), 1n),
+        rollback: async (ms: number) => (calls.push(`rollback(${ms})`), 2n),
+        replace: async () => (calls.push('replace'), 3n),
+      };
+    };
     const eo = new ExactlyOnce();
     assert.equal(eo.mode, 'EXACTLY_ONCE');
-    assert.equal(eo.recovery({ busy: false, failed: false }), 'rollback');
-    assert.equal(eo.recovery({ busy: true, failed: false }), 'replace');
-    assert.equal(eo.recovery({ busy: false, failed: true }), 'replace');
+    const cases: [boolean, boolean, string, bigint][] = [
+      [false, false, 'rollback(7000)', 2n],
+      [true, false, 'replace', 3n],
+      [false, true, 'replace', 3n],
+      [true, true, 'replace', 3n],
+    ];
+    for (const [busy, failed, step, resume] of cases) {
+      const t = target(busy, failed);
+      assert.equal(await eo.undo(t, 7000), resume, JSON.stringify({ busy, failed }));
+      assert.deepEqual(t.calls, [step], JSON.stringify({ busy, failed }));
+    }
     const alo = new AtLeastOnce();
     assert.equal(alo.mode, 'AT_LEAST_ONCE');
-    for (const busy of [false, true]) for (const failed of [false, true]) assert.equal(alo.recovery(), 'keep', JSON.stringify({ busy, failed }));
+    for (const busy of [false, true]) {
+      for (const failed of [false, true]) {
+        const t = target(busy, failed);
+        assert.equal(await alo.undo(t), 1n);
+        assert.deepEqual(t.calls, ['keep'], JSON.stringify({ busy, failed }));
+      }
+    }
   });
 });

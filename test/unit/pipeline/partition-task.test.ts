@@ -4,13 +4,12 @@
 // clock, not by waiting. The task's work against Kafka is tested by test/integration/pipeline*.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import type { Kafka } from 'kafkajs';
 import { ManualClock } from '../../../src/runtime/clock.js';
 import { PartitionTask, isFencedError, type TaskContext } from '../../../src/pipeline/partition-task.js';
-import { ExactlyOnce, type PartitionOutput } from '../../../src/pipeline/commit-strategy.js';
+import { AtLeastOnce, ExactlyOnce, type CommitStrategy, type PartitionOutput } from '../../../src/pipeline/commit-strategy.js';
 import type { PipelineConfig } from '../../../src/config/types.js';
-import { createLogger } from '../../../src/log.js';
+import { recordingLogger } from '../../harness/log.js';
 
 /** A producer output whose every call is traced and can be held open until a test releases it. */
 class FakeOutput implements PartitionOutput {
@@ -45,12 +44,11 @@ class FakeOutput implements PartitionOutput {
   }
 }
 
-function setup() {
+function setup(strategy: CommitStrategy = new ExactlyOnce()) {
   const clock = new ManualClock(0);
   const trace: string[] = [];
-  const logs: Record<string, unknown>[] = [];
+  const { log, records: logs } = recordingLogger();
   const outputs: FakeOutput[] = [];
-  const strategy = new ExactlyOnce();
   strategy.open = async (_kafka: Kafka, id: string) => {
     const o = new FakeOutput(`out${outputs.length}`, trace, clock);
     outputs.push(o);
@@ -66,15 +64,7 @@ function setup() {
     sinkPartitions: 1,
     dlqTopic: 'out.dlq',
     dlqPartitions: 1,
-    logger: createLogger(
-      'debug',
-      new Writable({
-        write(chunk, _enc, cb) {
-          for (const l of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(l) as Record<string, unknown>);
-          cb();
-        },
-      }),
-    ),
+    logger: log,
     clock,
     readCommitted: async () => {
       trace.push(`readCommitted=${committed}`);
@@ -130,6 +120,27 @@ describe('PartitionTask on the manual clock', () => {
     assert.equal(outputs.length, 1);
     await clock.advance(10_000);
     assert.equal(outputs.length, 1, 'no late timeout replaces it');
+  });
+
+  test('abort, at-least-once: waits for the operation in flight, then rewinds, keeping the producer and what it sent, whatever failed', async () => {
+    const { clock, trace, outputs, task } = setup(new AtLeastOnce());
+    await task.init();
+    let release!: () => void;
+    outputs[0]!.hold.commit = new Promise<void>((r) => (release = r));
+    task.nextOffset = 70n;
+    const committing = task.commit().catch(() => undefined);
+    task.error = new Error('send failed');
+    trace.length = 0;
+    let resumed: bigint | null | undefined;
+    const aborting = task.abort(7000).then((r) => (resumed = r));
+    await clock.advance(60_000);
+    assert.equal(resumed, undefined, 'no timeout cuts the wait: nothing is replaced');
+    release();
+    await committing;
+    await aborting;
+    assert.equal(resumed, 70n, 'the commit in flight completed: its offset is where processing resumes');
+    assert.deepEqual(trace, ['out0.commit@0']);
+    assert.deepEqual([task.nextOffset, task.error, outputs.length], [70n, null, 1]);
   });
 
   test('commit latency is measured on the clock; committedOffset follows', async () => {
