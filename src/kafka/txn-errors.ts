@@ -3,13 +3,15 @@
 // leader moved or loads; permission where an ACL is missing), and the error an entry of an answer
 // carries (a broker, a transactional id, a partition), from a code or from what was thrown. Pure.
 
-/** The error codes these APIs answer with (org.apache.kafka.common.protocol.Errors). */
+/** The error codes these APIs (and a Fetch of the transaction log) answer with (org.apache.kafka.common.protocol.Errors). */
 export const ERRORS = {
   UNKNOWN_SERVER_ERROR: -1,
   NONE: 0,
   UNKNOWN_TOPIC_OR_PARTITION: 3,
+  LEADER_NOT_AVAILABLE: 5,
   NOT_LEADER_OR_FOLLOWER: 6,
   REQUEST_TIMED_OUT: 7,
+  REPLICA_NOT_AVAILABLE: 9,
   COORDINATOR_LOAD_IN_PROGRESS: 14,
   COORDINATOR_NOT_AVAILABLE: 15,
   NOT_COORDINATOR: 16,
@@ -19,8 +21,12 @@ export const ERRORS = {
   INVALID_REQUEST: 42,
   INVALID_PRODUCER_EPOCH: 47,
   CONCURRENT_TRANSACTIONS: 51,
+  KAFKA_STORAGE_ERROR: 56,
   TRANSACTION_COORDINATOR_FENCED: 52,
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
+  FENCED_LEADER_EPOCH: 74,
+  UNKNOWN_LEADER_EPOCH: 75,
+  OFFSET_NOT_AVAILABLE: 78,
   TRANSACTIONAL_ID_NOT_FOUND: 105,
   INVALID_REGULAR_EXPRESSION: 128,
 } as const;

@@ -9,6 +9,7 @@ import { decodeFetchResponse } from './record-batches.js';
 import { decodeTxnLogRecord, logRecords, type TxnLogRecord } from './txn-log.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
+import { ERRORS } from './txn-errors.js';
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 
@@ -44,7 +45,16 @@ export interface TxnLogReadOptions {
  * transactional producer of a cluster starts, and a broker restart moves them. Only a leader that
  * does not settle within the retries fails the pass.
  */
-const LEADER_MOVED = new Set([3, 5, 6, 9, 56, 74, 75, 78]);
+const LEADER_MOVED = new Set<number>([
+  ERRORS.UNKNOWN_TOPIC_OR_PARTITION,
+  ERRORS.LEADER_NOT_AVAILABLE,
+  ERRORS.NOT_LEADER_OR_FOLLOWER,
+  ERRORS.REPLICA_NOT_AVAILABLE,
+  ERRORS.KAFKA_STORAGE_ERROR,
+  ERRORS.FENCED_LEADER_EPOCH,
+  ERRORS.UNKNOWN_LEADER_EPOCH,
+  ERRORS.OFFSET_NOT_AVAILABLE,
+]);
 
 /**
  * The log's partitions; null when the topic does not exist (no transactional producer has run on
