@@ -74,7 +74,7 @@ const RF = NODES === 3 ? 3 : 1;
 const OUT_DIR = makeOutDir('checker-');
 installEmergencyStop();
 
-// ---------------------------------------------------------------- measured runs (tracked by pid, in common.ts's live)
+// ---------------------------------------------------------------- measured runs (TrackedProcesses: each killed by its own exit hook)
 
 interface Measured {
   code: number | null;

@@ -58,18 +58,12 @@ export function log(msg: string): void {
 
 // ---------------------------------------------------------------- processes (tracked by pid)
 
-/** Every process a benchmark started and that has not been seen to exit. */
-export const live = new Set<TrackedProcess>();
-
 /**
  * Starts a benchmark's process: a TrackedProcess (src/runtime/process.ts) with its output piped,
- * killed at exit and under a parent-death signal, in `live` until it exits.
+ * killed at exit (its own exit hook, src/runtime/process.ts) and under a parent-death signal.
  */
 export function startProcess(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: 'pipe'; discardStdout?: boolean; group?: boolean; pipe?: true | 'raw' } = {}): TrackedProcess {
-  const p = TrackedProcess.spawn(cmd, args, { name: cmd, pipe: true, dieWithParent: true, ...opts, cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env });
-  live.add(p);
-  void p.exited!.then(() => live.delete(p));
-  return p;
+  return TrackedProcess.spawn(cmd, args, { name: cmd, pipe: true, dieWithParent: true, ...opts, cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env });
 }
 
 /** Sends `sig` to a process of ours (none once it is gone, or its pid another process's). */
@@ -95,9 +89,11 @@ export async function untilChild(what: string, child: ChildProcess, probe: () =>
 
 let clusterRef: LocalCluster | undefined;
 
-/** Kills every tracked process and the brokers of the running cluster (see withCluster) by pid, and removes the cluster's temporary directory. */
+/**
+ * Kills the brokers of the running cluster (see withCluster) by pid and removes the cluster's
+ * temporary directory; the benchmark's own processes are killed by their exit hooks.
+ */
 export function emergencyStop(): void {
-  for (const p of live) p.killSync();
   if (clusterRef) {
     clusterRef.killAllSync();
     // After a failure or Ctrl-C the process exits before cluster.down() could remove it.

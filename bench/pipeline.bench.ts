@@ -69,7 +69,7 @@ if (FIXED_COPIER_TXN !== undefined && !(Number.isInteger(FIXED_COPIER_TXN) && FI
 const OUT_DIR = makeOutDir();
 installEmergencyStop();
 
-// ---------------------------------------------------------------- processes (tracked by pid, in common.ts's live)
+// ---------------------------------------------------------------- processes (TrackedProcesses: each killed by its own exit hook)
 
 interface Proc {
   proc: TrackedProcess;

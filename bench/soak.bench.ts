@@ -13,7 +13,7 @@ import { WorkerProcess } from '../harness/chaos/worker.js';
 import { createTopic, kafkaFor, readAll } from '../test/harness/index.js';
 import { waitCaughtUp } from '../test/harness/pipeline.js';
 import { parsePrometheusText, sampleValue } from '../test/harness/promtext.js';
-import { BENCH_DIR, fmt, makeOutDir, generatedBy, installEmergencyStop, intOption, live, log, mdTable, printUsageAndExit, runMain, withCluster, writeSection } from './common.js';
+import { BENCH_DIR, fmt, makeOutDir, generatedBy, installEmergencyStop, intOption, log, mdTable, printUsageAndExit, runMain, withCluster, writeSection } from './common.js';
 import { join } from 'node:path';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Admin } from 'kafkajs';
@@ -107,7 +107,6 @@ async function main(): Promise<void> {
     const outDir = makeOutDir('soak-');
     const logFile = join(outDir, 'eoswatch.log');
     const w = new WorkerProcess(config, 'soak', { logFile });
-    live.add(w.process);
     await w.url;
     const t0 = Date.now();
     const samples: Sample[] = [];
