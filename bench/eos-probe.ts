@@ -1,4 +1,5 @@
-// Preloaded into the benchmarked `eoswatch run` process (node --import tsx --import ./bench/eos-probe.ts)
+// Preloaded into the benchmarked `eoswatch run` process (node --import <out>/compiled/eos-probe.mjs:
+// bench/pipeline.bench.ts transpiles this file to JavaScript beside the compiled CLI)
 // to record, unbinned, the values eoswatch itself puts into two of its metrics:
 //   - every observation of eos_kafka_transaction_commit_latency_seconds (one per partition
 //     transaction: commit() of kafkajs after the records were acknowledged and the offsets sent),
