@@ -17,6 +17,13 @@
 // the checkpoint's own deadline bounds it from above (checkpoint-driver.ts), and a producer that
 // is disconnected or fenced stops retrying at once.
 //
+// The view also remembers each coordinator, as Kafka's TransactionManager does: kafkajs asks a
+// broker FindCoordinator before every coordinator call (AddPartitionsToTxn, AddOffsetsToTxn,
+// TxnOffsetCommit, EndTxn: four extra round trips per transaction, one of them inside every timed
+// commit). The view asks once per transactional id or group and keeps the answer until a call to
+// that coordinator fails with a stale coordinator or a broken connection (the retry then asks
+// again), or the broker is no longer in the producer's metadata.
+//
 // How: kafkajs builds one transaction manager (eosManager) per producer from the producer's
 // cluster. Its module is replaced in Node's module cache (module-cache.ts, installed by
 // preload.ts) by a factory that hands the original a view of the cluster whose coordinators are
@@ -144,12 +151,18 @@ interface KafkajsLogger {
 
 interface ClusterLike {
   findGroupCoordinator(args: { groupId: string; coordinatorType?: number }): Promise<Record<string, unknown>>;
+  /** The broker of the producer's metadata, connected; throws when the metadata has no such node. */
+  findBroker(args: { nodeId: number }): Promise<Record<string, unknown>>;
   disconnect(): Promise<void>;
 }
 
+type CoordinatorKey = { groupId: string; coordinatorType?: number };
+
 /**
- * A view of a producer's cluster for its transaction manager: `findGroupCoordinator` answers a
- * broker whose coordinator calls retry (retryCoordinatorCall). Everything else is the cluster's own.
+ * A view of a producer's cluster for its transaction manager: `findGroupCoordinator` answers the
+ * remembered coordinator (or asks for it), a broker whose coordinator calls retry
+ * (retryCoordinatorCall), asking again after a stale coordinator or a broken connection. Everything
+ * else is the cluster's own.
  */
 export function coordinatorRetryingCluster<C extends ClusterLike>(cluster: C, logger: KafkajsLogger | undefined, policy: RetryPolicy = DEFAULT_RETRY_POLICY): C {
   let live = true;
@@ -165,8 +178,26 @@ export function coordinatorRetryingCluster<C extends ClusterLike>(cluster: C, lo
     live: () => live,
     onRetry: (err, attempt, kind) => logger?.debug(`coordinator call failed; ${kind === 'refind' ? 'finding the coordinator again and ' : ''}retrying`, { error: (err as Error).message, attempt }),
   };
-  const find = (args: { groupId: string; coordinatorType?: number }) => cluster.findGroupCoordinator(args);
-  const retrying = (args: { groupId: string; coordinatorType?: number }, broker: Record<string, unknown>) =>
+  // The node each lookup found, by coordinator type and key (see the header).
+  const known = new Map<string, number>();
+  const keyOf = (args: CoordinatorKey) => `${args.coordinatorType ?? 0}:${args.groupId}`;
+  const lookup = async (args: CoordinatorKey) => {
+    known.delete(keyOf(args));
+    const broker = await cluster.findGroupCoordinator(args);
+    if (typeof broker.nodeId === 'number') known.set(keyOf(args), broker.nodeId);
+    return broker;
+  };
+  const remembered = async (args: CoordinatorKey) => {
+    const nodeId = known.get(keyOf(args));
+    if (nodeId === undefined) return lookup(args);
+    try {
+      return await cluster.findBroker({ nodeId });
+    } catch {
+      // Gone from the metadata or not reachable: ask who the coordinator is now.
+      return lookup(args);
+    }
+  };
+  const retrying = (args: CoordinatorKey, broker: Record<string, unknown>) =>
     new Proxy(broker, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
@@ -174,7 +205,7 @@ export function coordinatorRetryingCluster<C extends ClusterLike>(cluster: C, lo
         if (!(COORDINATOR_CALLS as readonly (string | symbol)[]).includes(prop)) return value.bind(target);
         return (req: unknown) =>
           retryCoordinatorCall(
-            () => find(args),
+            () => lookup(args),
             target,
             (b) => (b[prop as string] as (r: unknown) => Promise<unknown>).call(b, req),
             policy,
@@ -185,7 +216,7 @@ export function coordinatorRetryingCluster<C extends ClusterLike>(cluster: C, lo
   return new Proxy(cluster, {
     get(target, prop, receiver) {
       if (prop === 'findGroupCoordinator') {
-        return async (args: { groupId: string; coordinatorType?: number }) => retrying(args, await target.findGroupCoordinator(args));
+        return async (args: CoordinatorKey) => retrying(args, await remembered(args));
       }
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;

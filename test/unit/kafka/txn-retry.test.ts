@@ -160,6 +160,7 @@ test('the cluster view: coordinators answer with retrying transaction calls, oth
   let disconnected = 0;
   const cluster = {
     findGroupCoordinator: async (_args: { groupId: string; coordinatorType?: number }) => broker(coordinator++) as unknown as Record<string, unknown>,
+    findBroker: async ({ nodeId }: { nodeId: number }) => broker(nodeId) as unknown as Record<string, unknown>,
     disconnect: async () => {
       disconnected++;
     },
@@ -177,9 +178,84 @@ test('the cluster view: coordinators answer with retrying transaction calls, oth
   assert.equal(disconnected, 1);
   coordinator = 1;
   attempts.length = 0;
-  const again = (await view.findGroupCoordinator({ groupId: 'txn-1', coordinatorType: 1 })) as ReturnType<typeof broker>;
+  const again = (await view.findGroupCoordinator({ groupId: 'txn-2', coordinatorType: 1 })) as ReturnType<typeof broker>;
   await assert.rejects(again.endTxn({ transactionResult: true }));
   assert.deepEqual(attempts, ['endTxn@1']);
+});
+
+test('the cluster view remembers each coordinator: one lookup per transactional id and group, asked again after a stale coordinator, a broken connection or a node gone from the metadata', async () => {
+  const lookups: string[] = [];
+  const calls: string[] = [];
+  /** Where each key's coordinator is now (what FindCoordinator answers). */
+  const where = new Map<string, number>([
+    ['1:txn-a', 1],
+    ['0:group', 2],
+    ['1:txn-b', 2],
+  ]);
+  const down = new Set<number>();
+  const inMetadata = new Set([1, 2, 3]);
+  const broker = (id: number) => ({
+    nodeId: id,
+    endTxn: async (req: { transactionalId: string }) => {
+      calls.push(`endTxn ${req.transactionalId}@${id}`);
+      if (down.has(id)) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+      if (where.get(`1:${req.transactionalId}`) !== id) throw kafkaError(16);
+      return 'ok';
+    },
+    txnOffsetCommit: async () => {
+      calls.push(`txnOffsetCommit@${id}`);
+      return 'ok';
+    },
+  });
+  const cluster = {
+    findGroupCoordinator: async (a: { groupId: string; coordinatorType?: number }) => {
+      const key = `${a.coordinatorType ?? 0}:${a.groupId}`;
+      lookups.push(key);
+      return broker(where.get(key)!) as unknown as Record<string, unknown>;
+    },
+    findBroker: async ({ nodeId }: { nodeId: number }) => {
+      if (!inMetadata.has(nodeId)) throw Object.assign(new Error(`Broker ${nodeId} not found in the cached metadata`), { name: 'KafkaJSBrokerNotFound' });
+      return broker(nodeId) as unknown as Record<string, unknown>;
+    },
+    disconnect: async () => undefined,
+  };
+  const view = coordinatorRetryingCluster(cluster, undefined, { budgetMs: 5_000, initialBackoffMs: 1, maxBackoffMs: 1 });
+  type B = ReturnType<typeof broker>;
+  const endTxn = async (id: string) => ((await view.findGroupCoordinator({ groupId: id, coordinatorType: 1 })) as unknown as B).endTxn({ transactionalId: id });
+  const offsets = async () => ((await view.findGroupCoordinator({ groupId: 'group' })) as unknown as B).txnOffsetCommit();
+
+  for (let i = 0; i < 3; i++) assert.equal(await endTxn('txn-a'), 'ok');
+  assert.equal(await offsets(), 'ok');
+  assert.equal(await offsets(), 'ok');
+  assert.equal(await endTxn('txn-b'), 'ok');
+  assert.deepEqual(lookups, ['1:txn-a', '0:group', '1:txn-b'], 'one lookup per transactional id and per group, kept apart by coordinator type');
+  assert.deepEqual(calls, ['endTxn txn-a@1', 'endTxn txn-a@1', 'endTxn txn-a@1', 'txnOffsetCommit@2', 'txnOffsetCommit@2', 'endTxn txn-b@2']);
+
+  // The coordinator moved: the remembered one answers NOT_COORDINATOR, the retry asks again, and
+  // the next call goes to the new one without a lookup.
+  where.set('1:txn-a', 3);
+  lookups.length = calls.length = 0;
+  assert.equal(await endTxn('txn-a'), 'ok');
+  assert.equal(await endTxn('txn-a'), 'ok');
+  assert.deepEqual(calls, ['endTxn txn-a@1', 'endTxn txn-a@3', 'endTxn txn-a@3']);
+  assert.deepEqual(lookups, ['1:txn-a']);
+
+  // A broken connection to the remembered coordinator: asked again as well.
+  down.add(3);
+  where.set('1:txn-a', 1);
+  lookups.length = calls.length = 0;
+  assert.equal(await endTxn('txn-a'), 'ok');
+  assert.deepEqual(calls, ['endTxn txn-a@3', 'endTxn txn-a@1']);
+  assert.deepEqual(lookups, ['1:txn-a']);
+
+  // The remembered node left the metadata: asked before the call, no failed call.
+  inMetadata.delete(2);
+  where.set('1:txn-b', 3);
+  down.clear();
+  lookups.length = calls.length = 0;
+  assert.equal(await endTxn('txn-b'), 'ok');
+  assert.deepEqual(calls, ['endTxn txn-b@3']);
+  assert.deepEqual(lookups, ['1:txn-b']);
 });
 
 test('installed: kafkajs\' producer gets the retrying transaction manager', () => {
@@ -346,6 +422,7 @@ test('the cluster view retries only coordinator calls, and runs everything else 
   const cluster = {
     brokers: 3,
     findGroupCoordinator: async (_a: { groupId: string; coordinatorType?: number }) => broker as unknown as Record<string, unknown>,
+    findBroker: async () => broker as unknown as Record<string, unknown>,
     disconnect: async () => undefined,
     count(this: { brokers: number }) {
       return this.brokers;
