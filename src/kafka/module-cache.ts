@@ -4,6 +4,8 @@
 // would not reach them. src/kafka/preload.ts installs every replacement; src/cli.ts imports it
 // first and the test and benchmark scripts preload it (package.json).
 import { Module } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 /** What a replacement needs of Node's require: resolution and the module cache. */
 export type ModuleRequire = Pick<NodeJS.Require, 'resolve' | 'cache'>;
@@ -35,4 +37,17 @@ export function replaceModule(req: ModuleRequire, r: Replacement): true {
   m.exports = r.exports;
   req.cache[target] = m;
   return true;
+}
+
+/**
+ * A fresh instance of a module, compiled from its file, whatever the cache holds under its name
+ * (its own requires go through the cache as usual): kafkajs' original beside its replacement.
+ */
+export function loadOriginal(req: ModuleRequire, module: string): unknown {
+  const file = req.resolve(module);
+  const m = new Module(file) as Module & { _compile(code: string, filename: string): void };
+  m.filename = file;
+  m.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
+  m._compile(readFileSync(file, 'utf8'), file);
+  return m.exports;
 }

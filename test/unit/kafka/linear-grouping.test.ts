@@ -2,8 +2,8 @@
 // own groupMessagesPerPartition, loaded from its file beside the replacement in the module cache.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire, Module } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { loadOriginal } from '../../../src/kafka/module-cache.js';
 import { groupMessagesPerPartition, installGrouping, linearGrouping, type GroupArgs } from '../../../src/kafka/linear-grouping.js';
 
 const require = createRequire(import.meta.url);
@@ -11,10 +11,7 @@ const ORIGINAL = require.resolve('kafkajs/src/producer/groupMessagesPerPartition
 
 /** kafkajs 2.2.4's function, compiled from its file (the cache holds the replacement). */
 function kafkajsOriginal(): (args: GroupArgs<unknown, unknown>) => Record<number, unknown[]> {
-  const m = new Module(ORIGINAL) as Module & { _compile(code: string, filename: string): void };
-  m.filename = ORIGINAL;
-  m._compile(readFileSync(ORIGINAL, 'utf8'), ORIGINAL);
-  return m.exports as (args: GroupArgs<unknown, unknown>) => Record<number, unknown[]>;
+  return loadOriginal(require, ORIGINAL) as (args: GroupArgs<unknown, unknown>) => Record<number, unknown[]>;
 }
 
 // A small deterministic generator, so a failure names a reproducible case.
