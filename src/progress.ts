@@ -16,7 +16,8 @@ export class ProgressLine {
   private readonly now: () => number;
   private lastAt = -Infinity;
   private shown = false;
-  private pending: string | undefined;
+  /** The latest state not yet written: its text, or the function that makes it (called only when written). */
+  private pending: string | (() => string) | undefined;
 
   constructor(opts: ProgressOptions = {}) {
     this.stream = opts.stream ?? process.stderr;
@@ -25,12 +26,18 @@ export class ProgressLine {
     this.now = opts.now ?? Date.now;
   }
 
-  update(text: string): void {
+  /**
+   * The current state. A function is called only when the line is written (at most 10 times a
+   * second on a terminal, once per interval otherwise, and at done()): a caller that updates on
+   * every batch does not format a line it will not show.
+   */
+  update(state: string | (() => string)): void {
     const t = this.now();
-    this.pending = text;
+    this.pending = state;
     if (t - this.lastAt < (this.tty ? 100 : this.everyMs)) return;
     this.lastAt = t;
     this.pending = undefined;
+    const text = typeof state === 'string' ? state : state();
     if (this.tty) {
       this.stream.write(`\r\x1b[K${text}`);
       this.shown = true;
@@ -45,7 +52,8 @@ export class ProgressLine {
 
   /** Ends the progress: the last state (or `text`) stays as a plain line. */
   done(text?: string): void {
-    const last = text ?? this.pending;
+    const pending = this.pending;
+    const last = text ?? (typeof pending === 'function' ? pending() : pending);
     this.clear();
     if (last) this.stream.write(`${last}\n`);
     this.pending = undefined;

@@ -82,7 +82,10 @@ export async function handler(args: string[]): Promise<number> {
     const manifest = await verify.produceVerifyRecords(kafka, topic, {
       records,
       run: values.run,
-      onProgress: (n) => progress.update(countProgress(`writing ${topic}`, n, records, Date.now() - t0)),
+      onProgress: (n) => {
+        const ms = Date.now() - t0;
+        progress.update(() => countProgress(`writing ${topic}`, n, records, ms));
+      },
     });
     progress.done();
     process.stdout.write(`${JSON.stringify(manifest)}\n`);
@@ -102,7 +105,11 @@ export async function handler(args: string[]): Promise<number> {
     valueDelta: numberOption('value-delta', values['value-delta'], 1, Number.isInteger, 'an integer'),
     uncommittedPass: Boolean(values.uncommitted),
     timeoutMs,
-    onProgress: (pass, read, total) => progress.update(countProgress(`reading ${topic} (${pass})`, read, total, Date.now() - t0)),
+    // The line is formatted only when it is written (ProgressLine.update), not at every fetch.
+    onProgress: (pass, read, total) => {
+      const ms = Date.now() - t0;
+      progress.update(() => countProgress(`reading ${topic} (${pass})`, read, total, ms));
+    },
     // A transaction open below the end: the read waits for it, never calls its records lost.
     onWaiting: (pending, waitedMs) =>
       progress.update(

@@ -7,8 +7,10 @@
 // sits under a secret key is never quoted back (src/redact.ts). The schema and its durations are
 // schema.ts; the rules between keys the schema cannot say, rules.ts.
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import type { ErrorObject } from 'ajv';
-import { LineCounter, isAlias, isMap, isNode, isScalar, parseDocument, type Document } from 'yaml';
+import type * as Yaml from 'yaml';
+import type { Document, LineCounter } from 'yaml';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
 import { REDACTED, isSecretKey, redactText, redactValue } from '../redact.js';
 import { expandEnv } from './env.js';
@@ -25,6 +27,14 @@ export const MAX_YAML_ALIASES = 100;
 /** Nesting of YAML collections: the schema is 4 deep; this stops a deeply nested document from exhausting the stack. */
 export const MAX_YAML_DEPTH = 64;
 const MAX_FLOW_NESTING = 512;
+
+/**
+ * The yaml library, loaded when a file is first parsed: a command run without a configuration
+ * file (`verify check`, `status`, `transactions` with -b) validates only the defaults and parses no
+ * YAML, and loading the library was about 40 ms of such a command's start-up.
+ */
+let yamlLibrary: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => (yamlLibrary ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
 
 function pointer(path: Path): string {
   return path.length ? '/' + path.join('/') : '(root)';
@@ -48,6 +58,7 @@ function show(v: unknown): string {
 /** Position of a key path in the YAML document as "line:col", or null when it is not in the file (a default). */
 function positionOf(doc: Document | undefined, lc: LineCounter | undefined, path: Path, keyOf?: string): string | null {
   if (!doc || !lc) return null;
+  const { isMap, isNode, isScalar } = yaml();
   let node: unknown = path.length ? doc.getIn(path, true) : doc.contents;
   if (keyOf !== undefined && isMap(node)) {
     const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === keyOf);
@@ -226,6 +237,7 @@ export function parseYamlText(text: string, file: string): { data: unknown; doc:
     else if ((c === 0x5d || c === 0x7d) && open > 0) open--;
     if (open > MAX_FLOW_NESTING) fail([`${file}: YAML nested more than ${MAX_FLOW_NESTING} brackets deep`]);
   }
+  const { LineCounter, parseDocument } = yaml();
   const lc = new LineCounter();
   let doc: Document;
   try {
@@ -264,6 +276,7 @@ export function parseYamlText(text: string, file: string): { data: unknown; doc:
 }
 
 function visitAliases(doc: Document, found: (node: unknown) => void): void {
+  const { isAlias } = yaml();
   const stack: unknown[] = [doc.contents];
   while (stack.length) {
     const node = stack.pop();

@@ -176,6 +176,20 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     reason: "a string never matches the byte template (characters are not byte values), so JSON.parse decides it as before",
   },
   {
+    file: 'src/verify/checker.ts',
+    mutator: 'ConditionalExpression',
+    original: 'Number.isInteger(v) && v < EXACT_MS',
+    replacement: 'false',
+    reason: 'only where a latency is counted changes: every one goes to its bucket at once, as a whole millisecond below EXACT_MS reaches the same bucket when the counts by value are folded (test/unit/verify/checker-latency.test.ts compares both with the bucket arithmetic written out)',
+  },
+  {
+    file: 'src/verify/checker.ts',
+    mutator: 'EqualityOperator',
+    original: 'v < EXACT_MS',
+    replacement: 'v <= EXACT_MS',
+    reason: 'in the fold loop, one step past the array reads undefined, which is not > 0: nothing is counted (in add, the same mutant loses a latency of exactly EXACT_MS ms and is killed by checker-latency.test.ts)',
+  },
+  {
     file: 'src/audit/checks/live.ts',
     mutator: 'OptionalChaining',
     original: 'f.cluster?.brokers',

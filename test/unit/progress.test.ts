@@ -41,3 +41,20 @@ test('count progress: rate and ETA', () => {
   assert.equal(countProgress('writing t', 2500, 10000, 2000), 'writing t: 2,500/10,000 (25%), 1,250/s, 2s elapsed, ETA 6s');
   assert.equal(countProgress('writing t', 10000, 10000, 125_000), 'writing t: 10,000/10,000 (100%), 80/s, 2m05s elapsed');
 });
+
+test('a state given as a function is formatted only when its line is written, the last one at done()', () => {
+  const out = sink();
+  let now = 0;
+  const p = new ProgressLine({ stream: out.stream, isTTY: false, everyMs: 10_000, now: () => now });
+  const made: number[] = [];
+  for (let i = 1; i <= 250; i++) {
+    now += 100;
+    p.update(() => {
+      made.push(i);
+      return `step ${i}`;
+    });
+  }
+  p.done();
+  assert.deepEqual(made, [1, 101, 201, 250]);
+  assert.deepEqual(out.text().trim().split('\n'), ['step 1', 'step 101', 'step 201', 'step 250']);
+});
