@@ -36,6 +36,8 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
   private readonly sortedNames: readonly string[];
   private readonly allNames: readonly string[];
   private readonly series = new Map<string, Series>();
+  /** Each series by the label object it holds (a service passes the same object on every reading). */
+  private byLabels = new WeakMap<object, Series>();
   /** The block of lines as last built; undefined: something changed since. */
   private block: string | undefined;
   /** The format the lines were built with: another one (other default labels) formats every line again. */
@@ -62,6 +64,12 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
   }
 
   override set(labels: LabelValues<T> | number, value?: number): void {
+    if (typeof labels === 'object' && labels !== null) {
+      // The series holds this label object and value already, in prom-client's store too: nothing
+      // to do (most series of a reading of thousands of partitions).
+      const s = this.byLabels.get(labels);
+      if (s !== undefined && typeof value === 'number' && same(s.value, value)) return;
+    }
     super.set(labels as LabelValues<T>, value as number);
     if (typeof labels === 'object' && labels !== null) this.put(labels, value as number);
     else this.put({}, labels as number);
@@ -82,6 +90,7 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     // (prom-client's constructor calls reset() before this class' fields exist.)
     if ((this.series as Map<string, Series> | undefined) === undefined) return;
     this.series.clear();
+    this.byLabels = new WeakMap();
     this.block = undefined;
     if (this.allNames.length === 0) this.put({}, 0);
   }
@@ -91,7 +100,12 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     const labels: Record<string, unknown> = {};
     if (typeof args[0] === 'object') Object.assign(labels, args[0]);
     else this.allNames.forEach((n, i) => (labels[n] = args[i]));
-    if (this.series.delete(this.key(labels))) this.block = undefined;
+    const k = this.key(labels);
+    const s = this.series.get(k);
+    if (s === undefined) return;
+    this.series.delete(k);
+    this.byLabels.delete(s.labels);
+    this.block = undefined;
   }
 
   /**
@@ -130,13 +144,18 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
 
   /** As prom-client's set: the entry gets this label object and value (a new series goes last). */
   private put(labels: object, value: number): void {
-    const k = this.key(labels as Record<string, unknown>);
-    const s = this.series.get(k);
+    const s = this.byLabels.get(labels) ?? this.series.get(this.key(labels as Record<string, unknown>));
     if (s === undefined) {
-      this.series.set(k, { labels, value, line: undefined });
+      const n: Series = { labels, value, line: undefined };
+      this.series.set(this.key(labels as Record<string, unknown>), n);
+      this.byLabels.set(labels, n);
     } else {
       if (s.labels === labels && same(s.value, value)) return;
-      s.labels = labels;
+      if (s.labels !== labels) {
+        this.byLabels.delete(s.labels);
+        this.byLabels.set(labels, s);
+        s.labels = labels;
+      }
       s.value = value;
       s.line = undefined;
     }
@@ -152,7 +171,9 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     const k = this.key(l as Record<string, unknown>);
     const s = this.series.get(k);
     if (s === undefined) {
-      this.series.set(k, { labels: l, value: d, line: undefined });
+      const n: Series = { labels: l, value: d, line: undefined };
+      this.series.set(k, n);
+      this.byLabels.set(l, n);
       this.block = undefined;
       return;
     }
