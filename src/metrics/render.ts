@@ -79,8 +79,13 @@ function valueString(v: number): string {
 const EMPTY: Labels = Object.freeze({});
 const NEWLINE = Buffer.from('\n');
 
-/** One family's part of the body as last written: `key` is its text (a SeriesGauge's: its lines string). */
+/**
+ * One family's part of the body as last written: the metric and its text (a SeriesGauge's: its
+ * lines string, the same string while nothing in it changed; two families without series both
+ * have '', so the metric is part of the key).
+ */
 interface Piece {
+  metric: object;
   key: string;
   /** The family's text and the newline after it, UTF-8. */
   bytes: Buffer;
@@ -165,10 +170,10 @@ export class MetricsRenderer {
         text = () => block;
       }
       const before = this.pieces[i];
-      if (before !== undefined && before.key === key) pieces.push(before);
+      if (before !== undefined && before.metric === m && before.key === key) pieces.push(before);
       else {
         changed = true;
-        pieces.push({ key, bytes: Buffer.from(`${text()}\n`, 'utf8') });
+        pieces.push({ metric: m, key, bytes: Buffer.from(`${text()}\n`, 'utf8') });
       }
     }
     if (changed) {

@@ -141,6 +141,17 @@ describe('SeriesGauge and the renderer', () => {
     assert.equal(g.lag.linesBuilt, 20);
   });
 
+  test('a family removed from the registry: the families after it keep their own text (also those without series, whose lines are all \'\')', async () => {
+    const g = registryWith();
+    const r = new MetricsRenderer(g.registry);
+    // part_lag and part_stuck, next to each other, have no series.
+    await same(r, g.registry);
+    g.registry.removeSingleMetric('plain_before');
+    assert.match(await same(r, g.registry), /^# TYPE part_lag gauge\n\n# HELP part_stuck per partition too\n# TYPE part_stuck gauge\n\n/m);
+    g.registry.removeSingleMetric('part_lag');
+    await same(r, g.registry);
+  });
+
   test('has no collect(): its series are set by a service', () => {
     assert.throws(() => new SeriesGauge({ name: 'x', help: 'x', collect() {} }), /no collect/);
   });
