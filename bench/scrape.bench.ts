@@ -5,11 +5,16 @@
 // (odd rounds this checkout first, even rounds the baseline first) on the same cluster and topics:
 //
 //   idle        HTTP + audit + Kafka health on the idle cluster: RSS and CPU over --idle-seconds
-//   watch       + the LSO monitor (every 5 s) on --partitions partitions (topics of 100): RSS and
-//               CPU over --idle-seconds, then /metrics: one scraper (--scrapes sequential GETs),
-//               then 20 concurrent scrapers (closed loops over keep-alive connections) for
+//   watch       + the LSO monitor (every 5 s) on --partitions partitions (topics of --per-topic):
+//               RSS and CPU over --idle-seconds, then /metrics: one scraper (--scrapes sequential
+//               GETs), then 20 concurrent scrapers (closed loops over keep-alive connections) for
 //               --seconds, with the daemon's RSS before and after
-//   watch+lag   + the lag service (one group committed on every partition): one scraper
+//   watch+lag   + the lag service (--groups groups; each partition committed by one of them, each
+//               group on a contiguous run of partitions): the same footprint, one scraper and
+//               concurrent scrapers
+//
+// The 10,000-partition shape: --partitions 10000 --per-topic 1000 --groups 100 --broker-heap 1g
+// (10 topics of 1,000 partitions; each group committed on 100 partitions of one topic).
 //
 // CPU is user + system time of the daemon process from /proc/<pid>/stat over the window, RSS its
 // VmRSS from /proc/<pid>/status sampled every second (median and peak). The scrapers run in a
@@ -17,7 +22,7 @@
 // more under `node --cpu-prof` through the concurrent scrapes (not counted).
 //
 //   node --import tsx bench/scrape.bench.ts [--baseline REV] [--rounds 3] [--partitions 1000]
-//        [--idle-seconds 60] [--seconds 30] [--scrapes 500] [--concurrency 20] [--no-profile]
+//        [--per-topic 100] [--groups 1] [--broker-heap 512m] [--idle-seconds 60] [--seconds 30] [--scrapes 500] [--concurrency 20] [--no-profile]
 //        [--out bench/RESULTS.md]
 //
 // The results go into their own section of bench/RESULTS.md (between the SCRAPE BENCH markers,
@@ -73,6 +78,9 @@ const { values: argv } = parseArgs({
     baseline: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     partitions: { type: 'string', default: '1000' },
+    'per-topic': { type: 'string', default: '100' },
+    groups: { type: 'string', default: '1' },
+    'broker-heap': { type: 'string', default: '512m' },
     'idle-seconds': { type: 'string', default: '60' },
     seconds: { type: 'string', default: '30' },
     scrapes: { type: 'string', default: '500' },
@@ -89,9 +97,13 @@ const IDLE_S = intOption(argv['idle-seconds'], '--idle-seconds', 5);
 const CONC_S = intOption(argv.seconds, '--seconds', 2);
 const SCRAPES = intOption(argv.scrapes, '--scrapes', 20);
 const CONCURRENCY = intOption(argv.concurrency, '--concurrency', 2);
-const PER_TOPIC = 100;
+const PER_TOPIC = intOption(argv['per-topic'], '--per-topic', 1);
 const TOPICS = Array.from({ length: Math.ceil(PARTITIONS / PER_TOPIC) }, (_, i) => `bench-scrape-${String(i).padStart(3, '0')}`);
-const GROUP = 'bench-scrape-group';
+const GROUP_COUNT = intOption(argv.groups, '--groups', 1);
+const GROUPS = GROUP_COUNT === 1 ? ['bench-scrape-group'] : Array.from({ length: GROUP_COUNT }, (_, i) => `bench-scrape-group-${String(i).padStart(3, '0')}`);
+/** Partitions each group commits on: partition i of the whole (topic ⌊i / PER_TOPIC⌋) is committed by group ⌊i / PER_GROUP⌋. */
+const PER_GROUP = Math.ceil(PARTITIONS / GROUP_COUNT);
+if (!/^\d+[mg]$/.test(argv['broker-heap']!)) throw new Error('--broker-heap: a JVM size such as 512m or 1g');
 /** Time a fresh daemon gets before a window starts (start-up, first readings, first audit). */
 const SETTLE_MS = 15_000;
 
@@ -129,7 +141,7 @@ function configYaml(shape: Shape, brokers: string, port: number): string {
     `kafka: { brokers: [${brokers}] }`,
     'pipeline: { enabled: false }',
     `lsoMonitor: { enabled: ${shape !== 'idle'}, topics: ${list(shape === 'idle' ? [] : TOPICS)}, interval: 5s }`,
-    `lag: { enabled: ${shape === 'lag'}, groups: [${GROUP}], topics: ${list(TOPICS)}, interval: 15s }`,
+    `lag: { enabled: ${shape === 'lag'}, groups: ${list(GROUPS)}, topics: ${list(TOPICS)}, interval: 15s }`,
     'audit: { enabled: true, cluster: true }',
     '',
   ].join('\n');
@@ -286,7 +298,9 @@ interface VariantRun {
   one: Scrapes;
   many: Scrapes;
   lagSeries: number;
+  lagFoot: Footprint;
   oneLag: Scrapes;
+  manyLag: Scrapes;
 }
 
 function seriesCount(text: string, names: string[]): number {
@@ -319,19 +333,36 @@ async function runVariant(variant: Variant, entry: string, brokers: string, roun
   log(`  ${CONCURRENCY} scrapers: p50 ${fmt(many.p50, 1)} ms, p99 ${fmt(many.p99, 1)} ms, ${fmt(many.perSecond)} scrapes/s, ${many.errors} errors, RSS ${fmt(many.rssBeforeMiB)} → ${fmt(many.rssAfterMiB)} MiB`);
   await stopDaemon(d);
 
-  log(`${tag}: watching ${PARTITIONS} partitions with the lag service, one scraper`);
+  log(`${tag}: watching ${PARTITIONS} partitions with the lag service (${GROUPS.length} groups), ${IDLE_S} s, then scrapes`);
   d = await startDaemon(entry, 'lag', brokers, `${tag}-lag`);
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  const lagFoot = await footprint(d, IDLE_S);
+  log(`  RSS ${fmt(lagFoot.rssMedianMiB, 1)} MiB (peak ${fmt(lagFoot.rssPeakMiB, 1)}), CPU ${fmt(lagFoot.cpuPct, 2)} %`);
   const lagSeries = seriesCount(await (await fetch(`${d.url}/metrics`)).text(), [...PARTITION_SERIES, ...LAG_SERIES]);
   await scrapes(d, 1, { count: 50 }, `${tag}-lag-warm`);
   const oneLag = await scrapes(d, 1, { count: SCRAPES }, `${tag}-lag-one`);
   log(`  one scraper: p50 ${fmt(oneLag.p50, 2)} ms, p99 ${fmt(oneLag.p99, 2)} ms (${fmt(oneLag.bytes / 1024)} KiB)`);
+  const manyLag = await scrapes(d, CONCURRENCY, { seconds: CONC_S }, `${tag}-lag-many`);
+  log(`  ${CONCURRENCY} scrapers: p50 ${fmt(manyLag.p50, 1)} ms, p99 ${fmt(manyLag.p99, 1)} ms, ${fmt(manyLag.perSecond)} scrapes/s, ${manyLag.errors} errors`);
   await stopDaemon(d);
-  return { variant, round, load1m, idle, watch, series, one, many, lagSeries, oneLag };
+  return { variant, round, load1m, idle, watch, series, one, many, lagSeries, lagFoot, oneLag, manyLag };
 }
 
 // ---------------------------------------------------------------- the report
 
+/** What the local cluster took for the partitions. */
+interface Setup {
+  /** Creating the topics (to every partition having a leader). */
+  topicsS: number;
+  /** Topics, one record per partition, the groups' commits. */
+  setupS: number;
+  heap: string;
+  brokerFds: number;
+  brokerRssMiB: number;
+}
+
 interface Report {
+  setup: Setup;
   startedAt: Date;
   totalS: number;
   load0: number[];
@@ -358,6 +389,25 @@ const CATEGORY = (url: string, fn: string): string => {
   return 'other';
 };
 
+/** The shape's options where they are not the defaults. */
+function shapeArgs(): string {
+  const given: [string, string | undefined, string][] = [
+    ['--partitions', argv.partitions, '1000'],
+    ['--per-topic', argv['per-topic'], '100'],
+    ['--groups', argv.groups, '1'],
+    ['--broker-heap', argv['broker-heap'], '512m'],
+  ];
+  return given.map(([flag, v, d]) => (v !== d ? ` ${flag} ${v}` : '')).join('');
+}
+
+function fdLimit(): number {
+  try {
+    return Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
+}
+
 function section(r: Report): string {
   const L: string[] = [];
   const line = (s = '') => L.push(s);
@@ -369,11 +419,11 @@ function section(r: Report): string {
   line('## /metrics and the daemon\'s footprint');
   line();
   line(
-    `${generatedBy(`npm run bench:scrape -- --rounds ${ROUNDS}${r.baseline ? ` --baseline ${r.baseline}` : ''}`, 'bench/scrape.bench.ts', r.startedAt, r.totalS)} ${m.nproc} cores (${m.model}), ${fmt(m.memGiB, 1)} GiB, a 1-node local cluster (Kafka ${r.kafka}) on the same machine; kafkajs ${kafkajsVersion()}, Node ${process.versions.node}. The machine was shared with other work (load average 1/5/15 min ${loadAverageRow(r.load0, r.load1)[1]}; 1-minute load at the start of each run in the last table).`,
+    `${generatedBy(`npm run bench:scrape -- --rounds ${ROUNDS}${r.baseline ? ` --baseline ${r.baseline}` : ''}${shapeArgs()}`, 'bench/scrape.bench.ts', r.startedAt, r.totalS)} ${m.nproc} cores (${m.model}), ${fmt(m.memGiB, 1)} GiB, a 1-node local cluster (Kafka ${r.kafka}) on the same machine; kafkajs ${kafkajsVersion()}, Node ${process.versions.node}. The machine was shared with other work (load average 1/5/15 min ${loadAverageRow(r.load0, r.load1)[1]}; 1-minute load at the start of each run in the last table).`,
   );
   line();
   line(
-    `**What runs**: \`eoswatch run\` compiled by tsc as the installed CLI runs it (no tsx), this checkout (${r.current.rev}${r.current.dirty ? ' with uncommitted changes' : ''})${r.baseline ? ` and the baseline ${r.baseline} built the same way, in ${ROUNDS} rounds (odd rounds this checkout first, even rounds the baseline first)` : ''}. The baseline renders /metrics with prom-client's own \`registry.metrics()\` (what eoswatch did before) and runs kafkajs 2.2.4 as released: it is the peer on the same registry contents, cluster and HTTP stack. Shapes: **idle** = HTTP + audit (cluster source) + Kafka health on the idle cluster; **watch** = the same + the LSO monitor every 5 s on ${PARTITIONS} partitions (${TOPICS.length} topics of ${PER_TOPIC}); **watch + lag** = the same + the lag service (one group committed on every partition, every 15 s). Footprints are measured over ${IDLE_S} s after ${SETTLE_MS / 1000} s of settling, with nothing scraping; CPU = utime + stime of the daemon from /proc/<pid>/stat over the window. Scrapes come from a separate Node process over keep-alive connections on loopback: one scraper sends ${SCRAPES} GETs one after the other (after 50 not counted); ${CONCURRENCY} scrapers are ${CONCURRENCY} closed loops for ${CONC_S} s. Latency = request sent → last byte of the body. Medians over rounds.`,
+    `**What runs**: \`eoswatch run\` compiled by tsc as the installed CLI runs it (no tsx), this checkout (${r.current.rev}${r.current.dirty ? ' with uncommitted changes' : ''})${r.baseline ? ` and the baseline ${r.baseline} built the same way, in ${ROUNDS} rounds (odd rounds this checkout first, even rounds the baseline first)` : ''}. The baseline is the peer on the same cluster, topics and HTTP stack (what its /metrics renderer is, the notes say). Shapes: **idle** = HTTP + audit (cluster source) + Kafka health on the idle cluster; **watch** = the same + the LSO monitor every 5 s on ${PARTITIONS} partitions (${TOPICS.length} topics of ${PER_TOPIC}); **watch + lag** = the same + the lag service every 15 s (${GROUPS.length === 1 ? 'one group committed on every partition' : `${GROUPS.length} groups, each committed on ${fmt(PER_GROUP)} partitions${PER_GROUP <= PER_TOPIC ? ' of one topic' : ''}, every partition by one group`}: ${fmt(TOPICS.length * PER_TOPIC)} group-partitions). Footprints are measured over ${IDLE_S} s after ${SETTLE_MS / 1000} s of settling, with nothing scraping; CPU = utime + stime of the daemon from /proc/<pid>/stat over the window. Scrapes come from a separate Node process over keep-alive connections on loopback: one scraper sends ${SCRAPES} GETs one after the other (after 50 not counted); ${CONCURRENCY} scrapers are ${CONCURRENCY} closed loops for ${CONC_S} s. Latency = request sent → last byte of the body. Medians over rounds.`,
   );
   line();
   const rows: (string | number)[][] = [];
@@ -385,26 +435,36 @@ function section(r: Report): string {
     const ratio = b > 0 && c >= 0 ? (c / b).toFixed(2) : '';
     rows.push([what, base.length ? `${fmt(b, d)} ${unit}` : '', `**${fmt(c, d)} ${unit}**`, ratio, max === undefined ? '' : `≤ ${max} ${unit}`, max === undefined ? '' : target(c, max)]);
   };
-  add('idle daemon: RSS (median of the window)', (x) => x.idle.rssMedianMiB, 1, 'MiB', 80);
-  add('idle daemon: CPU', (x) => x.idle.cpuPct, 2, '% of a core', 1);
+  // The idle and watch targets are those of 1,000 partitions; at 10,000 the targets are the watch + lag shape's.
+  const large = PARTITIONS >= 10_000;
+  add('idle daemon: RSS (median of the window)', (x) => x.idle.rssMedianMiB, 1, 'MiB', large ? undefined : 80);
+  add('idle daemon: CPU', (x) => x.idle.cpuPct, 2, '% of a core', large ? undefined : 1);
   add('idle daemon: context switches', (x) => x.idle.ctxSwitchesPerS, 0, '/s');
-  add(`watching ${PARTITIONS} partitions: RSS (median)`, (x) => x.watch.rssMedianMiB, 1, 'MiB', 120);
-  add(`watching ${PARTITIONS} partitions: CPU`, (x) => x.watch.cpuPct, 2, '% of a core', 3);
+  add(`watching ${PARTITIONS} partitions: RSS (median)`, (x) => x.watch.rssMedianMiB, 1, 'MiB', large ? undefined : 120);
+  add(`watching ${PARTITIONS} partitions: CPU`, (x) => x.watch.cpuPct, 2, '% of a core', large ? undefined : 3);
   add(`/metrics, one scraper: p50`, (x) => x.one.p50, 2, 'ms');
-  add(`/metrics, one scraper: p99`, (x) => x.one.p99, 2, 'ms', 5);
+  add(`/metrics, one scraper: p99`, (x) => x.one.p99, 2, 'ms', large ? 25 : 5);
   add(`/metrics, one scraper: daemon CPU per scrape`, (x) => x.one.cpuMsPerScrape, 2, 'ms');
+  add(`watching ${PARTITIONS} partitions + lag: RSS (median)`, (x) => x.lagFoot.rssMedianMiB, 1, 'MiB', large ? 200 : undefined);
+  add(`watching ${PARTITIONS} partitions + lag: CPU`, (x) => x.lagFoot.cpuPct, 2, '% of a core', large ? 5 : undefined);
   add(`/metrics with the lag series, one scraper: p50`, (x) => x.oneLag.p50, 2, 'ms');
-  add(`/metrics with the lag series, one scraper: p99`, (x) => x.oneLag.p99, 2, 'ms', 10);
+  add(`/metrics with the lag series, one scraper: p99`, (x) => x.oneLag.p99, 2, 'ms', large ? 25 : 5);
   add(`/metrics with the lag series, one scraper: daemon CPU per scrape`, (x) => x.oneLag.cpuMsPerScrape, 2, 'ms');
   add(`/metrics, ${CONCURRENCY} concurrent scrapers: p50`, (x) => x.many.p50, 1, 'ms');
-  add(`/metrics, ${CONCURRENCY} concurrent scrapers: p99`, (x) => x.many.p99, 1, 'ms', 25);
+  add(`/metrics, ${CONCURRENCY} concurrent scrapers: p99`, (x) => x.many.p99, 1, 'ms', large ? 100 : 15);
   add(`/metrics, ${CONCURRENCY} concurrent scrapers: scrapes/s`, (x) => x.many.perSecond, 0, '');
   add(`/metrics, ${CONCURRENCY} concurrent scrapers: daemon CPU per scrape`, (x) => x.many.cpuMsPerScrape, 2, 'ms');
+  add(`/metrics with the lag series, ${CONCURRENCY} concurrent scrapers: p50`, (x) => x.manyLag.p50, 1, 'ms');
+  add(`/metrics with the lag series, ${CONCURRENCY} concurrent scrapers: p99`, (x) => x.manyLag.p99, 1, 'ms', large ? 100 : 15);
+  add(`/metrics with the lag series, ${CONCURRENCY} concurrent scrapers: daemon CPU per scrape`, (x) => x.manyLag.cpuMsPerScrape, 2, 'ms');
   add(`/metrics, ${CONCURRENCY} concurrent scrapers: errors`, (x) => x.many.errors, 0, '');
   add(`/metrics, ${CONCURRENCY} concurrent scrapers: RSS after − before`, (x) => x.many.rssAfterMiB - x.many.rssBeforeMiB, 1, 'MiB');
   line(mdTable(['figure', r.baseline ? `baseline ${r.baseline}` : 'baseline', 'this checkout', 'ratio', 'target', 'met'], rows));
   line();
   const c0 = cur[0];
+  line(
+    `Local setup: broker heap ${r.setup.heap}; the topics created in ${fmt(r.setup.topicsS, 1)} s, everything (topics, one record per partition, the groups' commits) in ${fmt(r.setup.setupS, 1)} s; the broker then held ${fmt(r.setup.brokerFds)} file descriptors (\`ulimit -n\` ${fmt(fdLimit())}) with an RSS of ${fmt(r.setup.brokerRssMiB)} MiB.`,
+  );
   if (c0) line(`Series: ${fmt(c0.series)} partition series of the LSO monitor (${fmt(c0.one.bytes / 1024)} KiB per scrape), ${fmt(c0.lagSeries)} with the lag service's (${fmt(c0.oneLag.bytes / 1024)} KiB).`);
   if (r.smallYoung)
     line(
@@ -415,7 +475,7 @@ function section(r: Report): string {
   line();
   line(
     mdTable(
-      ['round', 'daemon', 'load 1m', 'idle: RSS MiB median / peak, CPU %, cs/s', 'watch: RSS MiB median / peak, CPU %', 'one scraper p50 / p99 ms', 'with lag: p50 / p99 ms', `${CONCURRENCY} scrapers p50 / p99 ms, scrapes/s, errors, daemon CPU %`, 'RSS MiB before → after / peak'],
+      ['round', 'daemon', 'load 1m', 'idle: RSS MiB median / peak, CPU %, cs/s', 'watch: RSS MiB median / peak, CPU %', 'one scraper p50 / p99 ms', 'with lag: RSS MiB median, CPU %; one scraper p50 / p99 ms; ' + `${CONCURRENCY} scrapers p50 / p99 ms`, `${CONCURRENCY} scrapers p50 / p99 ms, scrapes/s, errors, daemon CPU %`, 'RSS MiB before → after / peak'],
       r.runs.map((x) => [
         x.round,
         x.variant === 'current' ? 'this checkout' : `baseline ${r.baseline}`,
@@ -423,7 +483,7 @@ function section(r: Report): string {
         `${fmt(x.idle.rssMedianMiB, 1)} / ${fmt(x.idle.rssPeakMiB, 1)}, ${fmt(x.idle.cpuPct, 2)}, ${fmt(x.idle.ctxSwitchesPerS)}`,
         `${fmt(x.watch.rssMedianMiB, 1)} / ${fmt(x.watch.rssPeakMiB, 1)}, ${fmt(x.watch.cpuPct, 2)}`,
         `${fmt(x.one.p50, 2)} / ${fmt(x.one.p99, 2)}`,
-        `${fmt(x.oneLag.p50, 2)} / ${fmt(x.oneLag.p99, 2)}`,
+        `${fmt(x.lagFoot.rssMedianMiB, 1)}, ${fmt(x.lagFoot.cpuPct, 2)}; ${fmt(x.oneLag.p50, 2)} / ${fmt(x.oneLag.p99, 2)}; ${fmt(x.manyLag.p50, 1)} / ${fmt(x.manyLag.p99, 1)}`,
         `${fmt(x.many.p50, 1)} / ${fmt(x.many.p99, 1)}, ${fmt(x.many.perSecond)}, ${x.many.errors}, ${fmt(x.many.cpuPct)}`,
         `${fmt(x.many.rssBeforeMiB)} → ${fmt(x.many.rssAfterMiB)} / ${fmt(x.many.rssPeakMiB)}`,
       ]),
@@ -471,25 +531,46 @@ async function main(): Promise<void> {
   if (!current) throw new Error('this checkout does not build');
   const baseline = argv.baseline ? await buildBaseline(argv.baseline) : undefined;
   const { version } = await kafkaDist();
-  const out = await withCluster({ nodes: 1, version }, async (cluster) => {
+  const out = await withCluster({ nodes: 1, version, heap: argv['broker-heap']! }, async (cluster) => {
     const kafka = kafkaFor(cluster.brokers);
     const admin = kafka.admin();
+    const t0 = performance.now();
     await admin.connect();
-    await ensureTopics(
-      admin,
-      TOPICS.map((topic) => ({ topic, numPartitions: PER_TOPIC, replicationFactor: 1 })),
-      300_000,
-    );
+    // A topic per request: KRaft's controller refuses a request of more than 10,000 records
+    // (POLICY_VIOLATION), and each partition is a record (10 topics of 1,000 are 10,010).
+    for (const topic of TOPICS) await ensureTopics(admin, [{ topic, numPartitions: PER_TOPIC, replicationFactor: 1 }], 600_000);
     await admin.disconnect();
-    // One record per partition, so that the group's committed offsets (1) stand at the end.
+    const topicsS = (performance.now() - t0) / 1000;
+    // One record per partition, so that the groups' committed offsets (1) stand at the end.
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     for (const topic of TOPICS) await producer.send({ topic, messages: Array.from({ length: PER_TOPIC }, (_, p) => ({ partition: p, value: `r${p}` })) });
     await producer.disconnect();
+    // Partition i of the whole (topic ⌊i / PER_TOPIC⌋) is committed by group ⌊i / PER_GROUP⌋.
     const writer = new GroupOffsetWriter(kafka);
-    for (const topic of TOPICS) await writer.commit(GROUP, topic, Array.from({ length: PER_TOPIC }, (_, p) => ({ partition: p, offset: 1n })));
+    const byGroupTopic = new Map<string, { group: string; topic: string; partitions: number[] }>();
+    for (let i = 0; i < TOPICS.length * PER_TOPIC; i++) {
+      const group = GROUPS[Math.min(Math.floor(i / PER_GROUP), GROUPS.length - 1)]!;
+      const topic = TOPICS[Math.floor(i / PER_TOPIC)]!;
+      const k = `${group}\u0000${topic}`;
+      let e = byGroupTopic.get(k);
+      if (!e) byGroupTopic.set(k, (e = { group, topic, partitions: [] }));
+      e.partitions.push(i % PER_TOPIC);
+    }
+    for (const e of byGroupTopic.values()) await writer.commit(e.group, e.topic, e.partitions.map((partition) => ({ partition, offset: 1n })));
     await writer.close();
-    log(`${TOPICS.length} topics × ${PER_TOPIC} partitions, group ${GROUP} committed on each`);
+    const setupS = (performance.now() - t0) / 1000;
+    const brokerPid = Object.values(cluster.pids())[0] ?? null;
+    const setup: Setup = {
+      topicsS,
+      setupS,
+      heap: argv['broker-heap']!,
+      brokerFds: brokerPid ? readdirSync(`/proc/${brokerPid}/fd`).length : NaN,
+      brokerRssMiB: brokerPid ? rssKb(brokerPid) / 1024 : NaN,
+    };
+    log(
+      `${TOPICS.length} topics × ${PER_TOPIC} partitions created in ${fmt(topicsS, 1)} s; ${GROUPS.length} group(s) committed on ${fmt(PER_GROUP)} partitions each; set up in ${fmt(setupS, 1)} s; broker: ${setup.brokerFds} fds, RSS ${fmt(setup.brokerRssMiB)} MiB (heap ${setup.heap})`,
+    );
     const brokers = cluster.brokers.join(', ');
     const runs: VariantRun[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
@@ -515,7 +596,7 @@ async function main(): Promise<void> {
       const f = readdirSync(dir).find((n) => n.endsWith('.cpuprofile'));
       if (f) profile = { file: join(dir, f), many };
     }
-    return { kafka: cluster.version, runs, profile, smallYoung };
+    return { kafka: cluster.version, runs, profile, smallYoung, setup };
   });
   const report: Report = {
     startedAt,
@@ -528,6 +609,7 @@ async function main(): Promise<void> {
     runs: out.runs,
     ...(out.profile ? { profile: out.profile } : {}),
     smallYoung: out.smallYoung,
+    setup: out.setup,
   };
   writeFileSync(join(OUT_DIR, 'results.json'), JSON.stringify(report, null, 1));
   writeSection(argv.out!, SECTION_BEGIN, SECTION_END, section(report));

@@ -30,12 +30,13 @@ interface Entry {
   /** The first reading since the LSO last moved or records last waited behind it. */
   since: number;
   hanging: boolean;
+  /** High watermarks over time. */
+  highs: OffsetTimeTable;
 }
 
 export class LsoTracker {
-  private readonly entries = new Map<string, Entry>();
-  /** High watermarks over time, per partition. */
-  private readonly highs = new Map<string, OffsetTimeTable>();
+  /** Per topic, per partition (a reading of a topic touches its own partitions only). */
+  private readonly topics = new Map<string, Map<number, Entry>>();
 
   constructor(private readonly hangingAfterMs: number) {}
 
@@ -44,34 +45,32 @@ export class LsoTracker {
    * partition that vanished from the reading is forgotten.
    */
   update(topic: string, ends: PartitionEnds[], now: number): LsoState[] {
-    const seen = new Set<string>();
+    const before = this.topics.get(topic);
+    const entries = new Map<number, Entry>();
     const out: LsoState[] = [];
     for (const e of ends) {
-      const key = `${topic}\u0000${e.partition}`;
-      seen.add(key);
       const lag = e.high > e.lso ? Number(e.high - e.lso) : 0;
-      let entry = this.entries.get(key);
+      let entry = entries.get(e.partition) ?? before?.get(e.partition);
       const wasHanging = entry?.hanging ?? false;
-      if (!entry || entry.lso !== e.lso || entry.lag === 0) {
-        entry = { lso: e.lso, lag, since: now, hanging: false };
-        this.entries.set(key, entry);
+      if (!entry) entry = { lso: e.lso, lag, since: now, hanging: false, highs: new OffsetTimeTable() };
+      else if (entry.lso !== e.lso || entry.lag === 0) {
+        // (hanging is set below, from the new since.)
+        entry.lso = e.lso;
+        entry.since = now;
       }
+      entries.set(e.partition, entry);
       entry.lag = lag;
       const stuckMs = lag > 0 ? now - entry.since : 0;
       entry.hanging = lag > 0 && stuckMs >= this.hangingAfterMs;
-      let highs = this.highs.get(key);
-      if (!highs) this.highs.set(key, (highs = new OffsetTimeTable()));
-      highs.add(now, e.high);
-      const openAgeMs = lag > 0 ? highs.ageSeconds(e.lso, now) * 1000 : 0;
+      entry.highs.add(now, e.high);
+      const openAgeMs = lag > 0 ? entry.highs.ageSeconds(e.lso, now) * 1000 : 0;
       out.push({ topic, partition: e.partition, lag, stuckMs, openAgeMs, hanging: entry.hanging, wasHanging });
     }
-    for (const map of [this.entries, this.highs]) {
-      for (const key of [...map.keys()]) if (key.startsWith(`${topic}\u0000`) && !seen.has(key)) map.delete(key);
-    }
+    this.topics.set(topic, entries);
     return out;
   }
 
   forget(topic: string): void {
-    for (const map of [this.entries, this.highs]) for (const key of [...map.keys()]) if (key.startsWith(`${topic}\u0000`)) map.delete(key);
+    this.topics.delete(topic);
   }
 }

@@ -28,7 +28,10 @@ const key = (...parts: (string | number)[]): string => parts.join('\u0000');
  */
 export class LagCalculator {
   private readonly tables = new Map<string, OffsetTimeTable>();
-  private readonly stillSince = new Map<string, { committed: bigint; since: number }>();
+  /** Per group, per topic-partition key (a group's reading touches its own entries only). */
+  private readonly stillSince = new Map<string, Map<string, { committed: bigint; since: number }>>();
+  /** Each reading's ends of a topic by partition, made once per reading for every group reading the topic. */
+  private readonly byPartitionOf = new WeakMap<PartitionEnds[], Map<number, PartitionEnds>>();
 
   constructor(private readonly tableCapacity = 240) {}
 
@@ -60,9 +63,10 @@ export class LagCalculator {
     nothingToRead: (topic: string, partition: number, committed: bigint) => boolean = () => false,
   ): PartitionLag[] {
     const out: PartitionLag[] = [];
-    const seen = new Set<string>();
+    const before = this.stillSince.get(group);
+    const still = new Map<string, { committed: bigint; since: number }>();
     for (const [topic, offsets] of committed) {
-      const byPartition = new Map((ends.get(topic) ?? []).map((e) => [e.partition, e]));
+      const byPartition = this.byPartition(ends.get(topic));
       for (const [partition, c] of offsets) {
         const e = byPartition.get(partition);
         if (!e) continue;
@@ -70,10 +74,10 @@ export class LagCalculator {
         // committed before a trailing marker, as kafkajs consumers do): nothing to read, no lag.
         const lsoLag = e.lso > c && !nothingToRead(topic, partition, c) ? Number(e.lso - c) : 0;
         const hwLag = e.high > c ? Number(e.high - c) : 0;
-        const sk = key(group, topic, partition);
-        seen.add(sk);
-        let still = this.stillSince.get(sk);
-        if (!still || still.committed !== c || lsoLag === 0) this.stillSince.set(sk, (still = { committed: c, since: now }));
+        const sk = key(topic, partition);
+        let st = still.get(sk) ?? before?.get(sk);
+        if (!st || st.committed !== c || lsoLag === 0) st = { committed: c, since: now };
+        still.set(sk, st);
         const table = this.tables.get(key(topic, partition));
         out.push({
           group,
@@ -83,23 +87,32 @@ export class LagCalculator {
           lsoLag,
           hwLag,
           lagSeconds: lsoLag > 0 && table ? table.ageSeconds(c, now) : 0,
-          stuckSeconds: lsoLag > 0 ? (now - still.since) / 1000 : 0,
+          stuckSeconds: lsoLag > 0 ? (now - st.since) / 1000 : 0,
         });
       }
     }
-    const prefix = key(group, '');
-    for (const k of this.stillSince.keys()) if (k.startsWith(prefix) && !seen.has(k)) this.stillSince.delete(k);
+    // Partitions the group no longer reports are dropped with the rest.
+    this.stillSince.set(group, still);
     return out;
+  }
+
+  private byPartition(ends: PartitionEnds[] | undefined): Map<number, PartitionEnds> {
+    if (!ends) return new Map();
+    let m = this.byPartitionOf.get(ends);
+    if (!m) {
+      m = new Map(ends.map((e) => [e.partition, e]));
+      this.byPartitionOf.set(ends, m);
+    }
+    return m;
   }
 
   /** The group's committed offset on the partition was `committed` at the previous reading too. */
   unmoved(group: string, topic: string, partition: number, committed: bigint): boolean {
-    return this.stillSince.get(key(group, topic, partition))?.committed === committed;
+    return this.stillSince.get(group)?.get(key(topic, partition))?.committed === committed;
   }
 
   /** Forgets a group that vanished. */
   forgetGroup(group: string): void {
-    const prefix = key(group, '');
-    for (const k of this.stillSince.keys()) if (k.startsWith(prefix)) this.stillSince.delete(k);
+    this.stillSince.delete(group);
   }
 }

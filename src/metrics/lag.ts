@@ -9,6 +9,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { PIPELINE_LABELS } from './checkpoint-stats.js';
 import { definedOnce } from './registry.js';
+import { SeriesGauge } from './series-gauge.js';
 
 /** The lag metrics of a registry, defined once. */
 export const lagMetrics = definedOnce(define);
@@ -17,31 +18,31 @@ function define(registry: Registry) {
   const registers = [registry];
   const partitionLabels = [...PIPELINE_LABELS, 'group' as const, 'topic' as const, 'partition' as const];
   return {
-    committed: new Gauge({
+    committed: new SeriesGauge({
       name: 'eos_consumer_committed_offset',
       help: 'Committed offset of the consumer group on the partition.',
       labelNames: partitionLabels,
       registers,
     }),
-    lagRecords: new Gauge({
+    lagRecords: new SeriesGauge({
       name: 'eos_consumer_lag_records',
       help: 'Last stable offset minus committed offset: offsets a read_committed consumer of the group still has to read.',
       labelNames: partitionLabels,
       registers,
     }),
-    lagSeconds: new Gauge({
+    lagSeconds: new SeriesGauge({
       name: 'eos_consumer_lag_seconds',
       help: 'How long the first unconsumed committed record has been readable (offset-time table of sampled last stable offsets, error at most lag.interval); 0 without lag.',
       labelNames: partitionLabels,
       registers,
     }),
-    hwLagRecords: new Gauge({
+    hwLagRecords: new SeriesGauge({
       name: 'eos_consumer_hw_lag_records',
       help: 'High watermark minus committed offset: the lag HW-based exporters report, which counts records of open transactions.',
       labelNames: partitionLabels,
       registers,
     }),
-    stuck: new Gauge({
+    stuck: new SeriesGauge({
       name: 'eos_consumer_group_stuck_seconds',
       help: 'How long the committed offset has not moved while eos_consumer_lag_records > 0 (0 otherwise).',
       labelNames: partitionLabels,

@@ -7,6 +7,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { PIPELINE_LABELS } from './checkpoint-stats.js';
 import { definedOnce } from './registry.js';
+import { SeriesGauge } from './series-gauge.js';
 
 /** The LSO metrics of a registry, defined once (a monitor built again after a restart shares them). */
 export const lsoMetrics = definedOnce(define);
@@ -15,19 +16,19 @@ function define(registry: Registry) {
   const registers = [registry];
   const partitionLabels = [...PIPELINE_LABELS, 'topic' as const, 'partition' as const];
   return {
-    lag: new Gauge({
+    lag: new SeriesGauge({
       name: 'eos_partition_lso_lag_records',
       help: 'High watermark minus last stable offset: records held back from read_committed consumers by open transactions.',
       labelNames: partitionLabels,
       registers,
     }),
-    stuck: new Gauge({
+    stuck: new SeriesGauge({
       name: 'eos_partition_lso_stuck_seconds',
       help: 'How long the last stable offset has not moved while records wait behind it (0 when nothing is held back).',
       labelNames: partitionLabels,
       registers,
     }),
-    openAge: new Gauge({
+    openAge: new SeriesGauge({
       name: 'eos_partition_open_transaction_age_seconds',
       help: 'Age of the oldest record held behind the last stable offset (the first record of the oldest open transaction), from sampled high watermarks, error at most lsoMonitor.interval; 0 when nothing is held back.',
       labelNames: partitionLabels,

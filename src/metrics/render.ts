@@ -1,7 +1,7 @@
 // Renders eoswatch's prom-client Registry in the Prometheus text format (0.0.4), byte for byte what
 // prom-client's `registry.metrics()` writes, at a fraction of its cost for large label sets, and
 // shares one render among the scrapes that arrive while it runs. It reads the registry through
-// prom-client's public API only: `getMetricsAsArray()` and each metric's `get()` ({ name, help,
+// prom-client's public API only (beside eoswatch's own SeriesGauge, below): `getMetricsAsArray()` and each metric's `get()` ({ name, help,
 // type, values: [{ labels, value, metricName? }] }), and the default labels from eoswatch's own
 // record of them (`setDefaultLabels` in src/metrics/registry.ts; prom-client has no public reader).
 //
@@ -17,11 +17,20 @@
 // object): those are formatted on every render, as prom-client does; eoswatch's histograms have
 // few series.
 //
+// The large per-partition families (the LSO monitor's, the lag service's) are SeriesGauges
+// (src/metrics/series-gauge.ts): Gauges that keep their series' lines and know when one changed.
+// Their `get()` is not called (prom-client's get() copies every stored series on every scrape); their
+// block is the one they kept, with only the changed lines formatted again. Each family's text is kept
+// as UTF-8 bytes between renders, and the body with it: a family whose text is the same as in the
+// last render is not encoded again, and while no family changed every render returns the same
+// bytes (with 20 scrapers, a scrape costs a socket write).
+//
 // Collection still runs on every render (`get()` runs the metric's own `collect`), so values are as
 // current as with prom-client's renderer. Only the Prometheus content type is written.
-import type { Registry } from 'prom-client';
+import type { Metric, Registry } from 'prom-client';
 import { defaultLabelsOf, type LabelSet } from './registry.js';
-import { metricData, type LabelValues as Labels, type MetricData } from './samples.js';
+import type { LabelValues as Labels, MetricData } from './samples.js';
+import { SeriesGauge, type LineFormat } from './series-gauge.js';
 
 const has = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
@@ -56,25 +65,44 @@ function labelText(labels: Labels, defaults?: LabelSet, lead?: string): string {
   return out ? `{${out}}` : '';
 }
 
+function header(name: string, help: string, type: string): string {
+  const n = escapeString(name);
+  return `# HELP ${n} ${escapeString(help)}\n# TYPE ${n} ${type}`;
+}
+
 function valueString(v: number): string {
   if (Number.isNaN(v)) return 'Nan';
   if (!Number.isFinite(v)) return v < 0 ? '-Inf' : '+Inf';
   return `${v}`;
 }
 
-interface Rendered {
-  text: string;
+const EMPTY: Labels = Object.freeze({});
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * One family's part of the body as last written: the metric and its text (a SeriesGauge's: its
+ * lines string, the same string while nothing in it changed; two families without series both
+ * have '', so the metric is part of the key).
+ */
+interface Piece {
+  metric: object;
+  key: string;
+  /** The family's text and the newline after it, UTF-8. */
   bytes: Buffer;
 }
-
-const EMPTY: Labels = Object.freeze({});
 
 export class MetricsRenderer {
   /** `{...}` (or '') of a label object with the default labels, formatted once per object. */
   private labelTexts = new WeakMap<object, string>();
   /** The default labels the cached texts were formatted with. */
   private defaultsSeen: LabelSet | undefined;
-  private inFlight: Promise<Rendered> | undefined;
+  /** Each SeriesGauge's line format under the current default labels (the same function while they stay). */
+  private lineFormats = new WeakMap<SeriesGauge, LineFormat>();
+  /** The families of the last render, in order, and the body they made. */
+  private pieces: Piece[] = [];
+  private body: Buffer = NEWLINE;
+  private inFlight: Promise<Buffer> | undefined;
+  private reusedBodies = 0;
 
   constructor(private readonly registry: Registry) {}
 
@@ -82,26 +110,29 @@ export class MetricsRenderer {
     return this.registry.contentType;
   }
 
+  /** Renders whose body was the previous one's bytes, unchanged (no family changed; tests read it). */
+  get bodiesReused(): number {
+    return this.reusedBodies;
+  }
+
   /**
    * The registry as text. A call made while a render is running gets that render's result: every
    * scrape that arrives during a render shares it instead of queueing a render of its own.
    */
   async render(): Promise<string> {
-    return (await this.shared()).text;
+    return (await this.shared()).toString('utf8');
   }
 
-  /** The same as render(), UTF-8 encoded once per render for every scrape that shares it. */
-  async renderBytes(): Promise<Buffer> {
-    return (await this.shared()).bytes;
+  /** The same as render(), UTF-8: the same bytes for every scrape that shares a render, and across renders while nothing changed. */
+  renderBytes(): Promise<Buffer> {
+    return this.shared();
   }
 
-  private shared(): Promise<Rendered> {
+  private shared(): Promise<Buffer> {
     if (this.inFlight) return this.inFlight;
-    const p = this.renderNow()
-      .then((text) => ({ text, bytes: Buffer.from(text, 'utf8') }))
-      .finally(() => {
-        if (this.inFlight === p) this.inFlight = undefined;
-      });
+    const p = this.renderNow().finally(() => {
+      if (this.inFlight === p) this.inFlight = undefined;
+    });
     this.inFlight = p;
     return p;
   }
@@ -112,25 +143,68 @@ export class MetricsRenderer {
    * scrapes that came in meanwhile are read in that turn and share this render instead of each
    * rendering again after it (they get values at most one render old, as with any shared render).
    */
-  private async renderNow(): Promise<string> {
-    const data = await metricData(this.registry);
+  private async renderNow(): Promise<Buffer> {
+    // Typed by prom-client as MetricObject (without get()); every registered metric is a Metric.
+    const metrics = this.registry.getMetricsAsArray() as unknown as Metric[];
+    // A SeriesGauge keeps its own text (and has no collect()); every other metric is read through get().
+    const data = await Promise.all(metrics.map((m) => (m instanceof SeriesGauge ? undefined : (m.get() as unknown as Promise<MetricData>))));
     const defaults = defaultLabelsOf(this.registry);
     if (defaults !== this.defaultsSeen) {
       this.labelTexts = new WeakMap();
+      this.lineFormats = new WeakMap();
       this.defaultsSeen = defaults;
     }
-    let out = '';
-    for (let i = 0; i < data.length; i++) {
-      if (i > 0) out += '\n\n';
-      out += this.block(data[i]!, defaults);
+    const pieces: Piece[] = [];
+    let changed = metrics.length !== this.pieces.length;
+    for (let i = 0; i < metrics.length; i++) {
+      const m = metrics[i]!;
+      let key: string;
+      let text: () => string;
+      if (m instanceof SeriesGauge) {
+        const lines = m.linesText(this.lineFormat(m, defaults));
+        key = lines;
+        text = () => `${header(m.family.name, m.family.help, 'gauge')}${lines}`;
+      } else {
+        const block = this.block(data[i]!, defaults);
+        key = block;
+        text = () => block;
+      }
+      const before = this.pieces[i];
+      if (before !== undefined && before.metric === m && before.key === key) pieces.push(before);
+      else {
+        changed = true;
+        pieces.push({ metric: m, key, bytes: Buffer.from(`${text()}\n`, 'utf8') });
+      }
     }
+    if (changed) {
+      const parts: Buffer[] = [];
+      for (let i = 0; i < pieces.length; i++) {
+        if (i > 0) parts.push(NEWLINE);
+        parts.push(pieces[i]!.bytes);
+      }
+      this.body = parts.length ? Buffer.concat(parts) : NEWLINE;
+      this.pieces = pieces;
+    } else {
+      this.reusedBodies++;
+    }
+    const body = this.body;
     await new Promise<void>((r) => setImmediate(r));
-    return `${out}\n`;
+    return body;
+  }
+
+  private lineFormat(m: SeriesGauge, defaults: LabelSet | undefined): LineFormat {
+    let f = this.lineFormats.get(m);
+    if (f === undefined) {
+      const name = escapeString(m.family.name);
+      f = (labels, value) => `${name}${this.labelsOf(labels, defaults)} ${valueString(value)}`;
+      this.lineFormats.set(m, f);
+    }
+    return f;
   }
 
   private block(metric: MetricData, defaults: LabelSet | undefined): string {
     const name = escapeString(metric.name);
-    let out = `# HELP ${name} ${escapeString(metric.help)}\n# TYPE ${name} ${metric.type}`;
+    let out = header(metric.name, metric.help, metric.type);
     const values = metric.values;
     if (metric.type === 'histogram') {
       // New label objects on every get(): nothing to cache them by.

@@ -30,7 +30,7 @@ export const EQUIVALENT_MUTANTS: EquivalentMutant[] = [
     mutator: 'BooleanLiteral',
     original: 'false',
     replacement: 'true',
-    reason: 'the new entry\'s hanging flag is overwritten two lines later, before anything reads it',
+    reason: 'the new entry\'s hanging flag is overwritten a few lines later, before anything reads it',
   },
   {
     file: 'src/canary/tracker.ts',

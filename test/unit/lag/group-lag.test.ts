@@ -148,6 +148,20 @@ describe('lag calculator', () => {
     c.forgetGroup('a');
     assert.equal(c.lag('a', committed('t', 50), e, 20_000)[0]!.stuckSeconds, 0);
   });
+
+  test('a partition a group stopped reporting loses its clock, and only that group\'s; two groups on the same partitions keep their own', () => {
+    const c = new LagCalculator();
+    const e = ends('t', [100, 100], [100, 100]);
+    c.observe(e, 0);
+    c.lag('a', committed('t', 50, 50), e, 0);
+    c.lag('b', committed('t', 60, 60), e, 0);
+    // a reports partition 0 only: partition 1's clock goes; b's clocks on both run on.
+    c.lag('a', committed('t', 50), e, 10_000);
+    assert.deepEqual(c.lag('b', committed('t', 60, 60), e, 20_000).map((l) => l.stuckSeconds), [20, 20]);
+    assert.deepEqual(c.lag('a', committed('t', 50, 50), e, 20_000).map((l) => l.stuckSeconds), [20, 0]);
+    assert.equal(c.unmoved('a', 't', 1, 50n), true, 'the restarted clock holds the offset');
+    assert.equal(c.unmoved('b', 't', 0, 50n), false, 'b committed 60');
+  });
 });
 
 describe('group and topic selection', () => {
