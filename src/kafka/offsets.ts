@@ -26,7 +26,7 @@ export interface PartitionEnds {
   lso: bigint;
 }
 
-interface OffsetCluster {
+export interface OffsetCluster {
   connect(): Promise<void>;
   findGroupCoordinator(req: { groupId: string }): Promise<{
     offsetCommit(req: { groupId: string; groupGenerationId: number; memberId: string; topics: { topic: string; partitions: { partition: number; offset: string }[] }[] }): Promise<unknown>;
@@ -35,7 +35,7 @@ interface OffsetCluster {
   disconnect(): Promise<void>;
   addMultipleTargetTopics(topics: string[]): Promise<void>;
   refreshMetadataIfNecessary(): Promise<void>;
-  findTopicPartitionMetadata(topic: string): { partitionId: number }[];
+  findTopicPartitionMetadata(topic: string): { partitionId: number; leader?: number | null }[];
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
   findBroker(req: { nodeId: string }): Promise<{
     fetch(req: {
@@ -46,10 +46,10 @@ interface OffsetCluster {
       maxBytes: number;
       topics: { topic: string; partitions: { partition: number; fetchOffset: string; maxBytes: number }[] }[];
     }): Promise<{ responses: { topicName: string; partitions: { partition: number; errorCode: number; abortedTransactions: unknown[]; messages: FetchedRecord[] }[] }[] }>;
+    listOffsets(req: { isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] }): Promise<{
+      responses: { topic: string; partitions: { partition: number; offset: string }[] }[];
+    }>;
   }>;
-  fetchTopicsOffset(
-    topics: { topic: string; fromBeginning: boolean; partitions: { partition: number }[] }[],
-  ): Promise<{ topic: string; partitions: { partition: number; offset: string }[] }[]>;
 }
 
 interface FetchedRecord {
@@ -76,6 +76,8 @@ export interface ProbeRequest {
 
 const READ_UNCOMMITTED = 0;
 const READ_COMMITTED = 1;
+/** ListOffsets' timestamp for the end of the log (what a read at this isolation level reaches). */
+const LATEST = -1;
 
 /**
  * kafkajs' admin lists offsets without an isolation level of its own, and its ListOffsets request
@@ -115,19 +117,12 @@ export class EndOffsetReader {
   }
 
   /**
-   * High watermark and LSO of every partition of the given topics. kafkajs groups the partitions by
-   * leader, so this is one ListOffsets per broker and isolation level, however many topics.
+   * High watermark and LSO of every partition of the given topics: one ListOffsets per broker and
+   * isolation level, however many topics (listEnds).
    */
   async readMany(topics: string[]): Promise<Map<string, PartitionEnds[]>> {
     await this.ensureConnected();
-    const list = async (cluster: OffsetCluster) => {
-      await cluster.addMultipleTargetTopics(topics);
-      await cluster.refreshMetadataIfNecessary();
-      const request = topics.map((topic) => ({ topic, fromBeginning: false, partitions: cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId })) }));
-      const res = await cluster.fetchTopicsOffset(request);
-      return new Map(res.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, BigInt(p.offset)]))]));
-    };
-    const [high, lso] = await Promise.all([list(this.uncommitted), list(this.committed)]);
+    const [high, lso] = await Promise.all([listEnds(this.uncommitted, READ_UNCOMMITTED, topics), listEnds(this.committed, READ_COMMITTED, topics)]);
     const out = new Map<string, PartitionEnds[]>();
     for (const [topic, parts] of high) {
       const stable = lso.get(topic);
@@ -186,6 +181,44 @@ export class EndOffsetReader {
     this.connected = false;
     await Promise.all([this.committed.disconnect().catch(() => undefined), this.uncommitted.disconnect().catch(() => undefined)]);
   }
+}
+
+/**
+ * The end offset (ListOffsets, latest) of every partition of `topics` at `isolationLevel`: one
+ * request per partition leader. The partitions are grouped by leader here in one pass over the
+ * metadata: kafkajs' `fetchTopicsOffset` groups them in O(n²) per topic (an Array.find per
+ * partition, the leader's list copied on every partition, then a filter with `includes`), which at
+ * 1,000 partitions per topic was most of the LSO monitor's CPU (bench/scrape.bench.ts, 10,000
+ * partitions). A partition without a leader fails the reading, as it does in kafkajs.
+ */
+export async function listEnds(cluster: OffsetCluster, isolationLevel: number, topics: string[]): Promise<Map<string, Map<number, bigint>>> {
+  await cluster.addMultipleTargetTopics(topics);
+  await cluster.refreshMetadataIfNecessary();
+  const byLeader = new Map<number, Map<string, { partition: number; timestamp: number }[]>>();
+  for (const topic of topics) {
+    for (const p of cluster.findTopicPartitionMetadata(topic)) {
+      if (p.leader === null || p.leader === undefined || p.leader < 0) throw new Error(`no leader for partition ${p.partitionId} of ${topic}`);
+      let perTopic = byLeader.get(p.leader);
+      if (!perTopic) byLeader.set(p.leader, (perTopic = new Map()));
+      let partitions = perTopic.get(topic);
+      if (!partitions) perTopic.set(topic, (partitions = []));
+      partitions.push({ partition: p.partitionId, timestamp: LATEST });
+    }
+  }
+  // Topics without partitions in the metadata (unknown, deleted) stay out, as in kafkajs' answer.
+  const out = new Map<string, Map<number, bigint>>();
+  await Promise.all(
+    [...byLeader].map(async ([nodeId, perTopic]) => {
+      const broker = await cluster.findBroker({ nodeId: String(nodeId) });
+      const res = await broker.listOffsets({ isolationLevel, topics: [...perTopic].map(([topic, partitions]) => ({ topic, partitions })) });
+      for (const t of res.responses) {
+        let ends = out.get(t.topic);
+        if (!ends) out.set(t.topic, (ends = new Map()));
+        for (const p of t.partitions) ends.set(p.partition, BigInt(p.offset));
+      }
+    }),
+  );
+  return out;
 }
 
 export const probeKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;

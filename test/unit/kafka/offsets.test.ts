@@ -1,0 +1,64 @@
+// The end offsets of many partitions (src/kafka/offsets.ts listEnds): one ListOffsets per leader,
+// every partition in the request of its own leader, every answer back in its topic.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { listEnds, type OffsetCluster } from '../../../src/kafka/offsets.js';
+
+type Req = { isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] };
+
+function fakeCluster(metadata: Record<string, { partitionId: number; leader?: number | null }[]>) {
+  const requests: { nodeId: string; req: Req }[] = [];
+  const refreshed: string[][] = [];
+  const cluster = {
+    addMultipleTargetTopics: async (topics: string[]) => void refreshed.push(topics),
+    refreshMetadataIfNecessary: async () => undefined,
+    findTopicPartitionMetadata: (topic: string) => metadata[topic] ?? [],
+    findBroker: async ({ nodeId }: { nodeId: string }) => ({
+      listOffsets: async (req: Req) => {
+        requests.push({ nodeId, req });
+        // Each partition's end: 1000 × leader + partition, so an answer shows who gave it.
+        return { responses: req.topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: String(Number(nodeId) * 1000 + p.partition) })) })) };
+      },
+    }),
+  } as unknown as OffsetCluster;
+  return { cluster, requests, refreshed };
+}
+
+test('end offsets: one request per leader holding exactly its partitions of every topic, latest, at the isolation level asked', async () => {
+  const leaders = [1, 2, 3];
+  const metadata: Record<string, { partitionId: number; leader: number }[]> = {};
+  for (const topic of ['a', 'b']) metadata[topic] = Array.from({ length: 1000 }, (_, i) => ({ partitionId: i, leader: leaders[(i * 7 + topic.length) % 3]! }));
+  const { cluster, requests, refreshed } = fakeCluster(metadata);
+  const ends = await listEnds(cluster, 1, ['a', 'b', 'gone']);
+  assert.deepEqual(refreshed, [['a', 'b', 'gone']]);
+  assert.equal(requests.length, 3, 'one ListOffsets per leader');
+  for (const { nodeId, req } of requests) {
+    assert.equal(req.isolationLevel, 1);
+    assert.deepEqual(
+      req.topics.map((t) => t.topic),
+      ['a', 'b'],
+    );
+    for (const t of req.topics) {
+      const mine = metadata[t.topic]!.filter((p) => String(p.leader) === nodeId).map((p) => p.partitionId);
+      assert.deepEqual(
+        t.partitions.map((p) => p.partition),
+        mine,
+        `leader ${nodeId} asked for exactly its partitions of ${t.topic}`,
+      );
+      assert.ok(t.partitions.every((p) => p.timestamp === -1), 'the latest offset');
+    }
+  }
+  assert.deepEqual([...ends.keys()].sort(), ['a', 'b'], 'a topic without partitions in the metadata stays out');
+  for (const topic of ['a', 'b']) {
+    assert.equal(ends.get(topic)!.size, 1000);
+    for (const p of metadata[topic]!) assert.equal(ends.get(topic)!.get(p.partitionId), BigInt(p.leader * 1000 + p.partitionId));
+  }
+});
+
+test('end offsets: a partition without a leader fails the reading, naming it', async () => {
+  const { cluster, requests } = fakeCluster({ t: [{ partitionId: 0, leader: 1 }, { partitionId: 1, leader: null }] });
+  await assert.rejects(listEnds(cluster, 0, ['t']), /no leader for partition 1 of t/);
+  assert.equal(requests.length, 0);
+  const noLeader = fakeCluster({ t: [{ partitionId: 3, leader: -1 }] });
+  await assert.rejects(listEnds(noLeader.cluster, 0, ['t']), /no leader for partition 3 of t/);
+});
