@@ -187,9 +187,10 @@ export class EndOffsetReader {
  * The end offset (ListOffsets, latest) of every partition of `topics` at `isolationLevel`: one
  * request per partition leader. The partitions are grouped by leader here in one pass over the
  * metadata: kafkajs' `fetchTopicsOffset` groups them in O(n²) per topic (an Array.find per
- * partition, the leader's list copied on every partition, then a filter with `includes`), which at
- * 1,000 partitions per topic was most of the LSO monitor's CPU (bench/scrape.bench.ts, 10,000
- * partitions). A partition without a leader fails the reading, as it does in kafkajs.
+ * partition, the leader's list copied on every partition, then a filter with `includes`: about
+ * 10 million element copies per LSO reading of 10 topics × 1,000 partitions; the daemon's CPU at
+ * that size moved within noise with this change, bench/RESULTS.md). A partition without a leader
+ * fails the reading, as it does in kafkajs.
  */
 export async function listEnds(cluster: OffsetCluster, isolationLevel: number, topics: string[]): Promise<Map<string, Map<number, bigint>>> {
   await cluster.addMultipleTargetTopics(topics);

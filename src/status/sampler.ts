@@ -15,7 +15,7 @@ import { Periodic } from '../runtime/periodic.js';
 import { measured } from '../runtime/runs.js';
 import { AlertTimers } from './alert-timers.js';
 import { baseline, chartPoint, pointOf, Ring, type ChartPoint, type Point } from './history.js';
-import { RATE_WINDOW_MS, summarize, type StatusSummary, type StreamsInputView, type TransactionsView } from './summary.js';
+import { RATE_WINDOW_MS, STATUS_FAMILIES, summarize, type StatusSummary, type StreamsInputView, type TransactionsView } from './summary.js';
 
 export interface SamplerDeps {
   registry: Registry;
@@ -87,7 +87,7 @@ export class StatusSampler implements Service {
 
   private async takeSample(): Promise<void> {
     try {
-      const metrics = await registrySamples(this.deps.registry);
+      const metrics = await registrySamples(this.deps.registry, STATUS_FAMILIES);
       const atMs = this.now();
       const point = pointOf(atMs, metrics);
       const history = this.points.toArray();

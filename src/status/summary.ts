@@ -25,6 +25,32 @@ export interface FailingFinding {
 /** Rates and the shown commit latency cover this much of the history. */
 export const RATE_WINDOW_MS = 60_000;
 
+/**
+ * The metric families the summary and its history read (status/sampler.ts samples only these: a
+ * registry watching 10,000 partitions holds 80,000 per-partition series the status does not read).
+ * A family read here must be listed (test/unit/status/families.test.ts holds every name the two
+ * files use to this list).
+ */
+export const STATUS_FAMILIES: ReadonlySet<string> = new Set([
+  'eos_audit_check_passed',
+  'eos_canary_records_total',
+  'eos_checkpoint_consecutive_failures',
+  'eos_checkpoint_interval_seconds',
+  'eos_checkpoint_last_completed_timestamp_seconds',
+  'eos_checkpoints_pending',
+  'eos_checkpoints_total',
+  'eos_consumer_lag_records',
+  'eos_coordinator_hanging_transaction_info',
+  'eos_kafka_brokers',
+  'eos_kafka_transaction_commit_latency_seconds',
+  'eos_kafka_up',
+  'eos_partition_lso_lag_records',
+  'eos_partition_lso_stuck_seconds',
+  'eos_pipeline_records_total',
+  'eos_pipeline_up',
+  'eos_producer_fenced_total',
+]);
+
 export interface StatusInput {
   url: string;
   current: Reading;
