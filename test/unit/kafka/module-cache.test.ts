@@ -33,3 +33,16 @@ test('refuses, naming the installer, when the module that requires it is loaded 
   assert.equal(replaceModule(original, replacement), true);
   assert.equal(original.cache['/deps/lib/part.js']!.exports, replacement.exports);
 });
+
+test("loadOriginal: a fresh copy of kafkajs' own file, apart from the one in the module cache", async () => {
+  const { loadOriginal } = await import('../../../src/kafka/module-cache.js');
+  const { createRequire } = await import('node:module');
+  const req = createRequire(import.meta.url);
+  const cached = req('kafkajs/src/producer/groupMessagesPerPartition.js') as (a: unknown) => unknown;
+  const fresh = loadOriginal(req, 'kafkajs/src/producer/groupMessagesPerPartition.js') as (a: { topic: string; partitionMetadata: unknown[]; messages: unknown[]; partitioner: () => number }) => Record<string, unknown[]>;
+  assert.equal(typeof fresh, 'function');
+  assert.notEqual(fresh, cached, 'not the cached module');
+  const messages = [{ key: 'a', value: '1' }, { key: 'b', value: '2' }, { key: 'c', value: '3' }];
+  const grouped = fresh({ topic: 't', partitionMetadata: [{ partitionId: 0 }, { partitionId: 1 }], messages, partitioner: () => 1 });
+  assert.deepEqual(grouped, { 1: messages }, "kafkajs' own grouping runs");
+});
