@@ -36,7 +36,6 @@ export interface OffsetCluster {
   addMultipleTargetTopics(topics: string[]): Promise<void>;
   refreshMetadataIfNecessary(): Promise<void>;
   findTopicPartitionMetadata(topic: string): { partitionId: number; leader?: number | null }[];
-  findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
   findBroker(req: { nodeId: string }): Promise<{
     fetch(req: {
       replicaId: number;
@@ -146,14 +145,7 @@ export class EndOffsetReader {
     const topics = [...new Set(requests.map((r) => r.topic))];
     await this.committed.addMultipleTargetTopics(topics);
     await this.committed.refreshMetadataIfNecessary();
-    for (const topic of topics) {
-      const mine = requests.filter((r) => r.topic === topic);
-      for (const [leader, partitions] of Object.entries(this.committed.findLeaderForPartitions(topic, mine.map((r) => r.partition)))) {
-        const perTopic = byLeader.get(leader) ?? new Map<string, ProbeRequest[]>();
-        byLeader.set(leader, perTopic);
-        perTopic.set(topic, mine.filter((r) => partitions.includes(r.partition)));
-      }
-    }
+    for (const topic of topics) groupByLeader(this.committed, topic, requests.filter((r) => r.topic === topic), (r) => r.partition, byLeader);
     await Promise.all(
       [...byLeader].map(async ([nodeId, perTopic]) => {
         const broker = await this.committed.findBroker({ nodeId });
@@ -184,9 +176,29 @@ export class EndOffsetReader {
 }
 
 /**
+ * Adds `items` (of one topic) to `byLeader` under their partition's leader, in one pass over the
+ * topic's metadata (kafkajs' `findLeaderForPartitions` is O(n²)). Items of partitions the metadata
+ * does not have are left out; a partition without a leader fails, naming it.
+ */
+function groupByLeader<T>(cluster: OffsetCluster, topic: string, items: T[], partitionOf: (item: T) => number, byLeader: Map<string, Map<string, T[]>>): void {
+  const leaders = new Map(cluster.findTopicPartitionMetadata(topic).map((p) => [p.partitionId, p.leader]));
+  for (const item of items) {
+    const partition = partitionOf(item);
+    if (!leaders.has(partition)) continue;
+    const leader = leaders.get(partition);
+    if (leader === null || leader === undefined || leader < 0) throw new Error(`no leader for partition ${partition} of ${topic}`);
+    let perTopic = byLeader.get(String(leader));
+    if (!perTopic) byLeader.set(String(leader), (perTopic = new Map()));
+    let list = perTopic.get(topic);
+    if (!list) perTopic.set(topic, (list = []));
+    list.push(item);
+  }
+}
+
+/**
  * The end offset (ListOffsets, latest) of every partition of `topics` at `isolationLevel`: one
- * request per partition leader. The partitions are grouped by leader here in one pass over the
- * metadata: kafkajs' `fetchTopicsOffset` groups them in O(n²) per topic (an Array.find per
+ * request per partition leader. The partitions are grouped by leader in one pass over the
+ * metadata (groupByLeader): kafkajs' `fetchTopicsOffset` groups them in O(n²) per topic (an Array.find per
  * partition, the leader's list copied on every partition, then a filter with `includes`: about
  * 10 million element copies per LSO reading of 10 topics × 1,000 partitions; the daemon's CPU at
  * that size moved within noise with this change, bench/RESULTS.md). A partition without a leader
@@ -195,22 +207,16 @@ export class EndOffsetReader {
 export async function listEnds(cluster: OffsetCluster, isolationLevel: number, topics: string[]): Promise<Map<string, Map<number, bigint>>> {
   await cluster.addMultipleTargetTopics(topics);
   await cluster.refreshMetadataIfNecessary();
-  const byLeader = new Map<number, Map<string, { partition: number; timestamp: number }[]>>();
+  const byLeader = new Map<string, Map<string, { partition: number; timestamp: number }[]>>();
   for (const topic of topics) {
-    for (const p of cluster.findTopicPartitionMetadata(topic)) {
-      if (p.leader === null || p.leader === undefined || p.leader < 0) throw new Error(`no leader for partition ${p.partitionId} of ${topic}`);
-      let perTopic = byLeader.get(p.leader);
-      if (!perTopic) byLeader.set(p.leader, (perTopic = new Map()));
-      let partitions = perTopic.get(topic);
-      if (!partitions) perTopic.set(topic, (partitions = []));
-      partitions.push({ partition: p.partitionId, timestamp: LATEST });
-    }
+    const all = cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId, timestamp: LATEST }));
+    groupByLeader(cluster, topic, all, (p) => p.partition, byLeader);
   }
   // Topics without partitions in the metadata (unknown, deleted) stay out, as in kafkajs' answer.
   const out = new Map<string, Map<number, bigint>>();
   await Promise.all(
     [...byLeader].map(async ([nodeId, perTopic]) => {
-      const broker = await cluster.findBroker({ nodeId: String(nodeId) });
+      const broker = await cluster.findBroker({ nodeId });
       const res = await broker.listOffsets({ isolationLevel, topics: [...perTopic].map(([topic, partitions]) => ({ topic, partitions })) });
       for (const t of res.responses) {
         let ends = out.get(t.topic);
