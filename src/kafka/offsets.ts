@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import type { Admin, Kafka } from 'kafkajs';
 import { retryRetriable } from './retry.js';
+import { listOffsets, type ListOffsetsBroker } from './list-offsets.js';
 
 const require = createRequire(import.meta.url);
 /** kafkajs' own filter of aborted records (the consumer's), so the probe reads what a consumer would. */
@@ -45,10 +46,7 @@ export interface OffsetCluster {
       maxBytes: number;
       topics: { topic: string; partitions: { partition: number; fetchOffset: string; maxBytes: number }[] }[];
     }): Promise<{ responses: { topicName: string; partitions: { partition: number; errorCode: number; abortedTransactions: unknown[]; messages: FetchedRecord[] }[] }[] }>;
-    listOffsets(req: { isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] }): Promise<{
-      responses: { topic: string; partitions: { partition: number; offset: string }[] }[];
-    }>;
-  }>;
+  } & ListOffsetsBroker>;
 }
 
 interface FetchedRecord {
@@ -202,7 +200,8 @@ function groupByLeader<T>(cluster: OffsetCluster, topic: string, items: T[], par
  * partition, the leader's list copied on every partition, then a filter with `includes`: about
  * 10 million element copies per LSO reading of 10 topics × 1,000 partitions; the daemon's CPU at
  * that size moved within noise with this change, bench/RESULTS.md). A partition without a leader
- * fails the reading, as it does in kafkajs.
+ * fails the reading, as it does in kafkajs. The requests are written and their answers read
+ * without kafkajs' objects per partition (list-offsets.ts).
  */
 export async function listEnds(cluster: OffsetCluster, isolationLevel: number, topics: string[]): Promise<Map<string, Map<number, bigint>>> {
   await cluster.addMultipleTargetTopics(topics);
@@ -217,12 +216,7 @@ export async function listEnds(cluster: OffsetCluster, isolationLevel: number, t
   await Promise.all(
     [...byLeader].map(async ([nodeId, perTopic]) => {
       const broker = await cluster.findBroker({ nodeId });
-      const res = await broker.listOffsets({ isolationLevel, topics: [...perTopic].map(([topic, partitions]) => ({ topic, partitions })) });
-      for (const t of res.responses) {
-        let ends = out.get(t.topic);
-        if (!ends) out.set(t.topic, (ends = new Map()));
-        for (const p of t.partitions) ends.set(p.partition, BigInt(p.offset));
-      }
+      await listOffsets(broker, isolationLevel, [...perTopic].map(([topic, partitions]) => ({ topic, partitions })), out);
     }),
   );
   return out;
