@@ -85,12 +85,20 @@ const LATEST = -1;
  * through a factory it keeps under a private symbol; the offset reader uses that factory directly. kafkajs 2.2.4 is in maintenance, so this inner
  * API does not move; test/integration/lag.test.ts checks LSO and high-watermark answers against real Kafka.
  */
-export function createCluster<C = OffsetCluster>(kafka: Kafka, isolationLevel: number): C {
+export function createCluster<C = OffsetCluster>(kafka: Kafka, isolationLevel: number, opts: { metadataMaxAge?: number } = {}): C {
   const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
   const factory = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
   if (typeof factory !== 'function') throw new Error('this kafkajs version has no cluster factory; LSO reading needs kafkajs 2.x');
-  return (factory as (o: { isolationLevel: number }) => C)({ isolationLevel });
+  return (factory as (o: { isolationLevel: number; metadataMaxAge?: number }) => C)({ isolationLevel, ...opts });
 }
+
+/**
+ * How long the end-offset reader's metadata stands (kafkajs' default for its producers and
+ * consumers). The factory's default is 0, which made every refreshMetadataIfNecessary() a refresh:
+ * each reading of each topic decoded the metadata of every watched topic again, twice (200,000
+ * partitions every 5 s for the LSO monitor on 10 topics of 1,000).
+ */
+const METADATA_MAX_AGE_MS = 300_000;
 
 /** Reads high watermark and LSO of every partition of the given topics, one connection pair per call site. */
 export class EndOffsetReader {
@@ -99,8 +107,8 @@ export class EndOffsetReader {
   private connected = false;
 
   constructor(kafka: Kafka) {
-    this.committed = createCluster(kafka, READ_COMMITTED);
-    this.uncommitted = createCluster(kafka, READ_UNCOMMITTED);
+    this.committed = createCluster(kafka, READ_COMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
+    this.uncommitted = createCluster(kafka, READ_UNCOMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
   }
 
   private async ensureConnected(): Promise<void> {
@@ -119,7 +127,7 @@ export class EndOffsetReader {
    */
   async readMany(topics: string[]): Promise<Map<string, PartitionEnds[]>> {
     await this.ensureConnected();
-    const [high, lso] = await Promise.all([listEnds(this.uncommitted, READ_UNCOMMITTED, topics), listEnds(this.committed, READ_COMMITTED, topics)]);
+    const [high, lso] = await Promise.all([freshOnFailure(this.uncommitted, () => listEnds(this.uncommitted, READ_UNCOMMITTED, topics)), freshOnFailure(this.committed, () => listEnds(this.committed, READ_COMMITTED, topics))]);
     const out = new Map<string, PartitionEnds[]>();
     for (const [topic, parts] of high) {
       const stable = lso.get(topic);
@@ -170,6 +178,23 @@ export class EndOffsetReader {
   async close(): Promise<void> {
     this.connected = false;
     await Promise.all([this.committed.disconnect().catch(() => undefined), this.uncommitted.disconnect().catch(() => undefined)]);
+  }
+}
+
+/**
+ * `read` once more on fresh metadata when it fails: the metadata is kept for minutes
+ * (METADATA_MAX_AGE_MS), so a leader that moved since (NOT_LEADER_FOR_PARTITION, a broker gone,
+ * a partition without a leader in the kept metadata) costs a refresh, not a failed reading.
+ */
+export async function freshOnFailure<T>(cluster: Pick<OffsetCluster, 'refreshMetadata'>, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    // A refresh that fails too (the cluster unreachable, a topic deleted) leaves the reading's error.
+    await cluster.refreshMetadata().catch(() => {
+      throw err;
+    });
+    return read();
   }
 }
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { listEnds, type OffsetCluster } from '../../../src/kafka/offsets.js';
+import { freshOnFailure, listEnds, type OffsetCluster } from '../../../src/kafka/offsets.js';
 
 type Req = { replicaId: number; isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] };
 
@@ -101,4 +101,36 @@ test('end offsets: a partition without a leader fails the reading, naming it', a
   assert.equal(requests.length, 0);
   const noLeader = fakeCluster({ t: [{ partitionId: 3, leader: -1 }] });
   await assert.rejects(listEnds(noLeader.cluster, 0, ['t']), /no leader for partition 3 of t/);
+});
+
+test('end offsets on kept metadata: a failed read is tried once more after a refresh; a refresh that fails leaves the read\'s error', async () => {
+  const events: string[] = [];
+  const cluster = (refresh: () => Promise<void>) => ({
+    refreshMetadata: async () => {
+      events.push('refresh');
+      await refresh();
+    },
+  });
+  const reads = (results: (string | Error)[]) => async () => {
+    const r = results.shift()!;
+    events.push(r instanceof Error ? `read fails: ${r.message}` : `read: ${r}`);
+    if (r instanceof Error) throw r;
+    return r;
+  };
+  assert.equal(await freshOnFailure(cluster(async () => undefined), reads(['ok'])), 'ok');
+  assert.deepEqual(events.splice(0), ['read: ok'], 'no refresh while reads succeed');
+  assert.equal(await freshOnFailure(cluster(async () => undefined), reads([new Error('not the leader'), 'ok'])), 'ok');
+  assert.deepEqual(events.splice(0), ['read fails: not the leader', 'refresh', 'read: ok']);
+  await assert.rejects(freshOnFailure(cluster(async () => undefined), reads([new Error('first'), new Error('second')])), /second/);
+  assert.deepEqual(events.splice(0), ['read fails: first', 'refresh', 'read fails: second'], 'tried once more only');
+  await assert.rejects(
+    freshOnFailure(
+      cluster(async () => {
+        throw new Error('refresh failed');
+      }),
+      reads([new Error('the read\'s'), 'ok']),
+    ),
+    /the read's/,
+  );
+  assert.deepEqual(events.splice(0), ["read fails: the read's", 'refresh']);
 });
