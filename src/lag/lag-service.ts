@@ -11,6 +11,7 @@ import { errorMessage } from '../errors.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every, failures, type FailureKind } from '../runtime/runs.js';
 import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
+import { flat } from '../metrics/series-gauge.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { refusedGroups } from '../kafka/group-access.js';
 import { ClusterMetadataReader } from '../kafka/cluster-metadata.js';
@@ -308,7 +309,9 @@ export class LagService implements Service {
       const key = `${p.pipeline}\u0000${p.engine}\u0000${p.job_id}\u0000${l.group}\u0000${l.topic}\u0000${l.partition}`;
       // The same label object on every reading: /metrics formats its labels once (src/metrics/render.ts).
       const labels = this.partitionSeries.get(key) ?? { pipeline: p.pipeline, engine: p.engine, job_id: p.job_id, group: l.group, topic: l.topic, partition: String(l.partition) };
-      series.set(key, labels);
+      // The key is kept until the next reading: one piece, not the concatenation's tree (a Map
+      // keeps the tree of a key it holds).
+      series.set(flat(key), labels);
       m.committed.set(labels, Number(l.committed));
       m.lagRecords.set(labels, l.lsoLag);
       m.hwLagRecords.set(labels, l.hwLag);
