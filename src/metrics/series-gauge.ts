@@ -2,20 +2,25 @@
 // the large per-partition families (the LSO monitor's, the lag service's: thousands of series,
 // most of them unchanged from one reading to the next). It is a Gauge in every other way: it sits in
 // the registry, prom-client's `registry.metrics()` and `get()` (the status sampler,
-// src/metrics/samples.ts) see the same series and values, and every Gauge method works.
+// src/metrics/samples.ts) see the same series and values as of a plain Gauge given the same calls,
+// and every Gauge method works, with prom-client's errors for a value that is not a number or a
+// label the gauge does not have.
 //
-// Beside prom-client's own store, it keeps each series' labels, value and formatted line, in
-// prom-client's order, keyed as prom-client keys them (the label values by sorted label name;
-// a series removed and set again goes last, as in prom-client's store). A change forgets the
-// changed series' line and the family's block of lines; the renderer asks for the block
-// (`linesText`) and gets the same string back while nothing changed, and otherwise a block in
-// which only the forgotten lines were formatted again. Setting a series to the value it has (with
-// the same label object) changes nothing. A label object must not be changed after it was passed
-// (prom-client keeps it as it is, and so does this).
+// It keeps its series in one store of its own, not in prom-client's (`hashMap`, left empty: at
+// tens of thousands of series a second copy of every series, its entry and its key, weighed
+// megabytes). Each series has its labels, value and formatted line, in prom-client's order, keyed
+// as prom-client keys them (the label values by sorted label name; a series removed and set again
+// goes last, as in prom-client's store); `get()` answers from it, with a `{ value, labels }` per
+// series as a plain Gauge's. A change forgets the changed series' line and the family's block of
+// lines; the renderer asks for the block (`linesText`) and gets the same string back while nothing
+// changed, and otherwise a block in which only the forgotten lines were formatted again. Setting a
+// series to the value it has (with the same label object) changes nothing. A label object must not
+// be changed after it was passed (prom-client keeps it as it is, and so does this).
 //
 // No `collect`: its series are set by their service, never at scrape time (the renderer does not
 // call get() for it).
-import { Gauge, type GaugeConfiguration, type LabelValues } from 'prom-client';
+import { inspect, format as formatValue } from 'node:util';
+import { Gauge, type Aggregator, type GaugeConfiguration, type LabelValues, type MetricType, type MetricValue } from 'prom-client';
 
 interface Series {
   labels: object;
@@ -72,29 +77,29 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
   }
 
   override set(labels: LabelValues<T> | number, value?: number): void {
-    if (typeof labels === 'object' && labels !== null) {
-      // The series holds this label object and value already, in prom-client's store too: nothing
-      // to do (most series of a reading of thousands of partitions).
-      const s = this.byLabels.get(labels);
-      if (s !== undefined && typeof value === 'number' && same(s.value, value)) return;
-    }
-    super.set(labels as LabelValues<T>, value as number);
-    if (typeof labels === 'object' && labels !== null) this.put(labels, value as number);
-    else this.put({}, labels as number);
+    const withLabels = typeof labels === 'object' && labels !== null;
+    const l: object = withLabels ? labels : {};
+    const v = withLabels ? value : labels;
+    // The series holds this label object and value already: nothing to do (most series of a
+    // reading of thousands of partitions; the object was checked when it was first set).
+    const s = this.byLabels.get(l);
+    if (s !== undefined && typeof v === 'number' && same(s.value, v)) return;
+    if (typeof v !== 'number') throw new TypeError(`Value is not a valid number: ${formatValue(v)}`);
+    this.check(l);
+    this.put(l, v);
   }
 
   override inc(labels?: LabelValues<T> | number, value?: number): void {
-    super.inc(labels as LabelValues<T>, value);
     this.delta(labels, value, 1);
   }
 
   override dec(labels?: LabelValues<T> | number, value?: number): void {
-    super.dec(labels as LabelValues<T>, value);
     this.delta(labels, value, -1);
   }
 
   override reset(): void {
-    super.reset();
+    // prom-client's store stays empty: every series is in this one.
+    (this as unknown as { hashMap: object }).hashMap = {};
     // (prom-client's constructor calls reset() before this class' fields exist.)
     if ((this.series as Map<string, Series> | undefined) === undefined) return;
     this.series.clear();
@@ -104,16 +109,40 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
   }
 
   override remove(...args: [LabelValues<T>] | string[]): void {
-    super.remove(...(args as string[]));
-    const labels: Record<string, unknown> = {};
-    if (typeof args[0] === 'object') Object.assign(labels, args[0]);
-    else this.allNames.forEach((n, i) => (labels[n] = args[i]));
+    let labels: Record<string, unknown>;
+    if (typeof args[0] === 'object') labels = args[0];
+    else {
+      if (args.length !== this.allNames.length) {
+        throw new Error(
+          `Invalid number of arguments (${args.length}): "${args.join(', ')}" for label names (${this.allNames.length}): "${this.allNames.join(', ')}".`,
+        );
+      }
+      labels = {};
+      this.allNames.forEach((n, i) => (labels[n] = args[i]));
+    }
+    this.check(labels);
     const k = this.key(labels);
     const s = this.series.get(k);
     if (s === undefined) return;
     this.series.delete(k);
     this.byLabels.delete(s.labels);
     this.block = undefined;
+  }
+
+  /** As a plain Gauge's: each series as `{ value, labels }`, in prom-client's order. */
+  override async get(): ReturnType<Gauge<T>['get']> {
+    const values: MetricValue<T>[] = new Array<MetricValue<T>>(this.series.size);
+    let i = 0;
+    for (const s of this.series.values()) values[i++] = { value: s.value, labels: s.labels as LabelValues<T> };
+    const self = this as unknown as { help: string; name: string; type: MetricType; aggregator: Aggregator };
+    // (prom-client's typings declare a `collect` in get()'s answer; a Gauge's has none.)
+    const data = { help: self.help, name: self.name, type: self.type, values, aggregator: self.aggregator };
+    return data as Awaited<ReturnType<Gauge<T>['get']>>;
+  }
+
+  /** prom-client's reader of one series' value (0 without it), from this store. */
+  _getValue(labels?: object): number {
+    return this.series.get(this.key((labels ?? {}) as Record<string, unknown>))?.value ?? 0;
   }
 
   /**
@@ -176,7 +205,10 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     const withLabels = typeof labels === 'object' && labels !== null;
     const l: object = withLabels ? labels : {};
     const v = (withLabels ? value : labels) ?? 1;
-    const d = sign * v;
+    // (prom-client negates before it checks: a decrement by a numeric string is a number.)
+    const d: unknown = sign === 1 ? v : -v;
+    if (typeof d !== 'number') throw new TypeError(`Delta is not a valid number: ${formatValue(d)}`);
+    this.check(l);
     const k = this.key(l as Record<string, unknown>);
     const s = this.series.get(k);
     if (s === undefined) {
@@ -191,5 +223,14 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     s.value = next;
     s.line = undefined;
     this.block = undefined;
+  }
+
+  /** prom-client's check of a label object: every label one of the gauge's. */
+  private check(labels: object): void {
+    for (const label in labels) {
+      if (!this.allNames.includes(label)) {
+        throw new Error(`Added label "${label}" is not included in initial labelset: ${inspect(this.allNames)}`);
+      }
+    }
   }
 }
