@@ -199,7 +199,7 @@ describe('SeriesGauge and the renderer', () => {
       for (const call of [
         (g: Gauge) => g.set({ topic: 't', other: 'x' } as never, 1),
         (g: Gauge) => g.set(ps[1]!, '2' as never),
-        (g: Gauge) => g.set(ps[1]!),
+        (g: Gauge) => g.set(ps[1]! as never),
         (g: Gauge) => g.inc({ other: 'x' } as never),
         (g: Gauge) => g.inc(ps[1]!, '2' as never),
         (g: Gauge) => g.remove('t'),
@@ -224,6 +224,27 @@ describe('SeriesGauge and the renderer', () => {
       both((g) => g.set(ps[2]!, 1));
       await step('set after reset');
     }
+  });
+
+  test('one label object passed to gauges of other label names (its key kept once for all): get() as plain Gauges\'', async () => {
+    const registers: Registry[] = [];
+    const make = (labelNames: string[]) => ({
+      plain: new Gauge({ name: 'g', help: 'h', labelNames, registers }),
+      series: new SeriesGauge({ name: 'g', help: 'h', labelNames, registers }),
+    });
+    const narrow = make(['a']);
+    const wide = make(['a', 'b', 'c']);
+    const l = { b: 'y', a: 'x' };
+    // Asked of a gauge without label b (no check, nothing kept), then set where b is a label.
+    assert.equal(narrow.series._getValue(l), (narrow.plain as unknown as { _getValue(l: object): number })._getValue(l));
+    for (const g of [wide.plain, wide.series]) g.set(l, 2);
+    for (const g of [narrow.plain, narrow.series]) assert.throws(() => g.set(l, 1), /Added label "b"/);
+    for (const g of [narrow.plain, narrow.series]) g.set({ a: 'x' }, 1);
+    for (const g of [wide.plain, wide.series]) g.set({ a: 'x', b: 'y', c: undefined }, 3); // the same series
+    for (const g of [wide.plain, wide.series]) g.inc({ a: 'x', c: 'z' });
+    assert.deepStrictEqual(await narrow.series.get(), await narrow.plain.get());
+    assert.deepStrictEqual(await wide.series.get(), await wide.plain.get());
+    assert.equal((await wide.series.get()).values.length, 2);
   });
 
   test('has no collect(): its series are set by a service', () => {
