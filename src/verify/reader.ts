@@ -240,8 +240,8 @@ export async function readTopicRecords(kafka: Kafka, topic: string, opts: Record
   // as records come: no condition to poll for).
   const deadline = Date.now() + timeoutMs;
   // One kafkajs cluster (its connections and metadata) for the ends, the log start offsets and the
-  // fetches: each ListOffsets and Fetch names its isolation level. Three clusters connected in turn
-  // (an end offset reader, an admin, the fetcher) took about 40 ms before the first fetch.
+  // fetches: each ListOffsets and Fetch names its isolation level. An end offset reader (two
+  // clusters), an admin and the fetcher, connected in turn, took about 40 ms before the first fetch.
   const cluster = createCluster<OffsetCluster & RawCluster>(kafka, opts.readUncommitted ? 0 : 1);
   const fetcher = new RawFetcher(kafka, !opts.readUncommitted, cluster);
   try {
