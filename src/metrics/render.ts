@@ -32,7 +32,7 @@
 // Collection still runs on every render (`get()` runs the metric's own `collect`), so values are as
 // current as with prom-client's renderer. Only the Prometheus content type is written.
 import type { Metric, Registry } from 'prom-client';
-import { constants as zlibConstants, crc32, deflateRaw } from 'node:zlib';
+import { constants as zlibConstants, crc32, deflateRaw, deflateRawSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import { defaultLabelsOf, type LabelSet } from './registry.js';
 import type { LabelValues as Labels, MetricData } from './samples.js';
@@ -91,6 +91,13 @@ const NEWLINE = Buffer.from('\n');
  * CPU, which writes about 10 % fewer.
  */
 const GZIP_LEVEL = 1;
+/**
+ * Up to this many bytes to compress for a new body, on the event loop (about 2 ms at level 1, less
+ * than rendering them took); more, on zlib's thread pool. A hop to the pool costs the scrape that
+ * waits for it a wake-up of another thread, which on a busy machine is worth more than compressing
+ * what a change of the process metrics or of a few families leaves to do.
+ */
+const GZIP_ON_LOOP_BYTES = 1 << 20;
 const deflateRawAsync = promisify(deflateRaw);
 /** A gzip member's header: deflate, no name, no modification time, unknown OS (RFC 1952). */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
@@ -121,20 +128,24 @@ interface Rendered {
 }
 
 /**
- * Deflates a piece on zlib's thread pool, ending with a sync flush instead of a final block: the
- * segment ends byte-aligned and refers to nothing before it, so segments of independent calls, one
+ * Deflate options for a piece: a sync flush instead of a final block at its end, so that the
+ * segment ends byte-aligned and refers to nothing before it: segments of independent calls, one
  * after the other and then a final empty block, are one valid deflate stream.
  */
-function deflateSegment(bytes: Buffer): Promise<Buffer> {
-  return deflateRawAsync(bytes, { level: GZIP_LEVEL, finishFlush: zlibConstants.Z_SYNC_FLUSH });
-}
+const SEGMENT = { level: GZIP_LEVEL, finishFlush: zlibConstants.Z_SYNC_FLUSH };
 
-/** One gzip member of `body` from its pieces' segments (deflating the pieces that have none yet). */
+/**
+ * One gzip member of the body from its pieces' segments, deflating the pieces that have none yet
+ * (the families that changed since the last gzip body): on the event loop while they are small,
+ * else on zlib's thread pool, in parallel.
+ */
 async function gzipBody(r: Rendered): Promise<Buffer> {
-  const { body, pieces } = r;
-  const segments = await Promise.all(
-    pieces.length === 0 ? [deflateSegment(body)] : pieces.map((p) => (p.segment.deflated ??= deflateSegment(body.subarray(p.start, p.end)))),
-  );
+  const { body } = r;
+  const pieces = r.pieces.length ? r.pieces : [{ start: 0, end: body.length, segment: {} as Piece['segment'] }];
+  let pending = 0;
+  for (const p of pieces) if (p.segment.deflated === undefined) pending += p.end - p.start;
+  const deflate = pending <= GZIP_ON_LOOP_BYTES ? (b: Buffer) => Promise.resolve(deflateRawSync(b, SEGMENT)) : (b: Buffer) => deflateRawAsync(b, SEGMENT);
+  const segments = await Promise.all(pieces.map((p) => (p.segment.deflated ??= deflate(body.subarray(p.start, p.end)))));
   const trailer = Buffer.alloc(8);
   trailer.writeUInt32LE(crc32(body), 0);
   trailer.writeUInt32LE(body.length % 2 ** 32, 4);
@@ -180,9 +191,9 @@ export class MetricsRenderer {
   /**
    * renderBytes()' body gzip-compressed (one gzip member, RFC 1952), made once per body and shared
    * by every scrape of that body. Only the families that changed since the last gzip body are
-   * compressed again, on zlib's thread pool (off the event loop: a change of megabytes does not
-   * hold up other requests); the segments are joined between the gzip header and the trailer
-   * (CRC-32 and length of the whole text). A scrape that asks while a new body's segments are
+   * compressed again, up to a megabyte on the event loop, more on zlib's thread pool (a change of
+   * megabytes does not hold up other requests); the segments are joined between the gzip header
+   * and the trailer (CRC-32 and length of the whole text). A scrape that asks while a new body's segments are
    * being compressed waits for them: the body changes between any two scrapes seconds apart (the
    * process metrics are collected once a second), so sending the text meanwhile would send a
    * scraper such as Prometheus the text on nearly every scrape.

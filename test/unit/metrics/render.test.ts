@@ -287,6 +287,24 @@ describe('MetricsRenderer: the gzip body', () => {
     assert.match(gunzipSync(d).toString('utf8'), /^steady\{i="999"\} -1$/m);
   });
 
+  test('a change of more than a megabyte (compressed on the thread pool) and then a small one: both decompress to the text', async () => {
+    const registry = new Registry();
+    const wide = new Gauge({ name: 'wide', help: 'many series', labelNames: ['i'], registers: [registry] });
+    for (let i = 0; i < 60_000; i++) wide.set({ i: String(i) }, i);
+    const small = new Gauge({ name: 'small', help: 'one series', registers: [registry] });
+    small.set(1);
+    const r = new MetricsRenderer(registry);
+    for (const change of [() => wide.set({ i: '0' }, -1), () => small.set(2), () => undefined]) {
+      change();
+      const [gz, text] = await Promise.all([r.renderGzipBytes(), r.renderBytes()]);
+      assert.deepEqual(gunzipSync(gz), text);
+    }
+    const [gz, text] = await Promise.all([r.renderGzipBytes(), r.renderBytes()]);
+    assert.ok(text.length > 1 << 20, `${text.length} bytes`);
+    assert.match(gunzipSync(gz).toString('utf8'), /^wide\{i="0"\} -1\nwide\{i="1"\} 1$/m);
+    assert.match(gunzipSync(gz).toString('utf8'), /^small 2$/m);
+  });
+
   test('an empty registry: the gzip body of its one newline', async () => {
     const r = new MetricsRenderer(new Registry());
     assert.equal(gunzipSync(await r.renderGzipBytes()).toString('utf8'), await new Registry().metrics().then(() => r.render()));
