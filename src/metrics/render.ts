@@ -243,8 +243,8 @@ export class MetricsRenderer {
     }
     const last = this.last;
     const keys: string[] = [];
-    /** The text of each family that changed (undefined: the same as in the last body). */
-    const texts: (string | undefined)[] = [];
+    /** The text of each family that changed, made when it is encoded (undefined: the same as in the last body). */
+    const texts: ((() => string) | undefined)[] = [];
     let changed = metrics.length !== last.pieces.length;
     for (let i = 0; i < metrics.length; i++) {
       const m = metrics[i]!;
@@ -264,7 +264,7 @@ export class MetricsRenderer {
       if (before !== undefined && before.metric === m && before.key === key) texts.push(undefined);
       else {
         changed = true;
-        texts.push(text());
+        texts.push(text);
       }
     }
     let r = last;
@@ -275,7 +275,7 @@ export class MetricsRenderer {
       for (let i = 0; i < metrics.length; i++) {
         const text = texts[i];
         const before = last.pieces[i]!;
-        const bytes = text === undefined ? last.body.subarray(before.start, before.end) : Buffer.from(`${i > 0 ? '\n' : ''}${text}\n`, 'utf8');
+        const bytes = text === undefined ? last.body.subarray(before.start, before.end) : Buffer.from(`${i > 0 ? '\n' : ''}${text()}\n`, 'utf8');
         parts.push(bytes);
         pieces.push({ metric: metrics[i]!, key: keys[i]!, start: at, end: at + bytes.length, segment: text === undefined ? before.segment : {} });
         at += bytes.length;
