@@ -193,10 +193,10 @@ export class MetricsRenderer {
    * by every scrape of that body. Only the families that changed since the last gzip body are
    * compressed again, up to a megabyte on the event loop, more on zlib's thread pool (a change of
    * megabytes does not hold up other requests); the segments are joined between the gzip header
-   * and the trailer (CRC-32 and length of the whole text). A scrape that asks while a new body's segments are
-   * being compressed waits for them: the body changes between any two scrapes seconds apart (the
-   * process metrics are collected once a second), so sending the text meanwhile would send a
-   * scraper such as Prometheus the text on nearly every scrape.
+   * and the trailer (CRC-32 and length of the whole text). A scrape that asks while a new body's
+   * segments are being compressed waits for them: the body changes between any two scrapes seconds
+   * apart (the process metrics are collected once a second), so sending the text meanwhile would
+   * send a scraper such as Prometheus the text on nearly every scrape.
    */
   async renderGzipBytes(): Promise<Buffer> {
     const r = await this.shared();
