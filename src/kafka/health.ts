@@ -16,7 +16,8 @@
 // has probed once, whatever the answer: readiness must not hide a down cluster from Prometheus by
 // taking the sidecar out of its Service endpoints.
 import { Gauge, type Registry } from 'prom-client';
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
+import { ClusterMetadataReader } from './cluster-metadata.js';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import { EosError, ErrorCodes, errorMessage } from '../errors.js';
@@ -74,7 +75,8 @@ async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T>
 export class KafkaHealthService implements Service {
   readonly name = 'kafka-health';
   private readonly periodic: Periodic;
-  private admin: Admin | undefined;
+  /** The cluster's metadata through the configured bootstrap brokers (brokers only: no topic's partitions). */
+  private reader: ClusterMetadataReader | undefined;
   private stopped = true;
   private probed = false;
   private lastError: string | undefined;
@@ -111,7 +113,7 @@ export class KafkaHealthService implements Service {
   }
 
   async start(): Promise<void> {
-    this.admin = this.kafka.admin({ retry: { retries: 0 } });
+    this.reader = new ClusterMetadataReader(this.kafka);
     this.stopped = false;
     this.periodic.start();
   }
@@ -125,36 +127,36 @@ export class KafkaHealthService implements Service {
     return k;
   }
 
-  private disconnectLater(admin: Admin): void {
-    const p = admin.disconnect().catch(() => undefined);
+  private disconnectLater(reader: ClusterMetadataReader): void {
+    const p = reader.disconnect();
     this.closing.add(p);
     void p.finally(() => this.closing.delete(p));
   }
 
   /** The cluster's metadata through the configured bootstrap brokers. */
   private async probeCluster(): Promise<BrokerProbe> {
-    const admin = this.admin;
-    if (!admin) return { ok: false, error: 'stopped' };
+    const reader = this.reader;
+    if (!reader) return { ok: false, error: 'stopped' };
     try {
-      const { brokers } = await within(this.probeTimeoutMs, 'the cluster', admin.connect().then(() => admin.describeCluster()));
+      const brokers = await within(this.probeTimeoutMs, 'the cluster', reader.brokers());
       return { ok: true, brokers };
     } catch (err) {
       // A connection stuck on a paused broker is dropped; the next probe connects afresh.
-      this.disconnectLater(admin);
+      this.disconnectLater(reader);
       return { ok: false, error: errorMessage(err) };
     }
   }
 
   /** One broker over a connection of its own: connect (ApiVersions, SASL) and Metadata, answered by that broker. */
   private async probeBroker(nodeId: number, address: string): Promise<BrokerProbe> {
-    const admin = this.client(address).admin({ retry: { retries: 0 } });
+    const reader = new ClusterMetadataReader(this.client(address));
     try {
-      const { brokers } = await within(this.probeTimeoutMs, `broker ${nodeId} (${address})`, admin.connect().then(() => admin.describeCluster()));
+      const brokers = await within(this.probeTimeoutMs, `broker ${nodeId} (${address})`, reader.brokers());
       return { ok: true, brokers };
     } catch (err) {
       return { ok: false, error: errorMessage(err) };
     } finally {
-      this.disconnectLater(admin);
+      this.disconnectLater(reader);
     }
   }
 
@@ -180,7 +182,7 @@ export class KafkaHealthService implements Service {
   }
 
   async probe(): Promise<boolean> {
-    if (!this.admin) return false;
+    if (!this.reader) return false;
     try {
       const perBroker = !!this.opts.clientFor;
       const ids = perBroker ? [...this.known.keys()] : [];
@@ -222,11 +224,11 @@ export class KafkaHealthService implements Service {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    const admin = this.admin;
-    this.admin = undefined;
+    const reader = this.reader;
+    this.reader = undefined;
     // Disconnecting fails a probe in flight at once; it reports itself and is not rescheduled.
     const stopping = this.periodic.stop();
-    await admin?.disconnect().catch(() => undefined);
+    await reader?.disconnect();
     await stopping;
     // A paused broker's socket may not close at once; do not wait for it longer than a probe.
     await within(this.probeTimeoutMs, 'probe connections', Promise.all([...this.closing])).catch(() => undefined);

@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import type { Admin, Kafka } from 'kafkajs';
 import { retryRetriable } from './retry.js';
+import { listOffsets, type ListOffsetsBroker } from './list-offsets.js';
 
 const require = createRequire(import.meta.url);
 /** kafkajs' own filter of aborted records (the consumer's), so the probe reads what a consumer would. */
@@ -45,10 +46,7 @@ export interface OffsetCluster {
       maxBytes: number;
       topics: { topic: string; partitions: { partition: number; fetchOffset: string; maxBytes: number }[] }[];
     }): Promise<{ responses: { topicName: string; partitions: { partition: number; errorCode: number; abortedTransactions: unknown[]; messages: FetchedRecord[] }[] }[] }>;
-    listOffsets(req: { isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] }): Promise<{
-      responses: { topic: string; partitions: { partition: number; offset: string }[] }[];
-    }>;
-  }>;
+  } & ListOffsetsBroker>;
 }
 
 interface FetchedRecord {
@@ -87,12 +85,20 @@ const LATEST = -1;
  * through a factory it keeps under a private symbol; the offset reader uses that factory directly. kafkajs 2.2.4 is in maintenance, so this inner
  * API does not move; test/integration/lag.test.ts checks LSO and high-watermark answers against real Kafka.
  */
-export function createCluster<C = OffsetCluster>(kafka: Kafka, isolationLevel: number): C {
+export function createCluster<C = OffsetCluster>(kafka: Kafka, isolationLevel: number, opts: { metadataMaxAge?: number } = {}): C {
   const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
   const factory = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
   if (typeof factory !== 'function') throw new Error('this kafkajs version has no cluster factory; LSO reading needs kafkajs 2.x');
-  return (factory as (o: { isolationLevel: number }) => C)({ isolationLevel });
+  return (factory as (o: { isolationLevel: number; metadataMaxAge?: number }) => C)({ isolationLevel, ...opts });
 }
+
+/**
+ * How long the end-offset reader's metadata stands (kafkajs' default for its producers and
+ * consumers). The factory's default is 0, which made every refreshMetadataIfNecessary() a refresh:
+ * each reading of each topic decoded the metadata of every watched topic again, twice (200,000
+ * partitions every 5 s for the LSO monitor on 10 topics of 1,000).
+ */
+const METADATA_MAX_AGE_MS = 300_000;
 
 /** Reads high watermark and LSO of every partition of the given topics, one connection pair per call site. */
 export class EndOffsetReader {
@@ -101,8 +107,8 @@ export class EndOffsetReader {
   private connected = false;
 
   constructor(kafka: Kafka) {
-    this.committed = createCluster(kafka, READ_COMMITTED);
-    this.uncommitted = createCluster(kafka, READ_UNCOMMITTED);
+    this.committed = createCluster(kafka, READ_COMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
+    this.uncommitted = createCluster(kafka, READ_UNCOMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
   }
 
   private async ensureConnected(): Promise<void> {
@@ -121,7 +127,7 @@ export class EndOffsetReader {
    */
   async readMany(topics: string[]): Promise<Map<string, PartitionEnds[]>> {
     await this.ensureConnected();
-    const [high, lso] = await Promise.all([listEnds(this.uncommitted, READ_UNCOMMITTED, topics), listEnds(this.committed, READ_COMMITTED, topics)]);
+    const [high, lso] = await Promise.all([freshOnFailure(this.uncommitted, () => listEnds(this.uncommitted, READ_UNCOMMITTED, topics)), freshOnFailure(this.committed, () => listEnds(this.committed, READ_COMMITTED, topics))]);
     const out = new Map<string, PartitionEnds[]>();
     for (const [topic, parts] of high) {
       const stable = lso.get(topic);
@@ -176,6 +182,23 @@ export class EndOffsetReader {
 }
 
 /**
+ * `read` once more on fresh metadata when it fails: the metadata is kept for minutes
+ * (METADATA_MAX_AGE_MS), so a leader that moved since (NOT_LEADER_FOR_PARTITION, a broker gone,
+ * a partition without a leader in the kept metadata) costs a refresh, not a failed reading.
+ */
+export async function freshOnFailure<T>(cluster: Pick<OffsetCluster, 'refreshMetadata'>, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    // A refresh that fails too (the cluster unreachable, a topic deleted) leaves the reading's error.
+    await cluster.refreshMetadata().catch(() => {
+      throw err;
+    });
+    return read();
+  }
+}
+
+/**
  * Adds `items` (of one topic) to `byLeader` under their partition's leader, in one pass over the
  * topic's metadata (kafkajs' `findLeaderForPartitions` is O(n²)). Items of partitions the metadata
  * does not have are left out; a partition without a leader fails, naming it.
@@ -202,7 +225,8 @@ function groupByLeader<T>(cluster: OffsetCluster, topic: string, items: T[], par
  * partition, the leader's list copied on every partition, then a filter with `includes`: about
  * 10 million element copies per LSO reading of 10 topics × 1,000 partitions; the daemon's CPU at
  * that size moved within noise with this change, bench/RESULTS.md). A partition without a leader
- * fails the reading, as it does in kafkajs.
+ * fails the reading, as it does in kafkajs. The requests are written and their answers read
+ * without kafkajs' objects per partition (list-offsets.ts).
  */
 export async function listEnds(cluster: OffsetCluster, isolationLevel: number, topics: string[]): Promise<Map<string, Map<number, bigint>>> {
   await cluster.addMultipleTargetTopics(topics);
@@ -217,12 +241,7 @@ export async function listEnds(cluster: OffsetCluster, isolationLevel: number, t
   await Promise.all(
     [...byLeader].map(async ([nodeId, perTopic]) => {
       const broker = await cluster.findBroker({ nodeId });
-      const res = await broker.listOffsets({ isolationLevel, topics: [...perTopic].map(([topic, partitions]) => ({ topic, partitions })) });
-      for (const t of res.responses) {
-        let ends = out.get(t.topic);
-        if (!ends) out.set(t.topic, (ends = new Map()));
-        for (const p of t.partitions) ends.set(p.partition, BigInt(p.offset));
-      }
+      await listOffsets(broker, isolationLevel, [...perTopic].map(([topic, partitions]) => ({ topic, partitions })), out);
     }),
   );
   return out;

@@ -11,8 +11,10 @@ import { errorMessage } from '../errors.js';
 import type { Periodic } from '../runtime/periodic.js';
 import { every, failures, type FailureKind } from '../runtime/runs.js';
 import { GROUP_STATES, lagMetrics, type LagMetrics } from '../metrics/lag.js';
+import { flat } from '../metrics/series-gauge.js';
 import type { PipelineLabels } from '../metrics/checkpoint-stats.js';
 import { refusedGroups } from '../kafka/group-access.js';
+import { ClusterMetadataReader } from '../kafka/cluster-metadata.js';
 import { EndOffsetReader, probeKey, type FirstRecord, type PartitionEnds, type ProbeRequest } from '../kafka/offsets.js';
 import { LagCalculator, type PartitionLag } from './group-lag.js';
 import { exactNames, nameMatcher, selectGroups, watchedTopic, type NameMatcher } from './selection.js';
@@ -74,6 +76,7 @@ export class LagService implements Service {
   private readonly groupMatch: NameMatcher;
   private readonly topicMatch: NameMatcher | null;
   private admin: Admin | undefined;
+  private metadata: ClusterMetadataReader | undefined;
   private reader: EndOffsetReader | undefined;
   private readerTopics = new Set<string>();
   /** Readings start every interval (a reading longer than the interval delays the next one, never overlaps it). */
@@ -115,6 +118,7 @@ export class LagService implements Service {
 
   async start(): Promise<void> {
     this.admin = this.kafka.admin();
+    this.metadata = new ClusterMetadataReader(this.kafka);
     this.logger.info({ groups: this.config.groups, topics: this.config.topics, intervalMs: this.config.interval }, 'lag service started');
     this.periodic.start();
   }
@@ -153,11 +157,14 @@ export class LagService implements Service {
   private async read(): Promise<Omit<LagReading, 'durationMs'>> {
     const admin = this.admin!;
     await admin.connect();
-    const listed = (await admin.listGroups()).groups.filter((g) => g.protocolType === 'consumer' || g.protocolType === '').map((g) => g.groupId);
+    // The brokers and topic names without kafkajs' objects for every partition of the cluster
+    // (its listGroups and listTopics each decode the whole cluster's metadata).
+    const cluster = await this.metadata!.all();
+    const listed = (await this.metadata!.listGroups(cluster.brokers)).filter((g) => g.protocolType === 'consumer' || g.protocolType === '').map((g) => g.groupId);
     const also = this.labelling.alsoGroups;
     const groups = selectGroups(listed, also ? (g) => this.groupMatch(g) || also(g) : this.groupMatch);
-    const [descriptions, existingTopics] = await Promise.all([groups.length ? admin.describeGroups(groups) : { groups: [] }, admin.listTopics()]);
-    const existing = new Set(existingTopics);
+    const descriptions = groups.length ? await admin.describeGroups(groups) : { groups: [] };
+    const existing = new Set(cluster.topics);
     // Kafka's listings leave out what the principal may not describe, without an error: a named
     // group missing from ListGroups is asked for by name, which tells a refusal from an absence.
     const denied = new Set<string>();
@@ -302,7 +309,9 @@ export class LagService implements Service {
       const key = `${p.pipeline}\u0000${p.engine}\u0000${p.job_id}\u0000${l.group}\u0000${l.topic}\u0000${l.partition}`;
       // The same label object on every reading: /metrics formats its labels once (src/metrics/render.ts).
       const labels = this.partitionSeries.get(key) ?? { pipeline: p.pipeline, engine: p.engine, job_id: p.job_id, group: l.group, topic: l.topic, partition: String(l.partition) };
-      series.set(key, labels);
+      // The key is kept until the next reading: one piece, not the concatenation's tree (a Map
+      // keeps the tree of a key it holds).
+      series.set(flat(key), labels);
       m.committed.set(labels, Number(l.committed));
       m.lagRecords.set(labels, l.lsoLag);
       m.hwLagRecords.set(labels, l.hwLag);
@@ -361,6 +370,8 @@ export class LagService implements Service {
     await this.closeReader();
     await this.admin?.disconnect().catch(() => undefined);
     this.admin = undefined;
+    await this.metadata?.disconnect();
+    this.metadata = undefined;
   }
 }
 

@@ -56,12 +56,35 @@ export async function registrySamples(registry: Registry, families?: ReadonlySet
     out.types.set(metric.name, metric.type);
     out.help.set(metric.name, metric.help);
     for (const v of metric.values) {
-      const labels: Record<string, string> = {};
-      for (const [k, x] of Object.entries(v.labels ?? {})) labels[k] = String(x);
-      if (defaults) for (const [k, x] of Object.entries(defaults)) labels[k] ??= x;
+      const labels = sampleLabels(v.labels, defaults);
       // (-0 as the text writes it: 0)
       out.samples.push({ name: v.metricName ?? metric.name, labels, value: v.value === 0 ? 0 : v.value });
     }
   }
   return out;
+}
+
+const NO_LABELS: Record<string, string> = Object.freeze({});
+
+/**
+ * A series' labels as a sample's: its own label object when every value is a string already and
+ * no default label is missing from it (the per-partition families' label objects, which their
+ * services never change: no copy of tens of thousands of them every sample), else a copy with the
+ * values as strings and the default labels added. Readers of samples do not change them.
+ */
+function sampleLabels(own: LabelValues | undefined, defaults: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const given = own ?? NO_LABELS;
+  let asIs = true;
+  for (const k in given) {
+    if (typeof given[k] !== 'string') {
+      asIs = false;
+      break;
+    }
+  }
+  if (asIs && defaults) for (const k in defaults) if (given[k] === undefined) asIs = false;
+  if (asIs) return given as Record<string, string>;
+  const labels: Record<string, string> = {};
+  for (const [k, x] of Object.entries(given)) labels[k] = String(x);
+  if (defaults) for (const [k, x] of Object.entries(defaults)) labels[k] ??= x;
+  return labels;
 }

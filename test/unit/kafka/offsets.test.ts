@@ -2,9 +2,38 @@
 // every partition in the request of its own leader, every answer back in its topic.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { listEnds, type OffsetCluster } from '../../../src/kafka/offsets.js';
+import { createRequire } from 'node:module';
+import { freshOnFailure, listEnds, type OffsetCluster } from '../../../src/kafka/offsets.js';
 
-type Req = { isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] };
+type Req = { replicaId: number; isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] };
+
+const require = createRequire(import.meta.url);
+interface Dec {
+  readInt8(): number;
+  readInt32(): number;
+  readString(): string;
+  readInt64(): { toString(): string };
+  readArray<T>(f: (d: Dec) => T): T[];
+}
+const Decoder = require('kafkajs/src/protocol/decoder') as new (b: Buffer) => Dec;
+interface Enc {
+  writeInt16(v: number): Enc;
+  writeInt32(v: number): Enc;
+  writeInt64(v: number): Enc;
+  writeString(v: string): Enc;
+  buffer: Buffer;
+}
+const Encoder = require('kafkajs/src/protocol/encoder') as new () => Enc;
+
+/** A ListOffsets v3 request body as a broker reads it. */
+function readRequest(body: Buffer): Req {
+  const d = new Decoder(body);
+  return {
+    replicaId: d.readInt32(),
+    isolationLevel: d.readInt8(),
+    topics: d.readArray((t) => ({ topic: t.readString(), partitions: t.readArray((p) => ({ partition: p.readInt32(), timestamp: Number(p.readInt64().toString()) })) })),
+  };
+}
 
 function fakeCluster(metadata: Record<string, { partitionId: number; leader?: number | null }[]>) {
   const requests: { nodeId: string; req: Req }[] = [];
@@ -14,10 +43,20 @@ function fakeCluster(metadata: Record<string, { partitionId: number; leader?: nu
     refreshMetadataIfNecessary: async () => undefined,
     findTopicPartitionMetadata: (topic: string) => metadata[topic] ?? [],
     findBroker: async ({ nodeId }: { nodeId: string }) => ({
-      listOffsets: async (req: Req) => {
-        requests.push({ nodeId, req });
-        // Each partition's end: 1000 × leader + partition, so an answer shows who gave it.
-        return { responses: req.topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: String(Number(nodeId) * 1000 + p.partition) })) })) };
+      lookupRequest: () => () => ({ request: { apiKey: 2, apiVersion: 3, apiName: 'ListOffsets' } }),
+      connectionPool: {
+        // The broker's side: the request's bytes read, an answer's bytes written and handed to the caller's decoder.
+        send: async ({ request, response }: { request: { encode(): Promise<{ buffer: Buffer }> }; response: { decode(b: Buffer): Promise<unknown>; parse(x: unknown): Promise<unknown> } }) => {
+          const req = readRequest((await request.encode()).buffer);
+          requests.push({ nodeId, req });
+          const e = new Encoder().writeInt32(0).writeInt32(req.topics.length);
+          for (const t of req.topics) {
+            e.writeString(t.topic).writeInt32(t.partitions.length);
+            // Each partition's end: 1000 × leader + partition, so an answer shows who gave it.
+            for (const p of t.partitions) e.writeInt32(p.partition).writeInt16(0).writeInt64(-1).writeInt64(Number(nodeId) * 1000 + p.partition);
+          }
+          return response.parse(await response.decode(e.buffer));
+        },
       },
     }),
   } as unknown as OffsetCluster;
@@ -34,6 +73,7 @@ test('end offsets: one request per leader holding exactly its partitions of ever
   assert.equal(requests.length, 3, 'one ListOffsets per leader');
   for (const { nodeId, req } of requests) {
     assert.equal(req.isolationLevel, 1);
+    assert.equal(req.replicaId, -1);
     assert.deepEqual(
       req.topics.map((t) => t.topic),
       ['a', 'b'],
@@ -61,4 +101,36 @@ test('end offsets: a partition without a leader fails the reading, naming it', a
   assert.equal(requests.length, 0);
   const noLeader = fakeCluster({ t: [{ partitionId: 3, leader: -1 }] });
   await assert.rejects(listEnds(noLeader.cluster, 0, ['t']), /no leader for partition 3 of t/);
+});
+
+test('end offsets on kept metadata: a failed read is tried once more after a refresh; a refresh that fails leaves the read\'s error', async () => {
+  const events: string[] = [];
+  const cluster = (refresh: () => Promise<void>) => ({
+    refreshMetadata: async () => {
+      events.push('refresh');
+      await refresh();
+    },
+  });
+  const reads = (results: (string | Error)[]) => async () => {
+    const r = results.shift()!;
+    events.push(r instanceof Error ? `read fails: ${r.message}` : `read: ${r}`);
+    if (r instanceof Error) throw r;
+    return r;
+  };
+  assert.equal(await freshOnFailure(cluster(async () => undefined), reads(['ok'])), 'ok');
+  assert.deepEqual(events.splice(0), ['read: ok'], 'no refresh while reads succeed');
+  assert.equal(await freshOnFailure(cluster(async () => undefined), reads([new Error('not the leader'), 'ok'])), 'ok');
+  assert.deepEqual(events.splice(0), ['read fails: not the leader', 'refresh', 'read: ok']);
+  await assert.rejects(freshOnFailure(cluster(async () => undefined), reads([new Error('first'), new Error('second')])), /second/);
+  assert.deepEqual(events.splice(0), ['read fails: first', 'refresh', 'read fails: second'], 'tried once more only');
+  await assert.rejects(
+    freshOnFailure(
+      cluster(async () => {
+        throw new Error('refresh failed');
+      }),
+      reads([new Error('the read\'s'), 'ok']),
+    ),
+    /the read's/,
+  );
+  assert.deepEqual(events.splice(0), ["read fails: the read's", 'refresh']);
 });
