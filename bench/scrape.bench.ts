@@ -22,7 +22,8 @@
 // more under `node --cpu-prof` through the concurrent scrapes (not counted).
 //
 //   node --import tsx bench/scrape.bench.ts [--baseline REV] [--rounds 3] [--partitions 1000]
-//        [--per-topic 100] [--groups 1] [--broker-heap 512m] [--idle-seconds 60] [--seconds 30] [--scrapes 500] [--concurrency 20] [--no-profile]
+//        [--per-topic 100] [--groups 1] [--broker-heap 512m] [--idle-seconds 60] [--seconds 30] [--scrapes 500] [--concurrency 20]
+//        [--encoding gzip|identity] [--no-profile]
 //        [--out bench/RESULTS.md]
 //
 // The results go into their own section of bench/RESULTS.md (between the SCRAPE BENCH markers,
@@ -85,6 +86,7 @@ const { values: argv } = parseArgs({
     seconds: { type: 'string', default: '30' },
     scrapes: { type: 'string', default: '500' },
     concurrency: { type: 'string', default: '20' },
+    encoding: { type: 'string', default: 'gzip' },
     'no-profile': { type: 'boolean', default: false },
     out: { type: 'string', default: join(BENCH_DIR, 'RESULTS.md') },
     help: { type: 'boolean', short: 'h', default: false },
@@ -97,6 +99,9 @@ const IDLE_S = intOption(argv['idle-seconds'], '--idle-seconds', 5);
 const CONC_S = intOption(argv.seconds, '--seconds', 2);
 const SCRAPES = intOption(argv.scrapes, '--scrapes', 20);
 const CONCURRENCY = intOption(argv.concurrency, '--concurrency', 2);
+/** What the scrapers ask for: gzip, as Prometheus does, or the text (identity). */
+const ENCODING = argv.encoding!;
+if (ENCODING !== 'gzip' && ENCODING !== 'identity') throw new Error('--encoding: gzip or identity');
 const PER_TOPIC = intOption(argv['per-topic'], '--per-topic', 1);
 const TOPICS = Array.from({ length: Math.ceil(PARTITIONS / PER_TOPIC) }, (_, i) => `bench-scrape-${String(i).padStart(3, '0')}`);
 const GROUP_COUNT = intOption(argv.groups, '--groups', 1);
@@ -239,7 +244,11 @@ interface Scrapes {
   p99: number;
   max: number;
   perSecond: number;
+  /** The last body's bytes (decompressed) and on the wire. */
   bytes: number;
+  wireBytes: number;
+  /** Scrapes whose body came gzip-compressed. */
+  gzipped: number;
   rssBeforeMiB: number;
   rssAfterMiB: number;
   rssPeakMiB: number;
@@ -249,7 +258,7 @@ interface Scrapes {
 }
 
 async function scrapes(d: Daemon, concurrency: number, limit: { seconds?: number; count?: number }, label: string): Promise<Scrapes> {
-  const args = ['--import', 'tsx', join(BENCH_DIR, 'scrape-client.ts'), `${d.url}/metrics`, String(concurrency), ...(limit.seconds ? ['--seconds', String(limit.seconds)] : ['--count', String(limit.count)])];
+  const args = ['--import', 'tsx', join(BENCH_DIR, 'scrape-client.ts'), `${d.url}/metrics`, String(concurrency), '--encoding', ENCODING, ...(limit.seconds ? ['--seconds', String(limit.seconds)] : ['--count', String(limit.count)])];
   const rssBefore = rssKb(d.pid) / 1024;
   let peak = rssBefore;
   const poll = setInterval(() => (peak = Math.max(peak, rssKb(d.pid) / 1024)), 500);
@@ -263,7 +272,7 @@ async function scrapes(d: Daemon, concurrency: number, limit: { seconds?: number
     proc.child!.stderr!.on('data', (x: string) => (err += x));
     const code = await proc.exited;
     if (code !== 0) throw new Error(`${label}: scrape client exited with ${code}: ${err.slice(-2000)}`);
-    const r = JSON.parse(out.trim().split('\n').pop()!) as { latencies: number[]; errors: number; firstErrors: string[]; bytes: number; seconds: number };
+    const r = JSON.parse(out.trim().split('\n').pop()!) as { latencies: number[]; errors: number; firstErrors: string[]; bytes: number; wireBytes: number; gzipped: number; seconds: number };
     writeFileSync(join(OUT_DIR, `${label}.json`), JSON.stringify(r));
     const dt = (performance.now() - t0) / 1000;
     const cpuS = procCpu(d.pid)[0] - c0;
@@ -276,6 +285,8 @@ async function scrapes(d: Daemon, concurrency: number, limit: { seconds?: number
       max: Math.max(...r.latencies),
       perSecond: r.latencies.length / r.seconds,
       bytes: r.bytes,
+      wireBytes: r.wireBytes,
+      gzipped: r.gzipped,
       rssBeforeMiB: rssBefore,
       rssAfterMiB: rssKb(d.pid) / 1024,
       rssPeakMiB: Math.max(peak, rssKb(d.pid) / 1024),
@@ -328,7 +339,7 @@ async function runVariant(variant: Variant, entry: string, brokers: string, roun
   const series = seriesCount(await (await fetch(`${d.url}/metrics`)).text(), PARTITION_SERIES);
   await scrapes(d, 1, { count: 50 }, `${tag}-warm`);
   const one = await scrapes(d, 1, { count: SCRAPES }, `${tag}-one`);
-  log(`  one scraper: p50 ${fmt(one.p50, 2)} ms, p99 ${fmt(one.p99, 2)} ms (${one.n} scrapes, ${fmt(one.bytes / 1024)} KiB)`);
+  log(`  one scraper: p50 ${fmt(one.p50, 2)} ms, p99 ${fmt(one.p99, 2)} ms (${one.n} scrapes, ${fmt(one.bytes / 1024)} KiB, ${fmt(one.wireBytes / 1024)} KiB on the wire)`);
   const many = await scrapes(d, CONCURRENCY, { seconds: CONC_S }, `${tag}-many`);
   log(`  ${CONCURRENCY} scrapers: p50 ${fmt(many.p50, 1)} ms, p99 ${fmt(many.p99, 1)} ms, ${fmt(many.perSecond)} scrapes/s, ${many.errors} errors, RSS ${fmt(many.rssBeforeMiB)} → ${fmt(many.rssAfterMiB)} MiB`);
   await stopDaemon(d);
@@ -341,7 +352,7 @@ async function runVariant(variant: Variant, entry: string, brokers: string, roun
   const lagSeries = seriesCount(await (await fetch(`${d.url}/metrics`)).text(), [...PARTITION_SERIES, ...LAG_SERIES]);
   await scrapes(d, 1, { count: 50 }, `${tag}-lag-warm`);
   const oneLag = await scrapes(d, 1, { count: SCRAPES }, `${tag}-lag-one`);
-  log(`  one scraper: p50 ${fmt(oneLag.p50, 2)} ms, p99 ${fmt(oneLag.p99, 2)} ms (${fmt(oneLag.bytes / 1024)} KiB)`);
+  log(`  one scraper: p50 ${fmt(oneLag.p50, 2)} ms, p99 ${fmt(oneLag.p99, 2)} ms (${fmt(oneLag.bytes / 1024)} KiB, ${fmt(oneLag.wireBytes / 1024)} KiB on the wire)`);
   const manyLag = await scrapes(d, CONCURRENCY, { seconds: CONC_S }, `${tag}-lag-many`);
   log(`  ${CONCURRENCY} scrapers: p50 ${fmt(manyLag.p50, 1)} ms, p99 ${fmt(manyLag.p99, 1)} ms, ${fmt(manyLag.perSecond)} scrapes/s, ${manyLag.errors} errors`);
   await stopDaemon(d);
@@ -396,6 +407,7 @@ function shapeArgs(): string {
     ['--per-topic', argv['per-topic'], '100'],
     ['--groups', argv.groups, '1'],
     ['--broker-heap', argv['broker-heap'], '512m'],
+    ['--encoding', argv.encoding, 'gzip'],
   ];
   return given.map(([flag, v, d]) => (v !== d ? ` ${flag} ${v}` : '')).join('');
 }
@@ -416,14 +428,14 @@ function section(r: Report): string {
   const base = r.runs.filter((x) => x.variant === 'baseline');
   const med = (xs: VariantRun[], f: (x: VariantRun) => number) => median(xs.map(f));
   line(SECTION_BEGIN);
-  line('## /metrics and the daemon\'s footprint');
+  line(`## /metrics and the daemon's footprint (scrapers asking for ${ENCODING === 'gzip' ? 'gzip, as Prometheus does' : 'the text, without gzip'})`);
   line();
   line(
     `${generatedBy(`npm run bench:scrape -- --rounds ${ROUNDS}${r.baseline ? ` --baseline ${r.baseline}` : ''}${shapeArgs()}`, 'bench/scrape.bench.ts', r.startedAt, r.totalS)} ${m.nproc} cores (${m.model}), ${fmt(m.memGiB, 1)} GiB, a 1-node local cluster (Kafka ${r.kafka}) on the same machine; kafkajs ${kafkajsVersion()}, Node ${process.versions.node}. The machine was shared with other work (load average 1/5/15 min ${loadAverageRow(r.load0, r.load1)[1]}; 1-minute load at the start of each run in the last table).`,
   );
   line();
   line(
-    `**What runs**: \`eoswatch run\` compiled by tsc as the installed CLI runs it (no tsx), this checkout (${r.current.rev}${r.current.dirty ? ' with uncommitted changes' : ''})${r.baseline ? ` and the baseline ${r.baseline} built the same way, in ${ROUNDS} rounds (odd rounds this checkout first, even rounds the baseline first)` : ''}. The baseline is the peer on the same cluster, topics and HTTP stack (what its /metrics renderer is, the notes say). Shapes: **idle** = HTTP + audit (cluster source) + Kafka health on the idle cluster; **watch** = the same + the LSO monitor every 5 s on ${PARTITIONS} partitions (${TOPICS.length} topics of ${PER_TOPIC}); **watch + lag** = the same + the lag service every 15 s (${GROUPS.length === 1 ? 'one group committed on every partition' : `${GROUPS.length} groups, each committed on ${fmt(PER_GROUP)} partitions${PER_GROUP <= PER_TOPIC ? ' of one topic' : ''}, every partition by one group`}: ${fmt(TOPICS.length * PER_TOPIC)} group-partitions). Footprints are measured over ${IDLE_S} s after ${SETTLE_MS / 1000} s of settling, with nothing scraping; CPU = utime + stime of the daemon from /proc/<pid>/stat over the window. Scrapes come from a separate Node process over keep-alive connections on loopback: one scraper sends ${SCRAPES} GETs one after the other (after 50 not counted); ${CONCURRENCY} scrapers are ${CONCURRENCY} closed loops for ${CONC_S} s. Latency = request sent → last byte of the body. Medians over rounds.`,
+    `**What runs**: \`eoswatch run\` compiled by tsc as the installed CLI runs it (no tsx), this checkout (${r.current.rev}${r.current.dirty ? ' with uncommitted changes' : ''})${r.baseline ? ` and the baseline ${r.baseline} built the same way, in ${ROUNDS} rounds (odd rounds this checkout first, even rounds the baseline first)` : ''}. The baseline is the peer on the same cluster, topics and HTTP stack (what its /metrics renderer is, the notes say). Shapes: **idle** = HTTP + audit (cluster source) + Kafka health on the idle cluster; **watch** = the same + the LSO monitor every 5 s on ${PARTITIONS} partitions (${TOPICS.length} topics of ${PER_TOPIC}); **watch + lag** = the same + the lag service every 15 s (${GROUPS.length === 1 ? 'one group committed on every partition' : `${GROUPS.length} groups, each committed on ${fmt(PER_GROUP)} partitions${PER_GROUP <= PER_TOPIC ? ' of one topic' : ''}, every partition by one group`}: ${fmt(TOPICS.length * PER_TOPIC)} group-partitions). Footprints are measured over ${IDLE_S} s after ${SETTLE_MS / 1000} s of settling, with nothing scraping; CPU = utime + stime of the daemon from /proc/<pid>/stat over the window. Scrapes come from a separate Node process over keep-alive connections on loopback: one scraper sends ${SCRAPES} GETs one after the other (after 50 not counted); ${CONCURRENCY} scrapers are ${CONCURRENCY} closed loops for ${CONC_S} s. ${ENCODING === 'gzip' ? 'Every request sends `Accept-Encoding: gzip`, as Prometheus does; the scrapers count a gzip body without decompressing it (Prometheus decompresses on its own machine; here the client shares the 2 cores with the daemon), the last one decompressed once to check it. Latency = request sent → last byte of the body' : 'Every request sends `Accept-Encoding: identity` (the text; `--encoding gzip` measures what Prometheus gets). Latency = request sent → last byte of the body'}. Medians over rounds.`,
   );
   line();
   const rows: (string | number)[][] = [];
@@ -465,7 +477,10 @@ function section(r: Report): string {
   line(
     `Local setup: broker heap ${r.setup.heap}; the topics created in ${fmt(r.setup.topicsS, 1)} s, everything (topics, one record per partition, the groups' commits) in ${fmt(r.setup.setupS, 1)} s; the broker then held ${fmt(r.setup.brokerFds)} file descriptors (\`ulimit -n\` ${fmt(fdLimit())}) with an RSS of ${fmt(r.setup.brokerRssMiB)} MiB.`,
   );
-  if (c0) line(`Series: ${fmt(c0.series)} partition series of the LSO monitor (${fmt(c0.one.bytes / 1024)} KiB per scrape), ${fmt(c0.lagSeries)} with the lag service's (${fmt(c0.oneLag.bytes / 1024)} KiB).`);
+  const size = (x: Scrapes) => `${fmt(x.bytes / 1024)} KiB per scrape${x.wireBytes !== x.bytes ? `, ${fmt(x.wireBytes / 1024)} KiB on the wire` : ''}`;
+  if (c0) line(`Series: ${fmt(c0.series)} partition series of the LSO monitor (${size(c0.one)}), ${fmt(c0.lagSeries)} with the lag service's (${size(c0.oneLag)}).`);
+  const b0 = base[0];
+  if (b0 && ENCODING === 'gzip') line(`The baseline's bodies: ${b0.one.gzipped ? `gzip-compressed (${size(b0.one)})` : 'the text (it does not compress)'}.`);
   if (r.smallYoung)
     line(
       `Extra (not counted): this checkout's idle daemon under \`node --max-semi-space-size=1\` (V8's young generation capped at 1 MiB per semi-space instead of growing to 16 MiB during start-up): RSS ${fmt(r.smallYoung.rssMedianMiB, 1)} MiB median (peak ${fmt(r.smallYoung.rssPeakMiB, 1)}), CPU ${fmt(r.smallYoung.cpuPct, 2)} % of a core.`,

@@ -1,6 +1,6 @@
-// The HTTP face of the daemon: /metrics renders the registry (no Kafka call in a scrape),
-// /healthz says the process lives, /readyz says whether every enabled service is ready, and /
-// links them. Services can mount more routes (e.g. /audit) through `routes`.
+// The HTTP face of the daemon: /metrics renders the registry (no Kafka call in a scrape; gzip to
+// clients that accept it), /healthz says the process lives, /readyz says whether every enabled
+// service is ready, and / links them. Services can mount more routes (e.g. /audit) through `routes`.
 // Hardening: a wrong method is 405 with Allow; a request must arrive whole within
 // http.requestTimeout (a trickled body or header is cut with 408); at most http.maxConnections
 // sockets are open at once. TLS, client certificates and basic auth come from the exporter
@@ -16,6 +16,7 @@ import type { HttpConfig } from '../config/types.js';
 import { EosError, ErrorCodes } from '../errors.js';
 import { rendererFor } from '../metrics/render.js';
 import { redactText } from '../redact.js';
+import { acceptsGzip } from './accept-encoding.js';
 import { VERSION } from '../version.js';
 import { authMiddleware, isAuthenticated } from './auth.js';
 import { loadWebConfig, secureContextOptions, type WebConfig } from './web-config.js';
@@ -57,12 +58,16 @@ export function createApp(deps: HttpDeps): Express {
 
   app
     .route('/metrics')
-    .get(async (_req, res) => {
+    .get(async (req, res) => {
       try {
         // Scrapes that arrive during a render share it (src/metrics/render.ts); the body is sent as
         // it is, without an ETag (express would hash every body, and every scrape differs anyway).
-        const body = await renderer.renderBytes();
-        res.set('Content-Type', renderer.contentType).set('Content-Length', String(body.length)).end(body);
+        // Gzip to a client that accepts it: the renderer keeps the compressed body beside the text.
+        const gzip = acceptsGzip(req.headers['accept-encoding']);
+        const body = gzip ? await renderer.renderGzipBytes() : await renderer.renderBytes();
+        res.set('Content-Type', renderer.contentType).set('Vary', 'Accept-Encoding');
+        if (gzip) res.set('Content-Encoding', 'gzip');
+        res.set('Content-Length', String(body.length)).end(body);
       } catch (err) {
         res.status(500).type('text/plain').send(`# metrics collection failed: ${redactText((err as Error).message)}\n`);
       }

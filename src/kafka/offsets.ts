@@ -75,6 +75,8 @@ const READ_UNCOMMITTED = 0;
 const READ_COMMITTED = 1;
 /** ListOffsets' timestamp for the end of the log (what a read at this isolation level reaches). */
 const LATEST = -1;
+/** ListOffsets' timestamp for the start of the log. */
+const EARLIEST = -2;
 
 /**
  * kafkajs' admin lists offsets without an isolation level of its own, and its ListOffsets request
@@ -100,20 +102,27 @@ export function createCluster<C = OffsetCluster>(kafka: Kafka, isolationLevel: n
  */
 const METADATA_MAX_AGE_MS = 300_000;
 
-/** Reads high watermark and LSO of every partition of the given topics, one connection pair per call site. */
+/**
+ * Reads high watermark and LSO of every partition of the given topics, one connection pair per call
+ * site, or over a cluster connected by its caller (`shared`: both isolation levels over the same
+ * connections; each ListOffsets names its own level; close() leaves it connected).
+ */
 export class EndOffsetReader {
   private readonly committed: OffsetCluster;
   private readonly uncommitted: OffsetCluster;
   private connected = false;
+  private readonly owned: boolean;
 
-  constructor(kafka: Kafka) {
-    this.committed = createCluster(kafka, READ_COMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
-    this.uncommitted = createCluster(kafka, READ_UNCOMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
+  constructor(kafka: Kafka, shared?: OffsetCluster) {
+    this.owned = !shared;
+    this.committed = shared ?? createCluster(kafka, READ_COMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
+    this.uncommitted = shared ?? createCluster(kafka, READ_UNCOMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
   }
 
   private async ensureConnected(): Promise<void> {
     if (this.connected) return;
-    await Promise.all([this.committed.connect(), this.uncommitted.connect()]);
+    if (this.owned) await Promise.all([this.committed.connect(), this.uncommitted.connect()]);
+    else await this.committed.connect(); // kafkajs: nothing to do when connected
     this.connected = true;
   }
 
@@ -177,7 +186,7 @@ export class EndOffsetReader {
 
   async close(): Promise<void> {
     this.connected = false;
-    await Promise.all([this.committed.disconnect().catch(() => undefined), this.uncommitted.disconnect().catch(() => undefined)]);
+    if (this.owned) await Promise.all([this.committed.disconnect().catch(() => undefined), this.uncommitted.disconnect().catch(() => undefined)]);
   }
 }
 
@@ -229,11 +238,20 @@ function groupByLeader<T>(cluster: OffsetCluster, topic: string, items: T[], par
  * without kafkajs' objects per partition (list-offsets.ts).
  */
 export async function listEnds(cluster: OffsetCluster, isolationLevel: number, topics: string[]): Promise<Map<string, Map<number, bigint>>> {
+  return listOffsetsAt(cluster, isolationLevel, topics, LATEST);
+}
+
+/** The log start offset of every partition of `topics` (ListOffsets, earliest), as listEnds reads the ends. */
+export async function listStarts(cluster: OffsetCluster, topics: string[]): Promise<Map<string, Map<number, bigint>>> {
+  return listOffsetsAt(cluster, READ_UNCOMMITTED, topics, EARLIEST);
+}
+
+async function listOffsetsAt(cluster: OffsetCluster, isolationLevel: number, topics: string[], timestamp: number): Promise<Map<string, Map<number, bigint>>> {
   await cluster.addMultipleTargetTopics(topics);
   await cluster.refreshMetadataIfNecessary();
   const byLeader = new Map<string, Map<string, { partition: number; timestamp: number }[]>>();
   for (const topic of topics) {
-    const all = cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId, timestamp: LATEST }));
+    const all = cluster.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId, timestamp }));
     groupByLeader(cluster, topic, all, (p) => p.partition, byLeader);
   }
   // Topics without partitions in the metadata (unknown, deleted) stay out, as in kafkajs' answer.

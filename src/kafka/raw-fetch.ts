@@ -25,7 +25,7 @@ interface RawBroker {
   connectionPool: { send(req: { request: unknown; response: { decode(b: Buffer): Promise<unknown>; parse(x: unknown): Promise<unknown> }; requestTimeout: number }): Promise<unknown> };
 }
 
-interface RawCluster {
+export interface RawCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   addMultipleTargetTopics(topics: string[]): Promise<void>;
@@ -43,16 +43,19 @@ export interface RawFetchPartition {
 
 export class RawFetcher {
   private readonly cluster: RawCluster;
+  private readonly owned: boolean;
 
-  constructor(kafka: Kafka, readCommitted: boolean) {
-    this.cluster = createCluster<RawCluster>(kafka, readCommitted ? 1 : 0);
+  /** With `shared`: fetches over a cluster its caller connected and disconnects (close() leaves it). */
+  constructor(kafka: Kafka, readCommitted: boolean, shared?: RawCluster) {
+    this.owned = !shared;
+    this.cluster = shared ?? createCluster<RawCluster>(kafka, readCommitted ? 1 : 0);
     this.isolationLevel = readCommitted ? 1 : 0;
   }
 
   private readonly isolationLevel: number;
 
   async connect(topic: string): Promise<void> {
-    await this.cluster.connect();
+    await this.cluster.connect(); // kafkajs: nothing to do when connected
     await this.cluster.addMultipleTargetTopics([topic]);
   }
 
@@ -89,6 +92,6 @@ export class RawFetcher {
   }
 
   async close(): Promise<void> {
-    await this.cluster.disconnect().catch(() => undefined);
+    if (this.owned) await this.cluster.disconnect().catch(() => undefined);
   }
 }

@@ -20,14 +20,20 @@
 // The large per-partition families (the LSO monitor's, the lag service's) are SeriesGauges
 // (src/metrics/series-gauge.ts): Gauges that keep their series' lines and know when one changed.
 // Their `get()` is not called (prom-client's get() copies every stored series on every scrape); their
-// block is the one they kept, with only the changed lines formatted again. Each family's text is kept
-// as UTF-8 bytes between renders, and the body with it: a family whose text is the same as in the
-// last render is not encoded again, and while no family changed every render returns the same
-// bytes (with 20 scrapers, a scrape costs a socket write).
+// block is the one they kept, with only the changed lines formatted again. The body is kept as
+// UTF-8 bytes between renders, with where each family's bytes are in it: a family whose text is the
+// same as in the last render is copied from the last body, not encoded again, and while no family
+// changed every render returns the same bytes (with 20 scrapers, a scrape costs a socket write).
+//
+// For scrapers that accept it (Prometheus does), the body is also kept gzip-compressed, made once
+// per body from one deflate segment per family, so that a change compresses only the families that
+// changed (renderGzipBytes).
 //
 // Collection still runs on every render (`get()` runs the metric's own `collect`), so values are as
 // current as with prom-client's renderer. Only the Prometheus content type is written.
 import type { Metric, Registry } from 'prom-client';
+import { constants as zlibConstants, crc32, deflateRaw, deflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
 import { defaultLabelsOf, type LabelSet } from './registry.js';
 import type { LabelValues as Labels, MetricData } from './samples.js';
 import { SeriesGauge, type LineFormat } from './series-gauge.js';
@@ -80,15 +86,70 @@ const EMPTY: Labels = Object.freeze({});
 const NEWLINE = Buffer.from('\n');
 
 /**
+ * The zlib level of the gzip body. Measured on eoswatch's bodies (bench/RESULTS.md, scrape notes):
+ * level 1 writes 17–20 times fewer bytes than the text at a quarter of the default level's (6)
+ * CPU, which writes about 10 % fewer.
+ */
+const GZIP_LEVEL = 1;
+/**
+ * Up to this many bytes to compress for a new body, on the event loop (about 2 ms at level 1, less
+ * than rendering them took); more, on zlib's thread pool. A hop to the pool costs the scrape that
+ * waits for it a wake-up of another thread, which on a busy machine is worth more than compressing
+ * what a change of the process metrics or of a few families leaves to do.
+ */
+const GZIP_ON_LOOP_BYTES = 1 << 20;
+const deflateRawAsync = promisify(deflateRaw);
+/** A gzip member's header: deflate, no name, no modification time, unknown OS (RFC 1952). */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+/** The last deflate block: fixed Huffman codes, final, empty (what zlib writes for Z_FINISH after a flush). */
+const DEFLATE_END = Buffer.from([0x03, 0x00]);
+
+/**
  * One family's part of the body as last written: the metric and its text (a SeriesGauge's: its
  * lines string, the same string while nothing in it changed; two families without series both
- * have '', so the metric is part of the key).
+ * have '', so the metric is part of the key), and where its bytes are in the body.
  */
 interface Piece {
   metric: object;
   key: string;
-  /** The family's text and the newline after it, UTF-8. */
-  bytes: Buffer;
+  /** The family's bytes in the body: the newline between families (but before the first), its text and the newline after it. */
+  start: number;
+  end: number;
+  /** The same bytes deflated, once a gzip body was asked for; shared by the pieces of later bodies while the family is unchanged. */
+  segment: { deflated?: Promise<Buffer> };
+}
+
+/** A render's result: the body and its pieces, the same object while no family changed. */
+interface Rendered {
+  body: Buffer;
+  pieces: readonly Piece[];
+  /** The body gzip-compressed, once asked for. */
+  gzip?: Promise<Buffer>;
+}
+
+/**
+ * Deflate options for a piece: a sync flush instead of a final block at its end, so that the
+ * segment ends byte-aligned and refers to nothing before it: segments of independent calls, one
+ * after the other and then a final empty block, are one valid deflate stream.
+ */
+const SEGMENT = { level: GZIP_LEVEL, finishFlush: zlibConstants.Z_SYNC_FLUSH };
+
+/**
+ * One gzip member of the body from its pieces' segments, deflating the pieces that have none yet
+ * (the families that changed since the last gzip body): on the event loop while they are small,
+ * else on zlib's thread pool, in parallel.
+ */
+async function gzipBody(r: Rendered): Promise<Buffer> {
+  const { body } = r;
+  const pieces = r.pieces.length ? r.pieces : [{ start: 0, end: body.length, segment: {} as Piece['segment'] }];
+  let pending = 0;
+  for (const p of pieces) if (p.segment.deflated === undefined) pending += p.end - p.start;
+  const deflate = pending <= GZIP_ON_LOOP_BYTES ? (b: Buffer) => Promise.resolve(deflateRawSync(b, SEGMENT)) : (b: Buffer) => deflateRawAsync(b, SEGMENT);
+  const segments = await Promise.all(pieces.map((p) => (p.segment.deflated ??= deflate(body.subarray(p.start, p.end)))));
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc32(body), 0);
+  trailer.writeUInt32LE(body.length % 2 ** 32, 4);
+  return Buffer.concat([GZIP_HEADER, ...segments, DEFLATE_END, trailer]);
 }
 
 export class MetricsRenderer {
@@ -98,10 +159,9 @@ export class MetricsRenderer {
   private defaultsSeen: LabelSet | undefined;
   /** Each SeriesGauge's line format under the current default labels (the same function while they stay). */
   private lineFormats = new WeakMap<SeriesGauge, LineFormat>();
-  /** The families of the last render, in order, and the body they made. */
-  private pieces: Piece[] = [];
-  private body: Buffer = NEWLINE;
-  private inFlight: Promise<Buffer> | undefined;
+  /** The last render: the families, in order, and the body they made. */
+  private last: Rendered = { body: NEWLINE, pieces: [] };
+  private inFlight: Promise<Rendered> | undefined;
   private reusedBodies = 0;
 
   constructor(private readonly registry: Registry) {}
@@ -120,15 +180,39 @@ export class MetricsRenderer {
    * scrape that arrives during a render shares it instead of queueing a render of its own.
    */
   async render(): Promise<string> {
-    return (await this.shared()).toString('utf8');
+    return (await this.shared()).body.toString('utf8');
   }
 
   /** The same as render(), UTF-8: the same bytes for every scrape that shares a render, and across renders while nothing changed. */
-  renderBytes(): Promise<Buffer> {
-    return this.shared();
+  async renderBytes(): Promise<Buffer> {
+    return (await this.shared()).body;
   }
 
-  private shared(): Promise<Buffer> {
+  /**
+   * renderBytes()' body gzip-compressed (one gzip member, RFC 1952), made once per body and shared
+   * by every scrape of that body. Only the families that changed since the last gzip body are
+   * compressed again, up to a megabyte on the event loop, more on zlib's thread pool (a change of
+   * megabytes does not hold up other requests); the segments are joined between the gzip header
+   * and the trailer (CRC-32 and length of the whole text). A scrape that asks while a new body's
+   * segments are being compressed waits for them: the body changes between any two scrapes seconds
+   * apart (the process metrics are collected once a second), so sending the text meanwhile would
+   * send a scraper such as Prometheus the text on nearly every scrape.
+   */
+  async renderGzipBytes(): Promise<Buffer> {
+    const r = await this.shared();
+    if (r.gzip === undefined) {
+      const gzip = gzipBody(r);
+      r.gzip = gzip;
+      // A failed compression is tried again by the next scrape that asks.
+      gzip.catch(() => {
+        if (r.gzip === gzip) r.gzip = undefined;
+        for (const p of r.pieces) p.segment.deflated = undefined;
+      });
+    }
+    return r.gzip;
+  }
+
+  private shared(): Promise<Rendered> {
     if (this.inFlight) return this.inFlight;
     const p = this.renderNow().finally(() => {
       if (this.inFlight === p) this.inFlight = undefined;
@@ -142,8 +226,11 @@ export class MetricsRenderer {
    * series is milliseconds of synchronous work, during which the event loop reads no request: the
    * scrapes that came in meanwhile are read in that turn and share this render instead of each
    * rendering again after it (they get values at most one render old, as with any shared render).
+   *
+   * The body is the one copy of the families' bytes: a family that did not change is copied from
+   * the last body into the next, and only the families that changed are encoded.
    */
-  private async renderNow(): Promise<Buffer> {
+  private async renderNow(): Promise<Rendered> {
     // Typed by prom-client as MetricObject (without get()); every registered metric is a Metric.
     const metrics = this.registry.getMetricsAsArray() as unknown as Metric[];
     // A SeriesGauge keeps its own text (and has no collect()); every other metric is read through get().
@@ -154,8 +241,11 @@ export class MetricsRenderer {
       this.lineFormats = new WeakMap();
       this.defaultsSeen = defaults;
     }
-    const pieces: Piece[] = [];
-    let changed = metrics.length !== this.pieces.length;
+    const last = this.last;
+    const keys: string[] = [];
+    /** The text of each family that changed, made when it is encoded (undefined: the same as in the last body). */
+    const texts: ((() => string) | undefined)[] = [];
+    let changed = metrics.length !== last.pieces.length;
     for (let i = 0; i < metrics.length; i++) {
       const m = metrics[i]!;
       let key: string;
@@ -169,27 +259,34 @@ export class MetricsRenderer {
         key = block;
         text = () => block;
       }
-      const before = this.pieces[i];
-      if (before !== undefined && before.metric === m && before.key === key) pieces.push(before);
+      keys.push(key);
+      const before = last.pieces[i];
+      if (before !== undefined && before.metric === m && before.key === key) texts.push(undefined);
       else {
         changed = true;
-        pieces.push({ metric: m, key, bytes: Buffer.from(`${text()}\n`, 'utf8') });
+        texts.push(text);
       }
     }
+    let r = last;
     if (changed) {
       const parts: Buffer[] = [];
-      for (let i = 0; i < pieces.length; i++) {
-        if (i > 0) parts.push(NEWLINE);
-        parts.push(pieces[i]!.bytes);
+      const pieces: Piece[] = [];
+      let at = 0;
+      for (let i = 0; i < metrics.length; i++) {
+        const text = texts[i];
+        const before = last.pieces[i]!;
+        const bytes = text === undefined ? last.body.subarray(before.start, before.end) : Buffer.from(`${i > 0 ? '\n' : ''}${text()}\n`, 'utf8');
+        parts.push(bytes);
+        pieces.push({ metric: metrics[i]!, key: keys[i]!, start: at, end: at + bytes.length, segment: text === undefined ? before.segment : {} });
+        at += bytes.length;
       }
-      this.body = parts.length ? Buffer.concat(parts) : NEWLINE;
-      this.pieces = pieces;
+      r = { body: parts.length ? Buffer.concat(parts, at) : NEWLINE, pieces };
+      this.last = r;
     } else {
       this.reusedBodies++;
     }
-    const body = this.body;
-    await new Promise<void>((r) => setImmediate(r));
-    return body;
+    await new Promise<void>((res) => setImmediate(res));
+    return r;
   }
 
   private lineFormat(m: SeriesGauge, defaults: LabelSet | undefined): LineFormat {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { captureStream } from '../harness/capture.js';
-import { countProgress, ProgressLine } from '../../src/progress.js';
+import { countProgress, groupDigits, ProgressLine } from '../../src/progress.js';
 
 const sink = captureStream;
 
@@ -40,6 +40,13 @@ test('a terminal: one line rewritten in place, cleared before a log line, left a
 test('count progress: rate and ETA', () => {
   assert.equal(countProgress('writing t', 2500, 10000, 2000), 'writing t: 2,500/10,000 (25%), 1,250/s, 2s elapsed, ETA 6s');
   assert.equal(countProgress('writing t', 10000, 10000, 125_000), 'writing t: 10,000/10,000 (100%), 80/s, 2m05s elapsed');
+});
+
+test('digit groups: the same as toLocaleString en-US for integers of every length and sign, other numbers through it', () => {
+  const cases = [0, 7, 12, 999, 1000, 1001, 12_345, 100_000, 999_999, 1_000_000, 1_234_567_890, Number.MAX_SAFE_INTEGER, -1, -999, -1000, -1_234_567];
+  for (let d = 1, n = 1; d <= 16; d++, n = n * 10 + (d % 10)) cases.push(n, -n);
+  for (const n of cases) assert.equal(groupDigits(n), n.toLocaleString('en-US'), String(n));
+  for (const n of [1.5, 2 ** 60, NaN, Infinity]) assert.equal(groupDigits(n), n.toLocaleString('en-US'));
 });
 
 test('a state given as a function is formatted only when its line is written, the last one at done()', () => {

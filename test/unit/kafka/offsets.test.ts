@@ -1,9 +1,11 @@
 // The end offsets of many partitions (src/kafka/offsets.ts listEnds): one ListOffsets per leader,
-// every partition in the request of its own leader, every answer back in its topic.
+// every partition in the request of its own leader, every answer back in its topic; the log start
+// offsets (listStarts) the same way; an EndOffsetReader over a cluster its caller owns.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { freshOnFailure, listEnds, type OffsetCluster } from '../../../src/kafka/offsets.js';
+import { EndOffsetReader, freshOnFailure, listEnds, listStarts, type OffsetCluster } from '../../../src/kafka/offsets.js';
+import type { Kafka } from 'kafkajs';
 
 type Req = { replicaId: number; isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] };
 
@@ -133,4 +135,35 @@ test('end offsets on kept metadata: a failed read is tried once more after a ref
     /the read's/,
   );
   assert.deepEqual(events.splice(0), ["read fails: the read's", 'refresh']);
+});
+
+test('log start offsets: ListOffsets at the earliest timestamp, one request per leader, every partition back', async () => {
+  const metadata = { t: [0, 1, 2, 3].map((i) => ({ partitionId: i, leader: (i % 2) + 1 })) };
+  const { cluster, requests } = fakeCluster(metadata);
+  const starts = await listStarts(cluster, ['t']);
+  assert.equal(requests.length, 2);
+  for (const { req } of requests) assert.ok(req.topics[0]!.partitions.every((p) => p.timestamp === -2), 'the earliest offset');
+  assert.deepEqual([...starts.get('t')!].sort(([a], [b]) => a - b), [
+    [0, 1000n],
+    [1, 2001n],
+    [2, 1002n],
+    [3, 2003n],
+  ]);
+});
+
+test('an end offset reader over a shared cluster: both isolation levels over it, connected once, left connected at close', async () => {
+  const { cluster, requests } = fakeCluster({ t: [{ partitionId: 0, leader: 1 }] });
+  const calls: string[] = [];
+  Object.assign(cluster, { connect: async () => void calls.push('connect'), disconnect: async () => void calls.push('disconnect') });
+  const kafka = {} as Kafka; // a shared cluster needs nothing of the client
+  const reader = new EndOffsetReader(kafka, cluster);
+  assert.deepEqual(await reader.read('t'), [{ partition: 0, high: 1000n, lso: 1000n }]);
+  await reader.read('t');
+  await reader.close();
+  assert.deepEqual(calls, ['connect'], 'connected once (kafkajs: a no-op when already connected), never disconnected');
+  assert.deepEqual(
+    requests.map((r) => r.req.isolationLevel).sort(),
+    [0, 0, 1, 1],
+    'each reading asks for the high watermark (read_uncommitted) and the LSO (read_committed)',
+  );
 });

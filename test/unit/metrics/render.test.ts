@@ -4,6 +4,8 @@
 // collect), and the next scrape renders again. The registry's samples read from its metric objects
 // (src/metrics/samples.ts): the same as parsing prom-client's render of it (src/metrics/text-format.ts).
 import { test, describe, after } from 'node:test';
+import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { Counter, Gauge, Histogram, Registry, Summary, type Metric } from 'prom-client';
 import { MetricsRenderer, rendererFor } from '../../../src/metrics/render.js';
@@ -235,6 +237,81 @@ describe('MetricsRenderer', () => {
   });
 });
 
+describe('MetricsRenderer: the gzip body', () => {
+  test('decompresses to exactly the text; a changed family (earlier, later, a SeriesGauge, one added) changes both; unchanged, the same bytes', async () => {
+    const { registry, gauge } = fullRegistry();
+    const lso = lsoMetrics(registry);
+    for (let p = 0; p < 200; p++) lso.lag.set({ pipeline: 'orders', topic: 'orders.enriched', partition: String(p) }, p);
+    const r = new MetricsRenderer(registry);
+    const both = async (): Promise<{ text: Buffer; gz: Buffer }> => {
+      // One render for both (they share it).
+      const [gz, text] = await Promise.all([r.renderGzipBytes(), r.renderBytes()]);
+      assert.equal(gz[0], 0x1f);
+      assert.equal(gz[1], 0x8b);
+      // gunzipSync checks the trailer's CRC-32 and length too.
+      assert.deepEqual(gunzipSync(gz), text);
+      return { text, gz };
+    };
+    const first = await both();
+    assert.ok(first.gz.length * 5 < first.text.length, `compressed: ${first.gz.length} of ${first.text.length} bytes`);
+    // g_collected changes on every collect (its own value, a label that alternates): a new body each time.
+    const second = await both();
+    assert.notDeepEqual(second.text, first.text);
+    // The first family longer (every later family moves), a SeriesGauge's line, a family added last.
+    gauge.set({ topic: 'plain', partition: '0' }, 123456789);
+    lso.lag.set({ pipeline: 'orders', topic: 'orders.enriched', partition: '7' }, 77777);
+    new Gauge({ name: 'z_added', help: 'registered after the first renders', registers: [registry] }).set(5);
+    const third = await both();
+    const text = third.text.toString('utf8');
+    assert.match(text, /^g_labels\{topic="plain",partition="0"\} 123456789$/m);
+    assert.match(text, /^eos_partition_lso_lag_records\{pipeline="orders",topic="orders.enriched",partition="7"\} 77777$/m);
+    assert.match(text, /^z_added 5$/m);
+    // A family removed: the families after it move back.
+    registry.removeSingleMetric('g_labels');
+    const fourth = await both();
+    assert.doesNotMatch(fourth.text.toString('utf8'), /^g_labels/m);
+  });
+
+  test('while no family changed, every scrape gets the same gzip bytes (compressed once)', async () => {
+    const registry = new Registry();
+    const g = new Gauge({ name: 'steady', help: 'set from outside', labelNames: ['i'], registers: [registry] });
+    for (let i = 0; i < 1000; i++) g.set({ i: String(i) }, i);
+    const r = new MetricsRenderer(registry);
+    const a = await r.renderGzipBytes();
+    const [b, c] = await Promise.all([r.renderGzipBytes(), r.renderGzipBytes()]);
+    assert.equal(b, a, 'the same Buffer, not a new compression');
+    assert.equal(c, a);
+    g.set({ i: '999' }, -1);
+    const d = await r.renderGzipBytes();
+    assert.notEqual(d, a);
+    assert.match(gunzipSync(d).toString('utf8'), /^steady\{i="999"\} -1$/m);
+  });
+
+  test('a change of more than a megabyte (compressed on the thread pool) and then a small one: both decompress to the text', async () => {
+    const registry = new Registry();
+    const wide = new Gauge({ name: 'wide', help: 'many series', labelNames: ['i'], registers: [registry] });
+    for (let i = 0; i < 60_000; i++) wide.set({ i: String(i) }, i);
+    const small = new Gauge({ name: 'small', help: 'one series', registers: [registry] });
+    small.set(1);
+    const r = new MetricsRenderer(registry);
+    for (const change of [() => wide.set({ i: '0' }, -1), () => small.set(2), () => undefined]) {
+      change();
+      const [gz, text] = await Promise.all([r.renderGzipBytes(), r.renderBytes()]);
+      assert.deepEqual(gunzipSync(gz), text);
+    }
+    const [gz, text] = await Promise.all([r.renderGzipBytes(), r.renderBytes()]);
+    assert.ok(text.length > 1 << 20, `${text.length} bytes`);
+    assert.match(gunzipSync(gz).toString('utf8'), /^wide\{i="0"\} -1\nwide\{i="1"\} 1$/m);
+    assert.match(gunzipSync(gz).toString('utf8'), /^small 2$/m);
+  });
+
+  test('an empty registry: the gzip body of its one newline', async () => {
+    const r = new MetricsRenderer(new Registry());
+    assert.equal(gunzipSync(await r.renderGzipBytes()).toString('utf8'), await new Registry().metrics().then(() => r.render()));
+    assert.equal(await r.render(), '\n');
+  });
+});
+
 describe('registrySamples: the registry\'s series from its metric objects', () => {
   test('the same samples, types and help texts as parsing prom-client\'s render, with and without default labels', async () => {
     for (const defaults of [undefined, { instance: 'host"1\\x', pipeline: 'default' }]) {
@@ -352,7 +429,8 @@ describe('/metrics', () => {
     for (const r of replies) {
       assert.equal(r.status, 200);
       assert.equal(r.headers.get('content-type'), registry.contentType);
-      assert.equal(Number(r.headers.get('content-length')), Buffer.byteLength(r.body));
+      // fetch asks for gzip and decompresses it.
+      assert.equal(r.headers.get('content-encoding'), 'gzip');
       assert.doesNotThrow(() => parsePrometheusText(r.body));
     }
     const bodies = new Set(replies.map((r) => /^eos_test_renders (\d+)$/m.exec(r.body)![1]));
@@ -363,5 +441,59 @@ describe('/metrics', () => {
     const head = await get(`${s.url}/metrics`, 'HEAD');
     assert.equal(head.status, 200);
     assert.equal(head.body, '');
+  });
+
+  /** A GET with exactly these headers (fetch adds its own Accept-Encoding), the body as received. */
+  function raw(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.once('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.once('error', reject);
+      });
+      req.once('error', reject);
+      req.end();
+    });
+  }
+
+  test('gzip to a client that accepts it, with Vary; the text to one that does not, or sends no Accept-Encoding', async () => {
+    const registry = createRegistry();
+    const g = new Gauge({ name: 'eos_test_value', help: 'set by the test', labelNames: ['i'], registers: [registry] });
+    for (let i = 0; i < 500; i++) g.set({ i: String(i) }, i);
+    const config = validateConfig({ http: { host: '127.0.0.1', port: 0 } }, 'test', {});
+    const s = await startHttpServer({ registry, readiness: () => ({ ready: true, services: {} }) }, config.http);
+    servers.push(s);
+    const url = `${s.url}/metrics`;
+    const check = async (headers: Record<string, string>, gzip: boolean): Promise<string> => {
+      const r = await raw(url, headers);
+      const what = JSON.stringify(headers);
+      assert.equal(r.status, 200, what);
+      assert.equal(r.headers['content-type'], registry.contentType, what);
+      assert.equal(r.headers.vary, 'Accept-Encoding', what);
+      assert.equal(r.headers['content-encoding'], gzip ? 'gzip' : undefined, what);
+      assert.equal(Number(r.headers['content-length']), r.body.length, what);
+      const text = (gzip ? gunzipSync(r.body) : r.body).toString('utf8');
+      assert.match(text, /^eos_test_value\{i="499"\} -?\d+$/m, what);
+      assert.doesNotThrow(() => parsePrometheusText(text));
+      return text;
+    };
+    const zipped = await check({ 'accept-encoding': 'gzip' }, true);
+    await check({ 'accept-encoding': 'gzip, deflate, br' }, true);
+    const plain = await check({}, false);
+    await check({ 'accept-encoding': 'identity' }, false);
+    await check({ 'accept-encoding': 'gzip;q=0' }, false);
+    await check({ 'accept-encoding': 'gzip;q=0, identity' }, false);
+    // The same families either way (the process metrics move between renders).
+    const stable = (t: string) => t.split('\n').filter((l) => l.includes('eos_test_value'));
+    assert.deepEqual(stable(zipped), stable(plain));
+    // A change is in the next gzip body too.
+    g.set({ i: '499' }, -7);
+    assert.match(await check({ 'accept-encoding': 'gzip' }, true), /^eos_test_value\{i="499"\} -7$/m);
+    // HEAD: the headers of the gzip body, no body.
+    const head = await raw(url, { 'accept-encoding': 'gzip' }, 'HEAD');
+    assert.equal(head.status, 200);
+    assert.equal(head.headers['content-encoding'], 'gzip');
+    assert.equal(head.body.length, 0);
   });
 });

@@ -237,7 +237,7 @@ describe('exactly-once checker', () => {
 
   test('bytes before or after the record, or a broken prefix, make a value unexpected, as JSON.parse would', () => {
     const v = JSON.stringify({ id: 'run1-0-0', ts: 1000, value: 1, run: RUN, p: 0, seq: 0 });
-    for (const bad of [`${v}x`, `${v}}`, `x${v}`, v.replace('{"id":"', '{"ie":"'), `${v.slice(0, -1)}`]) {
+    for (const bad of [`${v}x`, `${v}}`, `x${v}`, v.replace('{"id":"', '{"ie":"'), `${v.slice(0, -1)}`, `${v.slice(0, -1)}]`, `${v.slice(0, -1)} `]) {
       const c = new ExactlyOnceChecker({ run: RUN, expected: [1], valueDelta: 1 });
       c.add(Buffer.from(bad), 1010);
       const r = c.result();
