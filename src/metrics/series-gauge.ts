@@ -2,20 +2,26 @@
 // the large per-partition families (the LSO monitor's, the lag service's: thousands of series,
 // most of them unchanged from one reading to the next). It is a Gauge in every other way: it sits in
 // the registry, prom-client's `registry.metrics()` and `get()` (the status sampler,
-// src/metrics/samples.ts) see the same series and values, and every Gauge method works.
+// src/metrics/samples.ts) see the same series and values as of a plain Gauge given the same calls,
+// and every Gauge method works, with prom-client's errors for a value that is not a number or a
+// label the gauge does not have.
 //
-// Beside prom-client's own store, it keeps each series' labels, value and formatted line, in
-// prom-client's order, keyed as prom-client keys them (the label values by sorted label name;
-// a series removed and set again goes last, as in prom-client's store). A change forgets the
-// changed series' line and the family's block of lines; the renderer asks for the block
-// (`linesText`) and gets the same string back while nothing changed, and otherwise a block in
-// which only the forgotten lines were formatted again. Setting a series to the value it has (with
-// the same label object) changes nothing. A label object must not be changed after it was passed
-// (prom-client keeps it as it is, and so does this).
+// It keeps its series in one store of its own, not in prom-client's (`hashMap`, left empty: at
+// tens of thousands of series a second copy of every series, its entry and its key, weighed
+// megabytes). Each series has its labels, value and formatted line, in prom-client's order, keyed
+// as prom-client keys them (the label values by sorted label name, one string per label object
+// for every gauge it is passed to; a series removed and set again goes last, as in prom-client's
+// store); `get()` answers from it, with a `{ value, labels }` per series as a plain Gauge's. A
+// change forgets the changed series' line and the family's block of lines; the renderer asks for
+// the block (`linesText`) and gets the same string back while nothing changed, and otherwise a
+// block in which only the forgotten lines were formatted again. Setting a series to the value it
+// has (with the same label object) changes nothing. A label object must not be changed after it
+// was passed (prom-client keeps it as it is, and so does this one, and its key).
 //
 // No `collect`: its series are set by their service, never at scrape time (the renderer does not
 // call get() for it).
-import { Gauge, type GaugeConfiguration, type LabelValues } from 'prom-client';
+import { inspect, format as formatValue } from 'node:util';
+import { Gauge, type Aggregator, type GaugeConfiguration, type LabelValues, type MetricType, type MetricValue } from 'prom-client';
 
 interface Series {
   labels: object;
@@ -38,14 +44,21 @@ export const flat = (s: string): string => ` ${s}`.slice(1);
 /** The same value as the text writes it (0 and -0 are both written 0). */
 const same = (a: number, b: number): boolean => a === b || (Number.isNaN(a) && Number.isNaN(b));
 
+/**
+ * Each label object's key, shared by the gauges it is passed to: the lag service passes one object
+ * to five families, the LSO monitor one to three, and each family's store keeps the same string
+ * instead of one string of its own (at 10,000 partitions 80,000 keys become 20,000). The key does
+ * not depend on the gauge: a label object a gauge accepts has only labels of the gauge, and its key
+ * is its labels with a value, by sorted name.
+ */
+const keys = new WeakMap<object, string>();
+
 export class SeriesGauge<T extends string = string> extends Gauge<T> {
   /** The family's name and help, as prom-client has them (its typings do not declare them). */
   readonly family: { readonly name: string; readonly help: string };
   private readonly sortedNames: readonly string[];
   private readonly allNames: readonly string[];
   private readonly series = new Map<string, Series>();
-  /** Each series by the label object it holds (a service passes the same object on every reading). */
-  private byLabels = new WeakMap<object, Series>();
   /** The block of lines as last built; undefined: something changed since. */
   private block: string | undefined;
   /** The format the lines were built with: another one (other default labels) formats every line again. */
@@ -72,48 +85,72 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
   }
 
   override set(labels: LabelValues<T> | number, value?: number): void {
-    if (typeof labels === 'object' && labels !== null) {
-      // The series holds this label object and value already, in prom-client's store too: nothing
-      // to do (most series of a reading of thousands of partitions).
-      const s = this.byLabels.get(labels);
-      if (s !== undefined && typeof value === 'number' && same(s.value, value)) return;
-    }
-    super.set(labels as LabelValues<T>, value as number);
-    if (typeof labels === 'object' && labels !== null) this.put(labels, value as number);
-    else this.put({}, labels as number);
+    const withLabels = typeof labels === 'object' && labels !== null;
+    const l: object = withLabels ? labels : {};
+    const v = withLabels ? value : labels;
+    // The series holds this label object and value already: nothing to do (most series of a
+    // reading of thousands of partitions; the object was checked when it was first set).
+    const k = keys.get(l);
+    const s = k === undefined ? undefined : this.series.get(k);
+    if (s !== undefined && s.labels === l && typeof v === 'number' && same(s.value, v)) return;
+    if (typeof v !== 'number') throw new TypeError(`Value is not a valid number: ${formatValue(v)}`);
+    this.check(l);
+    this.put(l, v);
   }
 
   override inc(labels?: LabelValues<T> | number, value?: number): void {
-    super.inc(labels as LabelValues<T>, value);
     this.delta(labels, value, 1);
   }
 
   override dec(labels?: LabelValues<T> | number, value?: number): void {
-    super.dec(labels as LabelValues<T>, value);
     this.delta(labels, value, -1);
   }
 
   override reset(): void {
-    super.reset();
+    // prom-client's store stays empty: every series is in this one.
+    (this as unknown as { hashMap: object }).hashMap = {};
     // (prom-client's constructor calls reset() before this class' fields exist.)
     if ((this.series as Map<string, Series> | undefined) === undefined) return;
     this.series.clear();
-    this.byLabels = new WeakMap();
     this.block = undefined;
     if (this.allNames.length === 0) this.put({}, 0);
   }
 
   override remove(...args: [LabelValues<T>] | string[]): void {
-    super.remove(...(args as string[]));
-    const labels: Record<string, unknown> = {};
-    if (typeof args[0] === 'object') Object.assign(labels, args[0]);
-    else this.allNames.forEach((n, i) => (labels[n] = args[i]));
+    let labels: Record<string, unknown>;
+    if (typeof args[0] === 'object') labels = args[0];
+    else {
+      if (args.length !== this.allNames.length) {
+        throw new Error(
+          `Invalid number of arguments (${args.length}): "${args.join(', ')}" for label names (${this.allNames.length}): "${this.allNames.join(', ')}".`,
+        );
+      }
+      labels = {};
+      this.allNames.forEach((n, i) => (labels[n] = args[i]));
+    }
+    this.check(labels);
     const k = this.key(labels);
     const s = this.series.get(k);
     if (s === undefined) return;
     this.series.delete(k);
-    this.byLabels.delete(s.labels);
     this.block = undefined;
+  }
+
+  /** As a plain Gauge's: each series as `{ value, labels }`, in prom-client's order. */
+  override async get(): ReturnType<Gauge<T>['get']> {
+    const values: MetricValue<T>[] = new Array<MetricValue<T>>(this.series.size);
+    let i = 0;
+    for (const s of this.series.values()) values[i++] = { value: s.value, labels: s.labels as LabelValues<T> };
+    const self = this as unknown as { help: string; name: string; type: MetricType; aggregator: Aggregator };
+    // (prom-client's typings declare a `collect` in get()'s answer; a Gauge's has none.)
+    const data = { help: self.help, name: self.name, type: self.type, values, aggregator: self.aggregator };
+    return data as Awaited<ReturnType<Gauge<T>['get']>>;
+  }
+
+  /** prom-client's reader of one series' value (0 without it), from this store. */
+  _getValue(labels?: object): number {
+    // (Not checked, as in prom-client: the key is not kept for a label object no store holds.)
+    return this.series.get(this.key((labels ?? {}) as Record<string, unknown>, false))?.value ?? 0;
   }
 
   /**
@@ -140,31 +177,34 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     return out;
   }
 
-  /** prom-client's key of a series: its label values by sorted label name (undefined ones left out). */
-  private key(labels: Record<string, unknown>): string {
+  /**
+   * prom-client's key of a series: its label values by sorted label name (undefined ones left out);
+   * kept per label object (see `keys`) once the object was checked (`keep`).
+   */
+  private key(labels: Record<string, unknown>, keep = true): string {
+    const known = keys.get(labels);
+    if (known !== undefined) return known;
     let k = '';
     for (const n of this.sortedNames) {
       const v = labels[n];
       if (v !== undefined) k += `${n}:${v as string},`;
     }
     // (Kept as the series' map key: one piece, not the concatenation's tree, which a Map keeps.)
-    return flat(k);
+    if (!keep) return k;
+    k = flat(k);
+    keys.set(labels, k);
+    return k;
   }
 
   /** As prom-client's set: the entry gets this label object and value (a new series goes last). */
   private put(labels: object, value: number): void {
-    const s = this.byLabels.get(labels) ?? this.series.get(this.key(labels as Record<string, unknown>));
+    const k = this.key(labels as Record<string, unknown>);
+    const s = this.series.get(k);
     if (s === undefined) {
-      const n: Series = { labels, value, line: undefined };
-      this.series.set(this.key(labels as Record<string, unknown>), n);
-      this.byLabels.set(labels, n);
+      this.series.set(k, { labels, value, line: undefined });
     } else {
       if (s.labels === labels && same(s.value, value)) return;
-      if (s.labels !== labels) {
-        this.byLabels.delete(s.labels);
-        this.byLabels.set(labels, s);
-        s.labels = labels;
-      }
+      if (s.labels !== labels) s.labels = labels;
       s.value = value;
       s.line = undefined;
     }
@@ -176,13 +216,14 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     const withLabels = typeof labels === 'object' && labels !== null;
     const l: object = withLabels ? labels : {};
     const v = (withLabels ? value : labels) ?? 1;
-    const d = sign * v;
+    // (prom-client negates before it checks: a decrement by a numeric string is a number.)
+    const d: unknown = sign === 1 ? v : -v;
+    if (typeof d !== 'number') throw new TypeError(`Delta is not a valid number: ${formatValue(d)}`);
+    this.check(l);
     const k = this.key(l as Record<string, unknown>);
     const s = this.series.get(k);
     if (s === undefined) {
-      const n: Series = { labels: l, value: d, line: undefined };
-      this.series.set(k, n);
-      this.byLabels.set(l, n);
+      this.series.set(k, { labels: l, value: d, line: undefined });
       this.block = undefined;
       return;
     }
@@ -191,5 +232,14 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     s.value = next;
     s.line = undefined;
     this.block = undefined;
+  }
+
+  /** prom-client's check of a label object: every label one of the gauge's. */
+  private check(labels: object): void {
+    for (const label in labels) {
+      if (!this.allNames.includes(label)) {
+        throw new Error(`Added label "${label}" is not included in initial labelset: ${inspect(this.allNames)}`);
+      }
+    }
   }
 }

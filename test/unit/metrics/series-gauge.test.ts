@@ -152,6 +152,101 @@ describe('SeriesGauge and the renderer', () => {
     await same(r, g.registry);
   });
 
+  test('get() as a plain Gauge\'s after the same sets, unchanged sets, inc/dec, removes, re-adds, labels() and resets; prom-client\'s own store stays empty', async () => {
+    for (const labelNames of [['topic', 'partition'], []]) {
+      const registers: Registry[] = [];
+      const plain = new Gauge({ name: 'g', help: 'h', labelNames, registers });
+      const series = new SeriesGauge({ name: 'g', help: 'h', labelNames, registers });
+      const both = (f: (g: Gauge) => void) => {
+        f(plain);
+        f(series);
+      };
+      const step = async (what: string) => {
+        assert.deepStrictEqual(await series.get(), await plain.get(), what);
+        assert.deepStrictEqual((series as unknown as { hashMap: object }).hashMap, {}, what);
+      };
+      await step('new');
+      if (labelNames.length === 0) {
+        both((g) => g.set(3));
+        both((g) => g.inc());
+        both((g) => g.dec(0.5));
+        await step('no labels');
+        both((g) => g.reset());
+        await step('no labels, reset');
+        continue;
+      }
+      const ps = partitions(5);
+      for (const [i, p] of ps.entries()) both((g) => g.set(p, i));
+      await step('set');
+      both((g) => g.set(ps[0]!, 0)); // unchanged
+      both((g) => g.set({ partition: '1', topic: 't' }, 1)); // the same value, another label object
+      both((g) => g.set({ partition: '2', topic: 't' }, 7)); // another value, another label object
+      both((g) => g.inc(ps[3]!, 0.5));
+      both((g) => g.dec(ps[4]!));
+      both((g) => g.inc({ topic: 'new', partition: '9' }));
+      both((g) => g.dec({ topic: 'new', partition: '10' }, 2));
+      both((g) => g.labels('u', '1').set(NaN));
+      await step('changed');
+      both((g) => g.remove(ps[0]!));
+      both((g) => g.remove('t', '4'));
+      both((g) => g.remove('absent', '0'));
+      await step('removed');
+      both((g) => g.set(ps[0]!, 5)); // re-added: last
+      await step('re-added');
+      assert.equal(series._getValue({ topic: 't', partition: '0' }), 5);
+      assert.equal(series._getValue({ topic: 't', partition: '4' }), 0);
+      // prom-client's errors, and nothing changed by a call that threw.
+      for (const call of [
+        (g: Gauge) => g.set({ topic: 't', other: 'x' } as never, 1),
+        (g: Gauge) => g.set(ps[1]!, '2' as never),
+        (g: Gauge) => g.set(ps[1]! as never),
+        (g: Gauge) => g.inc({ other: 'x' } as never),
+        (g: Gauge) => g.inc(ps[1]!, '2' as never),
+        (g: Gauge) => g.remove('t'),
+        (g: Gauge) => g.remove({ other: 'x' } as never),
+      ]) {
+        const thrown = (g: Gauge) => {
+          try {
+            call(g);
+          } catch (e) {
+            return e;
+          }
+          return undefined;
+        };
+        const expected = thrown(plain);
+        assert.ok(expected instanceof Error, String(call));
+        assert.deepStrictEqual(thrown(series), expected, String(call));
+      }
+      both((g) => g.dec(ps[1]!, '2' as never)); // prom-client negates before it checks: a number
+      await step('after errors');
+      both((g) => g.reset());
+      await step('reset');
+      both((g) => g.set(ps[2]!, 1));
+      await step('set after reset');
+    }
+  });
+
+  test('one label object passed to gauges of other label names (its key kept once for all): get() as plain Gauges\'', async () => {
+    const registers: Registry[] = [];
+    const make = (labelNames: string[]) => ({
+      plain: new Gauge({ name: 'g', help: 'h', labelNames, registers }),
+      series: new SeriesGauge({ name: 'g', help: 'h', labelNames, registers }),
+    });
+    const narrow = make(['a']);
+    const wide = make(['a', 'b', 'c']);
+    const l = { b: 'y', a: 'x' };
+    // Asked of a gauge without label b (no check, nothing kept), then set where b is a label.
+    assert.equal(narrow.series._getValue(l), (narrow.plain as unknown as { _getValue(l: object): number })._getValue(l));
+    for (const g of [wide.plain, wide.series]) g.set(l, 2);
+    for (const g of [narrow.plain, narrow.series]) assert.throws(() => g.set(l, 1), /Added label "b"/);
+    for (const g of [narrow.plain, narrow.series]) g.set({ a: 'x' }, 1);
+    for (const g of [wide.plain, wide.series]) g.set({ a: 'x', b: 'y', c: undefined }, 3); // the same series
+    for (const g of [wide.plain, wide.series]) g.inc({ a: 'x', c: 'z' });
+    assert.deepStrictEqual(await narrow.series.get(), await narrow.plain.get());
+    assert.deepStrictEqual(await wide.series.get(), await wide.plain.get());
+    assert.equal((await wide.series.get()).values.length, 2);
+  });
+
   test('has no collect(): its series are set by a service', () => {
     assert.throws(() => new SeriesGauge({ name: 'x', help: 'x', collect() {} }), /no collect/);
   });
