@@ -5,10 +5,16 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_CLI, spawnTracked, until, waitForLine } from '../harness/index.js';
+import { send } from '../harness/http.js';
 import { parsePrometheusText, sampleValue } from '../harness/promtext.js';
 import { tempDirs } from '../harness/tmp.js';
 
 const temp = tempDirs('eoswatch-demo-');
+
+// The demo's endpoints are read on a fresh connection each time (send): a keep-alive connection
+// left idle while the test blocks in execFileSync (the harness CLI's kill/start/pause take seconds)
+// is closed by the server after its 5 s keep-alive timeout, and fetch would reuse it the moment
+// the call returns ("other side closed").
 
 test('npm run demo (1 node): metrics of the pipeline and the canary within seconds, Ctrl-C stops the daemon and the cluster', async () => {
   const dir = join(await temp.make(), 'demo');
@@ -17,7 +23,7 @@ test('npm run demo (1 node): metrics of the pipeline and the canary within secon
   child.stdout!.on('data', (d: Buffer) => (output += d));
   const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 120_000);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
+  const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText((await send(`${url}/metrics`)).body), name, labels) ?? 0;
   await until(
     'canary records received and checkpoints completed',
     async () => (await value('eos_canary_records_total', { result: 'received' })) > 0 && (await value('eos_checkpoints_total', { outcome: 'completed' })) > 0,
@@ -54,7 +60,7 @@ test('npm run demo (3 nodes), broken as its instructions say: survives kill 2 / 
   const [, url] = await waitForLine(child, /metrics:\s+(http:\/\/\S+)\/metrics/, 180_000);
   let code: number | null | undefined;
   const exited = new Promise<number | null>((r) => child.once('exit', (c) => r((code = c))));
-  const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
+  const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText((await send(`${url}/metrics`)).body), name, labels) ?? 0;
   const completed = () => value('eos_checkpoints_total', { outcome: 'completed' });
   // A wait ends when the demo exits, its output's tail following a failure.
   const demo = { child, tail: () => output.slice(-3000) };
@@ -100,7 +106,7 @@ test('npm run demo -- --streams (1 node), broken as its instructions say: the ki
   let code: number | null | undefined;
   const exited = new Promise<number | null>((r) => child.once('exit', (c) => r((code = c))));
   const app = 'demo-orders-increment';
-  const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels) ?? 0;
+  const value = async (name: string, labels: Record<string, string>) => sampleValue(parsePrometheusText((await send(`${url}/metrics`)).body), name, labels) ?? 0;
   // A wait ends when the demo exits, its output's tail following a failure.
   const demo = { child, tail: () => output.slice(-3000) };
   const up = () => value('eos_pipeline_up', { pipeline: app, engine: 'streams' });
@@ -124,7 +130,7 @@ test('npm run demo -- --streams (1 node), broken as its instructions say: the ki
   const card = await until(
     'the Streams card up with 2 members and the rebalances counted',
     async () => {
-      const s = (await (await fetch(`${url}/status.json`)).json()) as { streams: { applicationId: string; up: boolean; members: number; rebalances: number; lagRecords: number | null }[] | null };
+      const s = JSON.parse((await send(`${url}/status.json`)).body) as { streams: { applicationId: string; up: boolean; members: number; rebalances: number; lagRecords: number | null }[] | null };
       const a = s.streams?.find((x) => x.applicationId === app);
       return a && a.up && a.members === 2 && a.rebalances >= 1 ? a : undefined;
     },
