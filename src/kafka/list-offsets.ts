@@ -7,7 +7,7 @@
 // request goes out over kafkajs' connection (TLS, SASL, throttling, its request queue: as every
 // request); only the bytes are written and read here. Pure apart from `listOffsets`.
 import { createRequire } from 'node:module';
-import { ProtocolDecodeError } from './wire.js';
+import { Reader } from './wire.js';
 import { EosError, ErrorCodes } from '../errors.js';
 
 const require = createRequire(import.meta.url);
@@ -61,34 +61,22 @@ export function encodeListOffsets(args: ListOffsetsArgs): Buffer {
  * `ends` under its topic, the partitions with an error listed instead.
  */
 export function decodeListOffsets(body: Buffer, ends: Map<string, Map<number, bigint>> = new Map()): { throttleTimeMs: number; ends: Map<string, Map<number, bigint>>; errors: PartitionError[] } {
-  let o = 0;
-  const need = (n: number, field: string) => {
-    if (o + n > body.length) throw new ProtocolDecodeError(`ListOffsets response: truncated at byte ${o} of ${body.length}, reading ${field}`);
-  };
-  need(8, 'throttle_time_ms, topics');
-  const throttleTimeMs = body.readInt32BE(0);
-  const nTopics = body.readInt32BE(4);
-  o = 8;
+  const r = new Reader(body, 'ListOffsets response');
+  const throttleTimeMs = r.int32('throttle_time_ms');
+  const nTopics = r.int32('topics count');
   const errors: PartitionError[] = [];
   for (let t = 0; t < nTopics; t++) {
-    need(2, 'name');
-    const len = body.readInt16BE(o);
-    o += 2;
-    need(len + 4, 'name, partitions');
-    const topic = body.toString('utf8', o, o + len);
-    o += len;
-    const nPartitions = body.readInt32BE(o);
-    o += 4;
+    const topic = r.string('name');
+    const nPartitions = r.int32('partitions count');
     let m = ends.get(topic);
     if (!m) ends.set(topic, (m = new Map()));
-    need(nPartitions * 22, 'partitions');
     for (let p = 0; p < nPartitions; p++) {
-      const partition = body.readInt32BE(o);
-      const errorCode = body.readInt16BE(o + 4);
-      // (o + 6: the timestamp of the offset, -1 for the latest.)
-      if (errorCode === 0) m.set(partition, body.readBigInt64BE(o + 14));
+      const partition = r.int32('partition_index');
+      const errorCode = r.int16('error_code');
+      r.int64('timestamp'); // -1 for the latest
+      const offset = r.bigint64('offset');
+      if (errorCode === 0) m.set(partition, offset);
       else errors.push({ topic, partition, errorCode });
-      o += 22;
     }
   }
   return { throttleTimeMs, ends, errors };

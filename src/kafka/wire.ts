@@ -61,6 +61,14 @@ export class Reader {
     return v;
   }
 
+  /** An int64 as a bigint (offsets kept as bigints by their readers). */
+  bigint64(field: string): bigint {
+    this.need(8, field);
+    const v = this.buf.readBigInt64BE(this.offset);
+    this.offset += 8;
+    return v;
+  }
+
   uvarint(field: string): number {
     let v = 0;
     for (let shift = 0; shift <= 28; shift += 7) {
