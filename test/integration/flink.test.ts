@@ -320,7 +320,7 @@ describe('Flink service on a real Flink cluster', { timeout: 1_500_000 }, () => 
     t.after(() => prometheus.stop());
     const tm = findFlinkScenarios('tm-kill')[0]!;
     const t0 = Date.now();
-    const { r, context } = await exactFlinkRound(kafka.cluster, flink!, tm, { records: 2000, partitions: 2, parallelism: 2, workDir, daemonPort, prometheus });
+    const { r, context } = await exactFlinkRound(kafka.cluster, flink!, tm, { records: 2000, partitions: 2, parallelism: 2, seconds: 90, workDir, daemonPort, prometheus });
     assert.deepEqual(r.faults.map((f) => f.replace(/ at \d+ %$/, '')), ['SIGKILL TaskManager', 'SIGKILL TaskManager', 'SIGKILL TaskManager'], context);
     assert.ok(!r.faults[2]!.endsWith('at 100 %'), `the last kill came while records were still flowing\n${context}`);
     // missed = []: each kill's open transaction held the sink's LSO ≥ 3 s until the restored job
