@@ -43,6 +43,20 @@ export interface TaskContext {
   readCommitted(partition: number): Promise<bigint | null>;
   /** Called when a producer of this task was fenced by a newer epoch. */
   onFenced(task: PartitionTask): void;
+  /**
+   * Whether this instance may initialise the partition's producer now: the group has lately
+   * confirmed it and the partition is in its assignment (membership.ts). Initialising on an old
+   * word would fence the partition's new owner.
+   */
+  owns(partition: number): Promise<boolean>;
+}
+
+/** The group has not lately confirmed that the partition is this instance's: its producer is not initialised. */
+export class NotOwnerError extends Error {
+  constructor(partition: number) {
+    super(`partition ${partition}: its producer is not initialised: the group has not lately confirmed this instance's assignment (paused past its session?), and initialising would fence the partition's new owner`);
+    this.name = 'NotOwnerError';
+  }
 }
 
 const CLOSE_ABORT_TIMEOUT_MS = 5000;
@@ -130,6 +144,7 @@ export class PartitionTask implements CheckpointParticipant {
 
   /** Initialises the producer: exactly-once, InitProducerId bumps the epoch, fencing any zombie of this transactional id. */
   async initProducer(): Promise<void> {
+    if (!(await this.ctx.owns(this.partition))) throw new NotOwnerError(this.partition);
     const out = await this.ctx.strategy.open(this.ctx.kafka, this.transactionalId, this.ctx.config.transactionTimeout);
     if (this.state === 'closed') {
       // Closed while the producer was being initialised (a rewind cut short): nothing may hold it.

@@ -62,6 +62,11 @@ export class PartitionTasks {
     return [...this.tasks.values()];
   }
 
+  /** The partition is in the consumer's last assignment. */
+  owns(partition: number): boolean {
+    return this.assignedNow.has(partition);
+  }
+
   /** The participants of the next checkpoint. */
   ready(): PartitionTask[] {
     return this.all().filter((t) => t.state === 'ready');

@@ -23,6 +23,7 @@ import { CheckpointLoop } from './checkpoint-loop.js';
 import { commitStrategy, type CommitStrategy } from './commit-strategy.js';
 import { PartitionTask } from './partition-task.js';
 import { PartitionTasks } from './partition-tasks.js';
+import { GroupMembership } from './membership.js';
 import { SourceConsumer } from './source-consumer.js';
 import { checkTopicsAndOffsets, StartRefused } from './start-checks.js';
 import { createTransformer, type Transformer } from './transforms/index.js';
@@ -49,6 +50,8 @@ export class PipelineService implements Service {
   private readonly clock: Clock = systemClock;
   private readonly tasks: PartitionTasks;
   private source: SourceConsumer | undefined;
+  /** What the group lately said about this run's consumer; asked before a partition's producer is initialised. */
+  private membership: GroupMembership;
   private admin: Admin | undefined;
   private transform: Transformer | undefined;
   private sinkPartitions = 0;
@@ -70,6 +73,7 @@ export class PipelineService implements Service {
     private readonly ctx: ServiceContext,
   ) {
     this.logger = ctx.logger;
+    this.membership = new GroupMembership(this.clock, config.sessionTimeout);
     this.labels = { pipeline: config.name, engine: 'eoswatch', job_id: '' };
     this.dlqTopic = config.deadLetterTopic ?? `${config.sinkTopic}.dlq`;
     const restart = config.restartStrategy;
@@ -193,12 +197,19 @@ export class PipelineService implements Service {
     await this.previousConsumer;
     this.previousConsumer = undefined;
     this.assertStarting();
-    this.source = new SourceConsumer(this.kafka, c, this.logger, {
-      assigned: (partitions) => this.tasks.assigned(partitions),
-      emptyBatch: (partition, span) => this.tasks.emptyBatch(partition, span),
-      batch: (batch) => this.tasks.batch(batch),
-      crashed: (message) => void this.fail(`consumer crashed: ${message}`),
-    });
+    this.membership = new GroupMembership(this.clock, c.sessionTimeout);
+    this.source = new SourceConsumer(
+      this.kafka,
+      c,
+      this.logger,
+      {
+        assigned: (partitions) => this.tasks.assigned(partitions),
+        emptyBatch: (partition, span) => this.tasks.emptyBatch(partition, span),
+        batch: (batch) => this.tasks.batch(batch),
+        crashed: (message) => void this.fail(`consumer crashed: ${message}`),
+      },
+      this.membership,
+    );
     await this.source.start(() => this.assertStarting());
     this.assertStarting();
     this.state = 'RUNNING';
@@ -234,6 +245,8 @@ export class PipelineService implements Service {
       clock: this.clock,
       readCommitted: (p) => this.readCommitted(p),
       onFenced: () => this.metrics.fenced.inc(this.labels),
+      // At least once there is no fencing: any instance may open its producer.
+      owns: async (p) => this.strategy.mode !== 'EXACTLY_ONCE' || ((await this.membership.confirm()) && this.tasks.owns(p)),
     });
   }
 

@@ -3,12 +3,14 @@
 // it fetches (the offset a fetch was issued from, which kafkajs' typings omit), the batches it
 // never passes on (END_BATCH_PROCESS), heartbeats while a batch waits, seeks during its restart,
 // the group's assignment, and a consumer of an earlier run that must not come back
-// (restartOnFailure). The pipeline sees only SourceBatch and SourceHandlers; what a batch does to a
-// partition task is partition-tasks.ts.
+// (restartOnFailure), and the group's word on this member (joins and heartbeats accepted or
+// refused, reported to a GroupMembership: membership.ts). The pipeline sees only SourceBatch and
+// SourceHandlers; what a batch does to a partition task is partition-tasks.ts.
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { PipelineConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { isMembershipRefusal, type GroupMembership } from './membership.js';
 import type { BatchRecord, BatchSpan } from './transforms/route.js';
 
 /** The consumer group the instances join to split partitions; offsets are never read from it. */
@@ -50,6 +52,7 @@ export class SourceConsumer {
     private readonly config: PipelineConfig,
     private readonly logger: Logger,
     private readonly handlers: SourceHandlers,
+    private readonly membership: GroupMembership,
   ) {
     const c = config;
     // kafkajs commits offsets on its own in one place (an OFFSET_OUT_OF_RANGE reset commits the
@@ -74,6 +77,12 @@ export class SourceConsumer {
       retry: { retries: 10, restartOnFailure: async () => !this.released },
     });
     this.consumer = consumer;
+    // When the group was asked: kafkajs reports a request (with the time it was sent) as its
+    // answer arrives, before the answer is acted on; an answer read after a pause is that old.
+    const asked = { Heartbeat: -Infinity, SyncGroup: -Infinity };
+    consumer.on(consumer.events.REQUEST, ({ payload }) => {
+      if (payload.apiName === 'Heartbeat' || payload.apiName === 'SyncGroup') asked[payload.apiName] = payload.sentAt;
+    });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       // One left behind by an earlier run (a disconnect during kafkajs' crash-restart delay, after
       // which kafkajs started it again): it must leave, or it keeps partitions nobody processes
@@ -84,7 +93,14 @@ export class SourceConsumer {
         return;
       }
       this.handlers.assigned(new Set(payload.memberAssignment[c.sourceTopic] ?? []));
+      membership.confirmed(asked.SyncGroup);
     });
+    consumer.on(consumer.events.HEARTBEAT, () => {
+      if (!this.released) membership.confirmed(asked.Heartbeat);
+    });
+    // kafkajs' own heartbeat or fetch was refused (it rejoins next); a refusal of the heartbeats
+    // sent while a batch waits is seen in heartbeating().
+    consumer.on(consumer.events.REBALANCING, () => membership.lost());
     // Batches holding only control records (transaction markers) or aborted data never reach
     // eachBatch; the task must still step over them, or its next batch would look like a gap.
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
@@ -94,6 +110,7 @@ export class SourceConsumer {
       if (first != null) this.handlers.emptyBatch(payload.partition, { fetched: BigInt(first), last: BigInt(payload.lastOffset) });
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      membership.lost();
       if (!payload.restart && !this.released) this.handlers.crashed(payload.error.message);
     });
   }
@@ -122,7 +139,13 @@ export class SourceConsumer {
    * A rebalance is still noticed: kafkajs' own heartbeat after the batch reports it.
    */
   private async heartbeating(payload: EachBatchPayload, fn: () => Promise<void>): Promise<void> {
-    const beat = setInterval(() => void payload.heartbeat().catch(() => undefined), this.config.heartbeatInterval);
+    const beat = setInterval(
+      () =>
+        void payload.heartbeat().catch((err: unknown) => {
+          if (isMembershipRefusal(err)) this.membership.lost();
+        }),
+      this.config.heartbeatInterval,
+    );
     try {
       await fn();
     } finally {

@@ -20,6 +20,7 @@ export const MUTATION_MODULES: MutationModule[] = [
   { file: 'src/kafka/lso-tracker.ts', tests: ['test/unit/kafka/lso-tracker.test.ts'] },
   { file: 'src/pipeline/checkpoint-coordinator.ts', tests: ['test/unit/pipeline/checkpoint-coordinator.test.ts'] },
   { file: 'src/pipeline/checkpoint-driver.ts', tests: ['test/unit/pipeline/checkpoint-driver.test.ts'] },
+  { file: 'src/pipeline/membership.ts', tests: ['test/unit/pipeline/membership.test.ts'] },
   { file: 'src/verify/checker.ts', tests: ['test/unit/verify/checker.test.ts', 'test/unit/verify/checker-scan.test.ts', 'test/unit/verify/checker-latency.test.ts'] },
   { file: 'src/audit/checks/util.ts', tests: ['test/unit/audit/checks/clients.test.ts', 'test/unit/audit/checks/cluster.test.ts'] },
   { file: 'src/audit/checks/producer.ts', tests: ['test/unit/audit/checks/clients.test.ts', 'test/unit/audit/checks/cluster.test.ts'] },

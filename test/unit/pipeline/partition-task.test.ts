@@ -6,7 +6,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Kafka } from 'kafkajs';
 import { ManualClock } from '../../../src/runtime/clock.js';
-import { PartitionTask, isFencedError, type TaskContext } from '../../../src/pipeline/partition-task.js';
+import { NotOwnerError, PartitionTask, isFencedError, type TaskContext } from '../../../src/pipeline/partition-task.js';
 import { AtLeastOnce, ExactlyOnce, type CommitStrategy, type PartitionOutput } from '../../../src/pipeline/commit-strategy.js';
 import type { PipelineConfig } from '../../../src/config/types.js';
 import { recordingLogger } from '../../harness/log.js';
@@ -56,6 +56,7 @@ function setup(strategy: CommitStrategy = new ExactlyOnce()) {
     return o;
   };
   let committed: bigint | null = 40n;
+  let owned = true;
   const ctx: TaskContext = {
     kafka: {} as Kafka,
     config: { name: 'p', transactionalIdPrefix: 'eos', sinkTopic: 'out', partitioning: 'key', groupId: 'g', transactionTimeout: 60_000 } as PipelineConfig,
@@ -71,9 +72,13 @@ function setup(strategy: CommitStrategy = new ExactlyOnce()) {
       return committed;
     },
     onFenced: () => trace.push('fenced'),
+    owns: async (p) => {
+      trace.push(`owns(${p})=${owned}`);
+      return owned;
+    },
   };
   const task = new PartitionTask('in', 3, ctx);
-  return { clock, trace, logs, outputs, task, setCommitted: (c: bigint | null) => (committed = c) };
+  return { clock, trace, logs, outputs, task, setCommitted: (c: bigint | null) => (committed = c), setOwned: (o: boolean) => (owned = o) };
 }
 
 const never = new Promise<void>(() => undefined);
@@ -95,11 +100,37 @@ describe('PartitionTask on the manual clock', () => {
     await clock.advance(1);
     await aborting;
     assert.equal(resumed, 41n);
-    assert.deepEqual(trace, ['out0.rollback@0', 'out0.disconnect', 'open(eos-in-3)', 'readCommitted=41']);
+    assert.deepEqual(trace, ['out0.rollback@0', 'out0.disconnect', 'owns(3)=true', 'open(eos-in-3)', 'readCommitted=41']);
     assert.deepEqual([task.committedOffset, task.nextOffset, task.error, task.state], [41n, 41n, null, 'ready']);
     const warn = logs.find((l) => l.msg === 'abort failed; re-initialising the producer');
     assert.equal(warn?.err, 'abort did not finish within 7000 ms');
     assert.equal(clock.timersPending, 0, 'the abort timer is gone');
+  });
+
+  test('a producer is initialised only for a partition the group lately confirmed as ours: otherwise NotOwnerError and nothing opened', async () => {
+    const { trace, outputs, task, setOwned } = setup();
+    setOwned(false);
+    await assert.rejects(task.init(), (err: Error) => err instanceof NotOwnerError && /partition 3: its producer is not initialised/.test(err.message));
+    assert.deepEqual(trace, ['owns(3)=false']);
+    assert.equal(outputs.length, 0);
+    assert.equal(task.state, 'new');
+    setOwned(true);
+    assert.equal(await task.init(), 40n);
+    assert.deepEqual(trace, ['owns(3)=false', 'owns(3)=true', 'open(eos-in-3)', 'readCommitted=40']);
+  });
+
+  test('abort: a producer to replace for a partition the group no longer confirms as ours is not re-initialised (that would fence its new owner)', async () => {
+    const { clock, trace, outputs, task, setOwned } = setup();
+    await task.init();
+    outputs[0]!.hold.rollback = never;
+    task.nextOffset = 55n;
+    trace.length = 0;
+    setOwned(false);
+    const aborting = assert.rejects(task.abort(7000), NotOwnerError);
+    await clock.advance(7000);
+    await aborting;
+    assert.deepEqual(trace, ['out0.rollback@0', 'out0.disconnect', 'owns(3)=false']);
+    assert.equal(outputs.length, 1, 'no second producer');
   });
 
   test('abort: a rollback that answers in time rewinds in place, keeping the producer', async () => {
