@@ -38,6 +38,12 @@ import {
 import { EosError, ErrorCodes } from '../../src/errors.js';
 
 const execFileP = promisify(execFile);
+/**
+ * For the short-lived tool JVMs (storage format): the client compiler only and the serial
+ * collector start in about 0.9 s of CPU instead of 1.3 (C2 and G1 threads are set up for work
+ * a tool never does). The brokers keep the full JIT and G1.
+ */
+export const TOOL_JVM_FLAGS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
 
 export interface ClusterOptions {
   /** 1 node (every replication factor and min ISR 1) or 3 nodes (transaction log RF 3, min ISR 2). */
@@ -342,11 +348,12 @@ export class LocalCluster {
       if (securityOpts.mode !== 'plaintext') state.security = await createSecurity(dir, securityOpts, nodes.map((n) => n.host ?? '127.0.0.1'));
       const log = loggingConfig(version);
       await writeFile(join(dir, log.file), log.text);
-      for (const n of nodes) {
-        // Mode 0600: a secured node's file holds its key and the JAAS passwords.
-        await writeFile(n.propsFile, nodeProperties(state, n, state.security ? await nodePem(state.security, n.id) : undefined), { mode: 0o600 });
-        await cluster.format(n);
-      }
+      // Mode 0600: a secured node's file holds its key and the JAAS passwords.
+      for (const n of nodes) await writeFile(n.propsFile, nodeProperties(state, n, state.security ? await nodePem(state.security, n.id) : undefined), { mode: 0o600 });
+      // Each node's storage is its own: formatted side by side.
+      const formatted = await Promise.allSettled(nodes.map((n) => cluster.format(n)));
+      const failed = formatted.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
       // All nodes at once: a broker blocks until the controller quorum is up.
       for (const n of nodes) cluster.spawnNode(n);
       await cluster.save();
@@ -408,7 +415,8 @@ export class LocalCluster {
   private async format(n: NodeState): Promise<void> {
     try {
       await execFileP('java', [
-        ...this.javaArgs(),
+        ...TOOL_JVM_FLAGS,
+        ...this.javaArgs().filter((a) => a !== '-XX:+UseG1GC'),
         'kafka.tools.StorageTool',
         'format',
         '-t',

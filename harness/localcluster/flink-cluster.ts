@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { explainLog, freePort } from './cluster.js';
+import { explainLog, freePort, TOOL_JVM_FLAGS } from './cluster.js';
 import { describeSurvivors, processesReferencing } from '../../src/runtime/proc.js';
 import { atExit, killAllSync, TrackedProcess } from '../../src/runtime/process.js';
 import { pollUntil, PollTimeoutError } from '../../src/runtime/poll-until.js';
@@ -283,7 +283,7 @@ export class LocalFlinkCluster {
   }
 
   private async resourceParams(kind: 'JM' | 'TM'): Promise<{ jvm: string[]; dynamic: string[] }> {
-    const { stdout, stderr } = await execFileP('java', ['-cp', `${this.state.lib}/*`, 'org.apache.flink.runtime.util.bash.BashJavaUtils', `GET_${kind}_RESOURCE_PARAMS`, '--configDir', this.state.confDir], {
+    const { stdout, stderr } = await execFileP('java', [...TOOL_JVM_FLAGS, '-cp', `${this.state.lib}/*`, 'org.apache.flink.runtime.util.bash.BashJavaUtils', `GET_${kind}_RESOURCE_PARAMS`, '--configDir', this.state.confDir], {
       maxBuffer: 8 * 1024 * 1024,
     }).catch((err: { stdout?: string; stderr?: string }) => {
       throw new EosError(ErrorCodes.HARNESS_FAILED, `BashJavaUtils GET_${kind}_RESOURCE_PARAMS failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
