@@ -37,7 +37,7 @@ import { constants as zlibConstants, crc32, deflateRaw, deflateRawSync } from 'n
 import { promisify } from 'node:util';
 import { defaultLabelsOf, type LabelSet } from './registry.js';
 import type { LabelValues as Labels, MetricData } from './samples.js';
-import { SeriesGauge, type LineFormat } from './series-gauge.js';
+import { SeriesGauge, flat, type LineFormat } from './series-gauge.js';
 
 const has = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
@@ -316,7 +316,9 @@ export class MetricsRenderer {
   private labelsOf(labels: Labels, defaults: LabelSet | undefined): string {
     let t = this.labelTexts.get(labels);
     if (t === undefined) {
-      t = labelText(labels, defaults);
+      // Kept per label object (20,000 at 10,000 partitions with the lag service): one piece, not
+      // the tree of cons strings its concatenation made (10 MB of them in a heap snapshot).
+      t = flat(labelText(labels, defaults));
       this.labelTexts.set(labels, t);
     }
     return t;
