@@ -10,7 +10,8 @@
 // Schemas (clients/src/main/resources/common/message/): MetadataRequest/Response v8 and
 // DescribeGroupsRequest/Response v3, both non-flexible (int16 strings, int32 arrays, response
 // header v0: what follows the correlation id is the body). Kafka 3.9 and 4.x speak both.
-import { ProtocolDecodeError, Reader, Writer } from './wire.js';
+import { Reader, Writer } from './wire.js';
+import { decodeDescribeGroups } from './group-reader.js';
 
 export const METADATA = 3;
 export const DESCRIBE_GROUPS = 15;
@@ -111,29 +112,5 @@ export interface GroupAuthorization {
 }
 
 export function decodeDescribeGroupsResponse(b: Buffer, offset = 0): GroupAuthorization[] {
-  const r = new Reader(b, 'DescribeGroups v3 response', offset);
-  r.int32('throttle_time_ms');
-  const skipBytes = (x: Reader, field: string) => {
-    const n = x.int32(`${field} length`);
-    if (n < 0 || x.offset + n > x.buf.length) throw new ProtocolDecodeError(`DescribeGroups v3 response: ${field} runs past the end (${n} bytes, ${x.buf.length - x.offset} left)`);
-    x.offset += n;
-  };
-  const groups =
-    r.nullableArray('groups', (x) => {
-      const errorCode = x.int16('error_code');
-      const groupId = x.string('group_id');
-      x.string('group_state');
-      x.string('protocol_type');
-      x.string('protocol_data');
-      x.nullableArray('members', (m) => {
-        m.string('member_id');
-        m.string('client_id');
-        m.string('client_host');
-        skipBytes(m, 'member_metadata');
-        skipBytes(m, 'member_assignment');
-      });
-      return { groupId, errorCode, authorizedOperations: x.int32('authorized_operations') };
-    }) ?? [];
-  r.end();
-  return groups;
+  return decodeDescribeGroups(b, 3, offset).groups.map((g) => ({ groupId: g.groupId, errorCode: g.errorCode, authorizedOperations: g.authorizedOperations ?? 0 }));
 }

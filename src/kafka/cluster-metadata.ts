@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import type { Kafka } from 'kafkajs';
 import { createCluster } from './offsets.js';
 import { ProtocolDecodeError, Reader } from './wire.js';
+import { GroupReader, type GroupCluster } from './group-reader.js';
 
 const require = createRequire(import.meta.url);
 const apiKeys = require('kafkajs/src/protocol/requests/apiKeys') as { Metadata: number };
@@ -136,9 +137,13 @@ async function metadata(broker: MetadataBroker, topics: string[] | null): Promis
 /** Brokers and topic names of a cluster, over kafkajs' connections of a client of its own. */
 export class ClusterMetadataReader {
   private readonly cluster: MetadataCluster;
+  /** Committed offsets and descriptions of consumer groups over the same connections (once all() or brokers() connected them). */
+  readonly groups: GroupReader;
 
   constructor(kafka: Kafka) {
     this.cluster = createCluster<MetadataCluster>(kafka, 0);
+    // (The same kafkajs Cluster: typed here by what each side calls.)
+    this.groups = new GroupReader(this.cluster as unknown as GroupCluster);
   }
 
   /** The brokers, as admin.describeCluster() names them (connecting first: ApiVersions, SASL). */

@@ -103,26 +103,26 @@ export function createCluster<C = OffsetCluster>(kafka: Kafka, isolationLevel: n
 const METADATA_MAX_AGE_MS = 300_000;
 
 /**
- * Reads high watermark and LSO of every partition of the given topics, one connection pair per call
- * site, or over a cluster connected by its caller (`shared`: both isolation levels over the same
- * connections; each ListOffsets names its own level; close() leaves it connected).
+ * Reads high watermark and LSO of every partition of the given topics, over one cluster of its own
+ * per call site, or over a cluster connected by its caller (`shared`; close() leaves it connected).
+ * Both isolation levels go over the same connections: each ListOffsets and Fetch names its own
+ * level (list-offsets.ts, probe), so the cluster's own level is never used. One cluster, not one
+ * per level, keeps one copy of kafkajs' metadata of the watched topics (at 10,000 partitions
+ * about 2.2 MB of objects per copy: bench/RESULTS.md).
  */
 export class EndOffsetReader {
-  private readonly committed: OffsetCluster;
-  private readonly uncommitted: OffsetCluster;
+  private readonly cluster: OffsetCluster;
   private connected = false;
   private readonly owned: boolean;
 
   constructor(kafka: Kafka, shared?: OffsetCluster) {
     this.owned = !shared;
-    this.committed = shared ?? createCluster(kafka, READ_COMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
-    this.uncommitted = shared ?? createCluster(kafka, READ_UNCOMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
+    this.cluster = shared ?? createCluster(kafka, READ_COMMITTED, { metadataMaxAge: METADATA_MAX_AGE_MS });
   }
 
   private async ensureConnected(): Promise<void> {
     if (this.connected) return;
-    if (this.owned) await Promise.all([this.committed.connect(), this.uncommitted.connect()]);
-    else await this.committed.connect(); // kafkajs: nothing to do when connected
+    await this.cluster.connect(); // kafkajs: nothing to do when connected
     this.connected = true;
   }
 
@@ -136,7 +136,7 @@ export class EndOffsetReader {
    */
   async readMany(topics: string[]): Promise<Map<string, PartitionEnds[]>> {
     await this.ensureConnected();
-    const [high, lso] = await Promise.all([freshOnFailure(this.uncommitted, () => listEnds(this.uncommitted, READ_UNCOMMITTED, topics)), freshOnFailure(this.committed, () => listEnds(this.committed, READ_COMMITTED, topics))]);
+    const [high, lso] = await Promise.all([freshOnFailure(this.cluster, () => listEnds(this.cluster, READ_UNCOMMITTED, topics)), freshOnFailure(this.cluster, () => listEnds(this.cluster, READ_COMMITTED, topics))]);
     const out = new Map<string, PartitionEnds[]>();
     for (const [topic, parts] of high) {
       const stable = lso.get(topic);
@@ -158,12 +158,12 @@ export class EndOffsetReader {
     const out = new Map<string, FirstRecord>();
     const byLeader = new Map<string, Map<string, ProbeRequest[]>>();
     const topics = [...new Set(requests.map((r) => r.topic))];
-    await this.committed.addMultipleTargetTopics(topics);
-    await this.committed.refreshMetadataIfNecessary();
-    for (const topic of topics) groupByLeader(this.committed, topic, requests.filter((r) => r.topic === topic), (r) => r.partition, byLeader);
+    await this.cluster.addMultipleTargetTopics(topics);
+    await this.cluster.refreshMetadataIfNecessary();
+    for (const topic of topics) groupByLeader(this.cluster, topic, requests.filter((r) => r.topic === topic), (r) => r.partition, byLeader);
     await Promise.all(
       [...byLeader].map(async ([nodeId, perTopic]) => {
-        const broker = await this.committed.findBroker({ nodeId });
+        const broker = await this.cluster.findBroker({ nodeId });
         const res = await broker.fetch({
           replicaId: -1,
           isolationLevel: READ_COMMITTED,
@@ -186,7 +186,7 @@ export class EndOffsetReader {
 
   async close(): Promise<void> {
     this.connected = false;
-    if (this.owned) await Promise.all([this.committed.disconnect().catch(() => undefined), this.uncommitted.disconnect().catch(() => undefined)]);
+    if (this.owned) await this.cluster.disconnect().catch(() => undefined);
   }
 }
 

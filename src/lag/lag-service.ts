@@ -3,7 +3,7 @@
 // offset of every partition they have committed to in one batch (one ListOffsets per broker and
 // isolation level), and sets lag in records (to the LSO and to the HW), lag in seconds and the
 // stuck clock per group and partition. Groups, topics and partitions that vanish lose their series.
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Logger } from '../log.js';
 import type { Service, ServiceContext, ServiceHealth } from '../service.js';
 import type { Config, LagConfig } from '../config/types.js';
@@ -75,7 +75,6 @@ export class LagService implements Service {
   private readonly calculator = new LagCalculator();
   private readonly groupMatch: NameMatcher;
   private readonly topicMatch: NameMatcher | null;
-  private admin: Admin | undefined;
   private metadata: ClusterMetadataReader | undefined;
   private reader: EndOffsetReader | undefined;
   private readerTopics = new Set<string>();
@@ -117,7 +116,6 @@ export class LagService implements Service {
   }
 
   async start(): Promise<void> {
-    this.admin = this.kafka.admin();
     this.metadata = new ClusterMetadataReader(this.kafka);
     this.logger.info({ groups: this.config.groups, topics: this.config.topics, intervalMs: this.config.interval }, 'lag service started');
     this.periodic.start();
@@ -155,15 +153,21 @@ export class LagService implements Service {
   }
 
   private async read(): Promise<Omit<LagReading, 'durationMs'>> {
-    const admin = this.admin!;
-    await admin.connect();
     // The brokers and topic names without kafkajs' objects for every partition of the cluster
-    // (its listGroups and listTopics each decode the whole cluster's metadata).
-    const cluster = await this.metadata!.all();
-    const listed = (await this.metadata!.listGroups(cluster.brokers)).filter((g) => g.protocolType === 'consumer' || g.protocolType === '').map((g) => g.groupId);
+    // (its listGroups and listTopics each decode the whole cluster's metadata); the groups'
+    // offsets and states from their kept coordinators (src/kafka/group-reader.ts).
+    const metadata = this.metadata!;
+    const cluster = await metadata.all();
+    const listed = (await metadata.listGroups(cluster.brokers)).filter((g) => g.protocolType === 'consumer' || g.protocolType === '').map((g) => g.groupId);
     const also = this.labelling.alsoGroups;
     const groups = selectGroups(listed, also ? (g) => this.groupMatch(g) || also(g) : this.groupMatch);
-    const descriptions = groups.length ? await admin.describeGroups(groups) : { groups: [] };
+    metadata.groups.coordinators.retain(new Set(groups));
+    const described = groups.length ? await metadata.groups.describe(groups) : { groups: [], failed: [] };
+    for (const f of described.failed) {
+      // A group that cannot be described (coordinator moving) loses its state series this reading.
+      this.failed('group', failureKind(f.error));
+      this.logger.debug({ group: f.groupId, err: errorMessage(f.error) }, 'cannot describe the group');
+    }
     const existing = new Set(cluster.topics);
     // Kafka's listings leave out what the principal may not describe, without an error: a named
     // group missing from ListGroups is asked for by name, which tells a refusal from an absence.
@@ -177,16 +181,13 @@ export class LagService implements Service {
     await Promise.all(
       groups.map(async (group) => {
         try {
-          const res = await admin.fetchOffsets({ groupId: group });
-          const byTopic = new Map<string, Map<number, bigint>>();
-          for (const t of res) {
-            // A topic gone since the group committed to it (deleted) has no ends to measure to. A
-            // topic eoswatch may not describe never shows up here: OffsetFetch of all a group's
-            // topics leaves it out without an error.
-            if (!existing.has(t.topic) || !watchedTopic(t.topic, this.topicMatch)) continue;
-            const parts = new Map<number, bigint>();
-            for (const p of t.partitions) if (p.offset !== '-1' && p.offset !== '') parts.set(p.partition, BigInt(p.offset));
-            if (parts.size) byTopic.set(t.topic, parts);
+          // A topic gone since the group committed to it (deleted) has no ends to measure to. A
+          // topic eoswatch may not describe never shows up here: OffsetFetch of all a group's
+          // topics leaves it out without an error.
+          const byTopic = await metadata.groups.offsets(group, (t) => existing.has(t) && watchedTopic(t, this.topicMatch));
+          for (const [t, parts] of byTopic) {
+            for (const [p, o] of parts) if (o < 0n) parts.delete(p);
+            if (!parts.size) byTopic.delete(t);
           }
           committed.set(group, byTopic);
         } catch (err) {
@@ -213,7 +214,7 @@ export class LagService implements Service {
     const lags: PartitionLag[] = [];
     for (const [group, byTopic] of committed) lags.push(...this.calculator.lag(group, byTopic, ends, now, nothingToRead));
     for (const group of this.groupSeries) if (!committed.has(group) && !unread.has(group)) this.calculator.forgetGroup(group);
-    this.publish(lags, descriptions.groups, committed);
+    this.publish(lags, described.groups, committed);
     this.publishDenied(denied);
     return { groups: committed.size, partitions: lags.length, hiddenTopics: exactNames(this.config.topics).filter((t) => !existing.has(t)) };
   }
@@ -300,7 +301,7 @@ export class LagService implements Service {
    * the labels of its pipeline (lagLabels): what a reading does once it has read the offsets (tests
    * feed it recorded readings). `committed`: the groups read, by id.
    */
-  publish(lags: PartitionLag[], descriptions: { groupId: string; state: string; members: unknown[] }[], committed: Map<string, unknown>): void {
+  publish(lags: PartitionLag[], descriptions: { groupId: string; state: string; members: number }[], committed: Map<string, unknown>): void {
     const m = this.metrics;
     const series = new Map<string, PartitionSeries>();
     for (const l of lags) {
@@ -324,7 +325,7 @@ export class LagService implements Service {
       groups.add(d.groupId);
       const state = GROUP_STATES.includes(d.state) ? d.state : 'Unknown';
       for (const s of GROUP_STATES) m.state.set({ group: d.groupId, state: s }, s === state ? 1 : 0);
-      m.members.set({ group: d.groupId }, d.members.length);
+      m.members.set({ group: d.groupId }, d.members);
     }
     m.groups.set(groups.size);
     this.dropSeries(series, groups);
@@ -368,8 +369,6 @@ export class LagService implements Service {
   async stop(): Promise<void> {
     await this.periodic.stop();
     await this.closeReader();
-    await this.admin?.disconnect().catch(() => undefined);
-    this.admin = undefined;
     await this.metadata?.disconnect();
     this.metadata = undefined;
   }

@@ -12,11 +12,14 @@
 // as prom-client keys them (the label values by sorted label name, one string per label object
 // for every gauge it is passed to; a series removed and set again goes last, as in prom-client's
 // store); `get()` answers from it, with a `{ value, labels }` per series as a plain Gauge's. A
-// change forgets the changed series' line and the family's block of lines; the renderer asks for
-// the block (`linesText`) and gets the same string back while nothing changed, and otherwise a
-// block in which only the forgotten lines were formatted again. Setting a series to the value it
-// has (with the same label object) changes nothing. A label object must not be changed after it
-// was passed (prom-client keeps it as it is, and so does this one, and its key).
+// change forgets the changed series' line and counts a version of the family; the renderer asks
+// for the version (`linesVersion`), and only when it differs from the one whose bytes it has, for
+// the block of lines (`linesText`), in which only the forgotten lines are formatted again. The
+// block is not kept here: the renderer's body holds its bytes, and a kept block was a tree of
+// cons strings over the lines (160,000 of them at 80,000 series, 5 MB: bench/RESULTS.md).
+// Setting a series to the value it has (with the same label object) changes nothing. A label
+// object must not be changed after it was passed (prom-client keeps it as it is, and so does this
+// one, and its key).
 //
 // No `collect`: its series are set by their service, never at scrape time (the renderer does not
 // call get() for it).
@@ -59,8 +62,8 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
   private readonly sortedNames: readonly string[];
   private readonly allNames: readonly string[];
   private readonly series = new Map<string, Series>();
-  /** The block of lines as last built; undefined: something changed since. */
-  private block: string | undefined;
+  /** Counts the changes of the family's lines (linesVersion). */
+  private version = 0;
   /** The format the lines were built with: another one (other default labels) formats every line again. */
   private formatSeen: unknown;
   private built = 0;
@@ -112,7 +115,7 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     // (prom-client's constructor calls reset() before this class' fields exist.)
     if ((this.series as Map<string, Series> | undefined) === undefined) return;
     this.series.clear();
-    this.block = undefined;
+    this.version++;
     if (this.allNames.length === 0) this.put({}, 0);
   }
 
@@ -133,7 +136,7 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     const s = this.series.get(k);
     if (s === undefined) return;
     this.series.delete(k);
-    this.block = undefined;
+    this.version++;
   }
 
   /** As a plain Gauge's: each series as `{ value, labels }`, in prom-client's order. */
@@ -154,17 +157,25 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
   }
 
   /**
-   * Every series as `\n<line>`, in prom-client's order ('' without series): the same string as last
-   * time while nothing changed and `format` is the same function; otherwise only the lines of
-   * changed series are formatted again (every line, for another `format`).
+   * The version of the lines `format` makes: the same number while nothing changed and `format` is
+   * the same function, another one after any change (another `format` forgets every line).
    */
-  linesText(format: LineFormat): string {
+  linesVersion(format: LineFormat): number {
     if (format !== this.formatSeen) {
       for (const s of this.series.values()) s.line = undefined;
       this.formatSeen = format;
-      this.block = undefined;
+      this.version++;
     }
-    if (this.block !== undefined) return this.block;
+    return this.version;
+  }
+
+  /**
+   * Every series as `\n<line>`, in prom-client's order ('' without series), only the lines of
+   * changed series formatted again (every line, for another `format`). Not kept: made for the
+   * renderer when the version changed.
+   */
+  linesText(format: LineFormat): string {
+    this.linesVersion(format);
     let out = '';
     for (const s of this.series.values()) {
       if (s.line === undefined) {
@@ -173,7 +184,6 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
       }
       out += `\n${s.line}`;
     }
-    this.block = out;
     return out;
   }
 
@@ -208,7 +218,7 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
       s.value = value;
       s.line = undefined;
     }
-    this.block = undefined;
+    this.version++;
   }
 
   /** As prom-client's inc/dec: an existing series keeps its label object and adds the delta. */
@@ -224,14 +234,14 @@ export class SeriesGauge<T extends string = string> extends Gauge<T> {
     const s = this.series.get(k);
     if (s === undefined) {
       this.series.set(k, { labels: l, value: d, line: undefined });
-      this.block = undefined;
+      this.version++;
       return;
     }
     const next = s.value + d;
     if (same(next, s.value)) return;
     s.value = next;
     s.line = undefined;
-    this.block = undefined;
+    this.version++;
   }
 
   /** prom-client's check of a label object: every label one of the gauge's. */

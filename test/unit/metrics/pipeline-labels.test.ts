@@ -133,7 +133,7 @@ test('every series of a pipeline-scoped family carries pipeline, engine and job_
   const groups = ['orders-eos', 'cap-source', 'downstream', 'other'];
   lag.publish(
     [...lags('orders-eos', 'orders'), ...lags('cap-source', 'cap.src'), ...lags('downstream', 'cap.sink'), ...lags('other', 'misc')],
-    groups.map((g) => ({ groupId: g, state: 'Stable', members: [] })),
+    groups.map((g) => ({ groupId: g, state: 'Stable', members: 0 })),
     new Map(groups.map((g) => [g, true])),
   );
   p = await parsed();
