@@ -11,7 +11,7 @@
 // and each group's state and member count. kafkajs 2.2.4's inner API, as cluster-metadata.ts.
 import { createRequire } from 'node:module';
 import { Reader, ProtocolDecodeError } from './wire.js';
-import { classifyCoordinatorError } from './txn-retry.js';
+import { classifyCoordinatorError } from './coordinator-errors.js';
 
 const require = createRequire(import.meta.url);
 const apiKeys = require('kafkajs/src/protocol/requests/apiKeys') as { OffsetFetch: number; DescribeGroups: number };
